@@ -1,0 +1,133 @@
+"""The ``memo.yaml`` schema.
+
+Keys may be written kebab-case (as in the design: ``include-sources``,
+``num-results``) or snake_case. Unknown keys are errors, so a typo such as
+``num_result`` is reported instead of silently ignored. Loading (with file/line
+error messages and template checking) lives in ``core.memo_loader``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=_kebab)
+
+
+class Subject(_Model):
+    name: str
+    url: str | None = None
+    domains: list[str] = Field(default_factory=list)  # extra pinned domains (e.g. synadia.com)
+    aliases: list[str] = Field(default_factory=list)
+    description: str = ""
+
+
+class Firm(_Model):
+    """The analyst's own firm. Its context frames the memo and never leaks into subject facts."""
+
+    name: str = ""
+    context: str = ""
+
+
+class WriterConfig(_Model):
+    model: str | None = None  # falls back to the global setting (sonar-pro)
+    web_search: bool = True
+    target_words: int = 350
+    temperature: float | None = None
+
+
+class SummarySpec(_Model):
+    query: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class TextSpec(_Model):
+    max_characters: int = Field(default=4000, ge=100, le=100_000)
+
+
+class ContentsSpec(_Model):
+    summary: SummarySpec | bool | None = True
+    text: TextSpec | bool | None = None
+    highlights: dict[str, Any] | bool | None = None
+
+
+class ExaEntry(_Model):
+    provider: Literal["exa"]
+    query: str
+    category: str | None = None  # company, people, news, research paper, pdf, ...
+    type: str | None = None  # auto, neural, fast, keyword, deep
+    num_results: int = Field(default=5, ge=1, le=100)
+    pin: Literal["entity", "none"] = "entity"
+    domains: list[str] = Field(default_factory=list)  # pinned in addition to the subject's
+    exclude_domains: list[str] = Field(default_factory=list)
+    start_published_date: str | None = None
+    end_published_date: str | None = None
+    contents: ContentsSpec = Field(default_factory=ContentsSpec)
+    full_text: bool = False  # count page text (not the summary) against the budget
+
+
+class FilesEntry(_Model):
+    provider: Literal["files"]
+    glob: list[str]
+    max_files: int = Field(default=20, ge=1, le=500)
+    full_text: bool = True
+
+    @field_validator("glob", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+SourceEntry = Annotated[Union[ExaEntry, FilesEntry], Field(discriminator="provider")]
+
+
+class Section(_Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    title: str
+    questions: list[str] = Field(default_factory=list)
+    guidance: str = ""
+    target_words: int | None = None
+    web_search: bool | None = None  # None: use the memo's writer.web_search
+    include_sources: list[SourceEntry] = Field(default_factory=list)
+
+
+class MemoSettings(_Model):
+    budget_chars: int | None = Field(default=None, ge=500)
+    source_ttl_hours: float | None = None
+    aggregators: list[str] | None = None  # overrides the global default list for pin: none
+    protected_keys: list[str] = Field(default_factory=lambda: ["deck", "dataroom", "internal"])
+
+
+class Memo(_Model):
+    title: str
+    subject: Subject
+    firm: Firm = Field(default_factory=Firm)
+    writer: WriterConfig = Field(default_factory=WriterConfig)
+    settings: MemoSettings = Field(default_factory=MemoSettings)
+    vars: dict[str, str] = Field(default_factory=dict)  # extra {{name}} template variables
+    sections: list[Section] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_section_ids(self) -> "Memo":
+        seen: set[str] = set()
+        for s in self.sections:
+            if s.id in seen:
+                raise ValueError(f"section id {s.id!r} is used twice; section ids must be unique")
+            seen.add(s.id)
+        return self
+
+    def section(self, section_id: str) -> Section:
+        for s in self.sections:
+            if s.id == section_id:
+                return s
+        raise KeyError(section_id)
+
+    def section_index(self, section_id: str) -> int:
+        return [s.id for s in self.sections].index(section_id)

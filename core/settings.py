@@ -1,0 +1,90 @@
+"""Global settings: environment first, then the user's config file, then defaults.
+
+API keys are ``SecretStr`` so that a stray ``repr`` or log line can never print
+them; they are read from ``EXA_API_KEY`` / ``PERPLEXITY_API_KEY`` (or the config
+file) and are never written to the store or notes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from platformdirs import user_config_dir, user_data_dir
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+APP = "sourcedesk"
+
+DEFAULT_AGGREGATORS = ["github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com"]
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("SOURCEDESK_CONFIG_DIR") or user_config_dir(APP))
+
+
+def config_path() -> Path:
+    return config_dir() / "config.yaml"
+
+
+def data_dir() -> Path:
+    """Where global state lives (the global rejection list)."""
+    return Path(os.environ.get("SOURCEDESK_DATA_DIR") or user_data_dir(APP))
+
+
+class _YamlConfigSource(PydanticBaseSettingsSource):
+    """Reads ``config.yaml``; keys may be written with dashes or underscores."""
+
+    def get_field_value(self, field, field_name):  # pragma: no cover - unused by pydantic-settings here
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = config_path()
+        if not path.is_file():
+            return {}
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML ({exc}). Hint: fix or delete the file.") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping of settings at the top level.")
+        return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SOURCEDESK_", extra="ignore", populate_by_name=True)
+
+    exa_url: str = "https://api.exa.ai"
+    writer_url: str = "https://api.perplexity.ai"
+    exa_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key")
+    )
+    perplexity_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("PERPLEXITY_API_KEY", "perplexity_api_key")
+    )
+    writer_model: str = "sonar-pro"
+    retrieval_enabled: bool = True
+    budget_chars: int = 12_000
+    source_ttl_hours: float = 24 * 7
+    aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
+    exa_requests_per_second: float = 10.0
+    writer_requests_per_minute: float = 50.0
+    writer_domain_filter_cap: int = 20
+    max_concurrent_sections: int = 4
+    request_timeout_s: float = 30.0
+    writer_timeout_s: float = 120.0
+    max_retries: int = 4
+    retry_max_wait_s: float = 60.0
+    allow_private_urls: bool = False
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ):
+        return (init_settings, env_settings, _YamlConfigSource(settings_cls))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    return Settings(**overrides)
