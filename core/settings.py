@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     exa_requests_per_second: float = 10.0
     writer_requests_per_minute: float = 50.0
     writer_domain_filter_cap: int = 20
-    max_concurrent_sections: int = 4
+    max_concurrent_sections: int = 12
     request_timeout_s: float = 30.0
     writer_timeout_s: float = 120.0
     max_retries: int = 4

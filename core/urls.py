@@ -3,13 +3,20 @@
 Every comparison of URLs (reconciliation, dedup on export, exclusion checks,
 frozen-set lookups) goes through ``normalise_url`` so that two parts of the
 product can never disagree about whether two citations are the same page.
+
+Host extraction follows the WHATWG URL standard where it matters for deciding
+*which site* a URL points at (tab/newline removal, backslashes in http(s),
+percent-encoded and IDN hosts, the numeric IPv4 forms browsers accept such as
+``0x7f.1``): a host that a browser would resolve differently from us would be a
+hole in pin, exclusion and private-address checks. The one deliberate
+difference: a trailing dot is dropped (``cresta.com.`` is ``cresta.com``).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import idna
 
@@ -37,54 +44,152 @@ TRACKING_PARAMS = frozenset(
     }
 )
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+# "http:example.com" / "https:/example.com": browsers read these as absolute URLs.
+_HTTP_PREFIX_RE = re.compile(r"^(https?):[/\\]*", re.IGNORECASE)
+# Schemes whose URLs treat "\" like "/" (WHATWG "special" schemes).
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_DROP_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+# WHATWG forbidden domain code points (checked on the ASCII form of the host).
+_FORBIDDEN_IN_HOST = frozenset("\x7f #%/:<>?@[\\]^|") | frozenset(chr(i) for i in range(0x20))
+_HEX_RE = re.compile(r"^[0-9a-fA-F]*$")
+_OCT_RE = re.compile(r"^[0-7]*$")
+_DEC_RE = re.compile(r"^[0-9]+$")
+
+
+def _slashes_before_query(rest: str) -> str:
+    """In special schemes "\\" is a path separator, but only up to the query/fragment."""
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    return rest[:cut].replace("\\", "/") + rest[cut:]
+
+
+def _prepare(url: str) -> str:
+    """An absolute ``scheme://…`` string a standard parser agrees with browsers on."""
+    url = url.strip(_C0_AND_SPACE).translate(_DROP_TAB_NEWLINE)
+    http = _HTTP_PREFIX_RE.match(url)
+    if http:
+        return f"{http.group(1).lower()}://{_slashes_before_query(url[http.end():])}"
+    if _SCHEME_RE.match(url):
+        scheme, rest = url.split("://", 1)
+        if scheme.lower() in _SPECIAL_SCHEMES:
+            return f"{scheme}://{_slashes_before_query(rest)}"
+        return url
+    return "http://" + _slashes_before_query(url).lstrip("/")
 
 
 def _split(url: str):
-    url = url.strip()
-    if not _SCHEME_RE.match(url):
-        url = "http://" + url.lstrip("/")
-    return urlsplit(url)
+    return urlsplit(_prepare(url))
+
+
+def _ipv4_number(part: str) -> int | None:
+    """One dotted part in any form browsers accept: decimal, 0x-hex, 0-octal."""
+    if part[:2] in ("0x", "0X"):
+        digits, radix, pattern = part[2:], 16, _HEX_RE
+    elif len(part) > 1 and part[0] == "0":
+        digits, radix, pattern = part[1:], 8, _OCT_RE
+    else:
+        digits, radix, pattern = part, 10, _DEC_RE
+    if not part or not pattern.match(digits):
+        return None
+    return int(digits, radix) if digits else 0
+
+
+def _parse_ipv4(host: str) -> str | None:
+    """WHATWG IPv4 parser; "" when the host ends in a number but is no valid address."""
+    parts = host.split(".")
+    if not parts[-1] or (not _DEC_RE.match(parts[-1]) and _ipv4_number(parts[-1]) is None):
+        return None  # does not end in a number: a domain name
+    numbers = [_ipv4_number(p) for p in parts]
+    if len(parts) > 4 or any(n is None for n in numbers):
+        return ""
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
+        return ""
+    value = last
+    for i, n in enumerate(head):
+        value += n << (8 * (3 - i))
+    return str(ipaddress.IPv4Address(value))
+
+
+def _to_ascii(host: str) -> str | None:
+    """UTS #46 to-ASCII; falls back to plain mapping + Punycode for code points IDNA2008
+    disallows but browsers still resolve (e.g. symbol domains)."""
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        pass
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        return ".".join(
+            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
+            for label in mapped.split(".")
+        )
+    except (idna.IDNAError, UnicodeError):
+        return None
+
+
+def _valid_a_label(label: str) -> bool:
+    """An ``xn--`` label must decode to a non-empty, already-mapped Unicode label
+    (browsers refuse hosts like ``xn--`` or ``xn--pokxncvks``)."""
+    try:
+        decoded = label[4:].encode("ascii").decode("punycode")
+        return bool(decoded) and not decoded.isascii() and idna.uts46_remap(decoded, std3_rules=False) == decoded
+    except (UnicodeError, idna.IDNAError):
+        return False
 
 
 def canonical_host(host: str) -> str | None:
-    """Lower-case, IDNA-encode and strip a trailing dot; None when not a usable host."""
-    host = host.strip().rstrip(".").lower()
-    if not host or any(c in host for c in " /\\@?#"):
-        return None
+    """Lower-case, IDNA-encode and strip a trailing dot; None when not a usable host.
+
+    Numeric IPv4 spellings (``0x7f.1``, ``2130706433``) become dotted quads, so
+    "is this a private address" questions cannot be dodged by re-spelling."""
+    host = host.strip()
     if host.startswith("[") and host.endswith("]"):
         try:
             return "[" + str(ipaddress.IPv6Address(host[1:-1])) + "]"
         except ValueError:
             return None
-    try:
-        return str(ipaddress.IPv4Address(host))
-    except ValueError:
-        pass
-    if host.isascii():
-        labels = host.split(".")
-        if any(not label or len(label) > 63 for label in labels):
-            return None
-        return host
-    try:
-        return idna.encode(host, uts46=True).decode("ascii")
-    except idna.IDNAError:
+    if "%" in host:
+        host = unquote(host, errors="replace")
+    if not host.isascii():
+        host = _to_ascii(host) or ""
+    host = host.rstrip(".").lower()
+    if not host or any(c in _FORBIDDEN_IN_HOST for c in host):
         return None
+    ipv4 = _parse_ipv4(host)
+    if ipv4 is not None:
+        return ipv4 or None
+    labels = host.split(".")
+    if any(not label or len(label) > 63 for label in labels):
+        return None
+    if any(label.startswith("xn--") and not _valid_a_label(label) for label in labels):
+        return None
+    return host
+
+
+def _authority_host(prepared: str) -> str:
+    """The host part of ``scheme://[userinfo@]host[:port]/…`` (userinfo ends at the last "@")."""
+    rest = prepared.split("://", 1)[1] if "://" in prepared else ""
+    end = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    hostport = rest[:end].rpartition("@")[2]
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        return hostport[: close + 1] if close > 0 else ""
+    return hostport.partition(":")[0]
 
 
 def host_of(url_or_host: str | None) -> str | None:
     """The canonical host of a URL or bare host name ("https://Docs.Cresta.com/x" → "docs.cresta.com")."""
     if not url_or_host:
         return None
-    try:
-        parts = _split(url_or_host)
-        host = parts.hostname
-    except ValueError:
-        return None
-    if host is None:
-        return None
-    if parts.netloc.startswith("[") or ":" in host:
-        return canonical_host("[" + host + "]")
-    return canonical_host(host)
+    bare = url_or_host.strip()
+    if ":" in bare and "/" not in bare:
+        try:  # a bare IPv6 address without brackets
+            return "[" + str(ipaddress.IPv6Address(bare)) + "]"
+        except ValueError:
+            pass
+    host = _authority_host(_prepare(url_or_host))
+    return canonical_host(host) if host else None
 
 
 def strip_www(host: str) -> str:

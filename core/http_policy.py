@@ -1,0 +1,166 @@
+"""Retry and rate-limit policy shared by every outbound HTTP client.
+
+Exa and the writer get the same mechanism with different numbers, so a fix to
+backoff or ``Retry-After`` handling lands in one place. Only transient failures
+are retried (429, 408/409 where the service says so, 5xx, connection errors,
+timeouts); 400/401/402/403/404/422 are answers, not accidents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Awaitable, Callable
+
+import httpx
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    max_retry_after_s: float = 60.0
+    retry_statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+
+    def should_retry_status(self, status: int) -> bool:
+        return status in self.retry_statuses or (status >= 500 and 500 in self.retry_statuses)
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after_s)
+        backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
+        return backoff * (0.5 + rng.random() / 2)  # "equal jitter": never zero, never above the cap
+
+
+EXA_RETRY = RetryPolicy(max_retries=4, base_delay_s=0.5, max_delay_s=8.0)
+# Perplexity's own client retries 408/409/429/5xx, honouring retry-after up to 60 s,
+# otherwise 0.5 s doubling to 8 s with jitter.
+WRITER_RETRY = RetryPolicy(
+    max_retries=3, base_delay_s=0.5, max_delay_s=8.0, retry_statuses=frozenset({408, 409, 429, 500, 502, 503, 504})
+)
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date; None when absent or junk."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(when.timestamp() - (now if now is not None else time.time()), 0.0)
+
+
+class RateLimiter:
+    """At most ``rate`` acquisitions in any rolling ``per`` seconds, shared by every caller.
+
+    A sliding window (not a token bucket with burst credit) because the services
+    themselves count requests in a rolling second.
+    """
+
+    def __init__(self, rate: float, per: float = 1.0):
+        self.rate = max(int(rate), 1)
+        self.per = per
+        self._stamps: deque[float] = deque()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                while self._stamps and now - self._stamps[0] >= self.per:
+                    self._stamps.popleft()
+                if len(self._stamps) < self.rate:
+                    self._stamps.append(now)
+                    return
+                await asyncio.sleep(self.per - (now - self._stamps[0]) + 0.001)
+
+
+_limiters: dict[tuple[str, float, float], RateLimiter] = {}
+
+
+def shared_limiter(key: str, rate: float, per: float = 1.0) -> RateLimiter:
+    """One limiter per (service base URL, rate) in this event loop's process, so
+    concurrent sections share the service's budget instead of each taking its own."""
+    loop = asyncio.get_running_loop()
+    k = (f"{key}@{id(loop)}", rate, per)
+    lim = _limiters.get(k)
+    if lim is None:
+        lim = _limiters[k] = RateLimiter(rate, per)
+    return lim
+
+
+@dataclass
+class Attempt:
+    """What happened on one try, for logs and warnings (never contains headers)."""
+
+    status: int | None
+    error: str | None
+    waited_s: float
+
+
+@dataclass
+class RetryOutcome:
+    response: httpx.Response | None
+    error: Exception | None
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def requests(self) -> int:
+        return len(self.attempts)
+
+
+TRANSIENT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+async def send_with_retries(
+    send: Callable[[], Awaitable[httpx.Response]],
+    policy: RetryPolicy,
+    *,
+    limiter: RateLimiter | None = None,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> RetryOutcome:
+    """Call ``send`` until it yields a non-retryable answer or retries run out.
+
+    Returns the last response (which may be an error status) or the last
+    transport error; never raises for HTTP-level failures.
+    """
+    rng = rng or random.Random()
+    outcome = RetryOutcome(response=None, error=None)
+    waited = 0.0
+    for attempt in range(policy.max_retries + 1):
+        if limiter is not None:
+            await limiter.acquire()
+        try:
+            response = await send()
+        except TRANSIENT_ERRORS as exc:
+            outcome.attempts.append(Attempt(None, type(exc).__name__, waited))
+            outcome.response, outcome.error = None, exc
+            if attempt == policy.max_retries:
+                return outcome
+            waited = policy.delay(attempt, None, rng)
+            await sleep(waited)
+            continue
+        outcome.attempts.append(Attempt(response.status_code, None, waited))
+        outcome.response, outcome.error = response, None
+        if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
+            return outcome
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        await response.aclose()
+        waited = policy.delay(attempt, retry_after, rng)
+        await sleep(waited)
+    return outcome
