@@ -1,0 +1,127 @@
+"""The shared retry and rate-limit policy: what gets retried, how long we wait."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from email.utils import format_datetime
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import pytest
+import respx
+
+from core.http_policy import (
+    EXA_RETRY,
+    WRITER_RETRY,
+    RateLimiter,
+    RetryPolicy,
+    parse_retry_after,
+    send_with_retries,
+)
+
+URL = "http://api.test/search"
+
+
+def _run(statuses, policy=EXA_RETRY, headers=None):
+    """Serve ``statuses`` in order; return (outcome, recorded sleeps, calls)."""
+    sleeps: list[float] = []
+
+    async def fake_sleep(s: float) -> None:
+        sleeps.append(s)
+
+    async def go():
+        with respx.mock(assert_all_called=False) as mock:
+            route = mock.post(URL).mock(
+                side_effect=[httpx.Response(s, headers=(headers or {}).get(i, {}), json={}) for i, s in enumerate(statuses)]
+            )
+            async with httpx.AsyncClient() as client:
+                out = await send_with_retries(
+                    lambda: client.post(URL, json={}), policy, rng=random.Random(1), sleep=fake_sleep
+                )
+            return out, route.call_count
+
+    out, calls = asyncio.run(go())
+    return out, sleeps, calls
+
+
+@pytest.mark.parametrize("status", [400, 401, 402, 403, 404, 422])
+def test_client_errors_are_answers_not_retried(status):
+    out, sleeps, calls = _run([status, 200])
+    assert calls == 1 and out.response.status_code == status and sleeps == []
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503])
+def test_transient_statuses_are_retried_until_success(status):
+    out, sleeps, calls = _run([status, status, 200])
+    assert calls == 3 and out.response.status_code == 200 and len(sleeps) == 2
+
+
+def test_retry_after_seconds_is_honoured_exactly():
+    out, sleeps, _ = _run([429, 200], headers={0: {"Retry-After": "3"}})
+    assert out.response.status_code == 200
+    assert sleeps == [3.0]
+
+
+def test_retry_after_is_capped():
+    _, sleeps, _ = _run([429, 200], headers={0: {"Retry-After": "3600"}})
+    assert sleeps == [EXA_RETRY.max_retry_after_s]
+
+
+def test_backoff_doubles_with_bounded_jitter_and_gives_up():
+    policy = RetryPolicy(max_retries=4, base_delay_s=0.5, max_delay_s=8.0)
+    out, sleeps, calls = _run([503] * 10, policy=policy)
+    assert calls == 5 and out.response.status_code == 503
+    for attempt, s in enumerate(sleeps):
+        cap = min(0.5 * 2**attempt, 8.0)
+        assert cap / 2 <= s <= cap
+
+
+def test_writer_policy_retries_408_and_409_but_exa_does_not():
+    assert WRITER_RETRY.should_retry_status(408) and WRITER_RETRY.should_retry_status(409)
+    assert not EXA_RETRY.should_retry_status(408)
+
+
+def test_connection_errors_are_retried_then_reported():
+    sleeps: list[float] = []
+
+    async def fake_sleep(s):
+        sleeps.append(s)
+
+    async def go():
+        with respx.mock() as mock:
+            mock.post(URL).mock(side_effect=httpx.ConnectError("refused"))
+            async with httpx.AsyncClient() as client:
+                return await send_with_retries(
+                    lambda: client.post(URL), RetryPolicy(max_retries=2), sleep=fake_sleep
+                )
+
+    out = asyncio.run(go())
+    assert out.response is None and isinstance(out.error, httpx.ConnectError)
+    assert out.requests == 3 and len(sleeps) == 2
+
+
+def test_parse_retry_after_forms():
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    later = datetime.now(timezone.utc) + timedelta(seconds=30)
+    assert 25 <= parse_retry_after(format_datetime(later, usegmt=True)) <= 31
+
+
+def test_rate_limiter_never_exceeds_rate_in_any_window():
+    async def go():
+        lim = RateLimiter(10, per=0.5)
+        stamps = []
+
+        async def one():
+            await lim.acquire()
+            stamps.append(time.monotonic())
+
+        await asyncio.gather(*(one() for _ in range(25)))
+        return sorted(stamps)
+
+    stamps = asyncio.run(go())
+    for i in range(len(stamps) - 10):
+        assert stamps[i + 10] - stamps[i] >= 0.5 - 0.01
+    assert stamps[-1] - stamps[0] < 1.5  # and it does not stall

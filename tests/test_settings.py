@@ -1,0 +1,41 @@
+"""Settings come from the environment first, then config.yaml; keys never print."""
+
+from __future__ import annotations
+
+from tui.cli import main
+from core.settings import config_path, load_settings
+
+
+def test_env_keys_and_base_urls(monkeypatch, tmp_path):
+    monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("EXA_API_KEY", "exa-secret-123456")
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", "http://127.0.0.1:9")
+    s = load_settings()
+    assert s.exa_api_key.get_secret_value() == "exa-secret-123456"
+    assert s.exa_url == "http://127.0.0.1:9"
+    assert "exa-secret-123456" not in repr(s) and "exa-secret-123456" not in str(s.model_dump())
+
+
+def test_config_file_is_read_and_env_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path))
+    monkeypatch.delenv("SOURCEDESK_WRITER_URL", raising=False)
+    (tmp_path / "config.yaml").write_text("writer-url: http://cfg.local\nbudget-chars: 5000\n")
+    s = load_settings()
+    assert s.writer_url == "http://cfg.local" and s.budget_chars == 5000
+    monkeypatch.setenv("SOURCEDESK_BUDGET_CHARS", "7000")
+    assert load_settings().budget_chars == 7000
+
+
+def test_config_path_command(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path))
+    assert main(["config", "path"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "config.yaml") == str(config_path())
+
+
+def test_help_lists_commands(capsys):
+    try:
+        main(["--help"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    out = capsys.readouterr().out
+    assert "config" in out
