@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, Field
 
 from core.urls import host_of
@@ -50,9 +51,17 @@ class Source(BaseModel):
         return self.summary or (self.highlights and " … ".join(self.highlights)) or self.text[:1500]
 
     @property
+    def facts_yaml(self) -> str:
+        """The facts exactly as the prompt shows them (a small YAML block)."""
+        if not self.facts:
+            return ""
+        return yaml.safe_dump(self.facts, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+    @property
     def size(self) -> int:
-        """Characters this source costs against the context budget."""
-        return len(self.prompt_text)
+        """Characters this source costs against the context budget: prose plus facts,
+        because both are pasted into the prompt."""
+        return len(self.prompt_text) + len(self.facts_yaml)
 
 
 WarningCode = Literal[

@@ -1,0 +1,163 @@
+"""The one URL normaliser and host extractor (core.urls), checked against WHATWG's URL tests."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from core.urls import canonical_host, host_of, normalise_url, same_url, strip_www
+
+TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
+
+
+def _whatwg_cases() -> list[dict]:
+    data = json.loads((TESTDATA / "url" / "urltestdata.json").read_text(encoding="utf-8"))
+    return [case for case in data if isinstance(case, dict)]  # strings are section comments
+
+
+def _resolved_against_base(case: dict) -> bool:
+    """host_of takes no base URL, so cases whose answer comes from ``base`` do not apply.
+
+    Per WHATWG, input without a scheme is relative; so is ``http:foo`` (zero or one
+    slash after the colon) when the base has the same scheme."""
+    text = case["input"].strip(_C0_AND_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
+    scheme = _SCHEME.match(text)
+    if not scheme:
+        return True
+    base = (case.get("base") or "").lower()
+    same_scheme = base.startswith(scheme.group(1).lower() + ":")
+    return same_scheme and not re.match(r"^[/\\]{2}", scheme.group(2))
+
+
+ALL_CASES = _whatwg_cases()
+# Only http(s): the product only ever handles web pages (other schemes — file:, data:,
+# mailto:, made-up ones — have no host in the sense of "which site is this").
+HTTP_CASES = [c for c in ALL_CASES if "failure" not in c and c["protocol"] in ("http:", "https:")]
+HOST_CASES = [c for c in HTTP_CASES if not _resolved_against_base(c)]
+HTTP_FAILURES = [
+    c
+    for c in ALL_CASES
+    if "failure" in c and not c.get("base") and re.match(r"^https?://", c["input"].strip(_C0_AND_SPACE), re.I)
+]
+
+
+def _fails_only_for_its_port(url: str) -> bool:
+    authority = re.match(r"^https?://([^/?#]*)", url.strip(_C0_AND_SPACE), re.I).group(1).rpartition("@")[2]
+    if authority.startswith("["):
+        return False
+    host, _, port = authority.partition(":")
+    return bool(host) and bool(port) and not port.isdigit()
+
+
+# host_of answers "which site"; it does not validate ports. Failures caused only by
+# a bad port are therefore out of scope for it.
+HOST_FAILURES = [c for c in HTTP_FAILURES if not _fails_only_for_its_port(c["input"])]
+
+
+def _expected_host(hostname: str) -> str | None:
+    """WHATWG's hostname in our canonical form.
+
+    Two deliberate differences: a trailing dot is dropped (``canonical_host`` does
+    that), and a host with empty labels (``.``, ``..``, ``foo.09..``) — which WHATWG
+    accepts but no site can have — is no host at all. IPv6 keeps its brackets on both sides."""
+    if not hostname.startswith("[") and "" in hostname.removesuffix(".").split("."):
+        return None
+    expected = canonical_host(hostname)
+    assert expected is not None, hostname
+    return expected
+
+
+def test_whatwg_case_counts():
+    assert len(ALL_CASES) == 869
+    assert sum("failure" in c for c in ALL_CASES) == 273
+    assert len(HTTP_CASES) == 229
+    assert len(HOST_CASES) == 168  # 61 http(s) cases resolve against their base URL
+    assert len(HTTP_FAILURES) == 145
+    assert len(HOST_FAILURES) == 144  # "http://foo:-80/" fails only for its port
+    assert sum(_expected_host(c["hostname"]) is None for c in HOST_CASES) == 3  # empty labels
+
+
+@pytest.mark.parametrize("case", HOST_CASES, ids=[repr(c["input"]) for c in HOST_CASES])
+def test_host_of_agrees_with_whatwg(case):
+    assert host_of(case["input"]) == _expected_host(case["hostname"])
+
+
+@pytest.mark.parametrize("case", HOST_FAILURES, ids=[repr(c["input"]) for c in HOST_FAILURES])
+def test_host_of_refuses_urls_browsers_refuse(case):
+    assert host_of(case["input"]) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "host"),
+    [
+        ("https://Docs.Cresta.com/x", "docs.cresta.com"),
+        ("cresta.com", "cresta.com"),
+        ("cresta.com/about", "cresta.com"),
+        ("//cresta.com/about", "cresta.com"),
+        ("CRESTA.COM.", "cresta.com"),
+        ("https://user:pw@cresta.com:8443/", "cresta.com"),
+        ("https://Bücher.de/", "xn--bcher-kva.de"),
+        ("https://0x7f.1/", "127.0.0.1"),  # numeric spellings of loopback are loopback
+        ("http://2130706433/", "127.0.0.1"),
+        ("http://[::1]:8080/", "[::1]"),
+        ("::1", "[::1]"),
+        ("  https://cresta.com/\n", "cresta.com"),
+        ("", None),
+        (None, None),
+        ("https://", None),
+        ("http://exa mple.com/", None),
+        ("https://1.2.3.4.5/", None),
+    ],
+)
+def test_host_of_direct_cases(given, host):
+    assert host_of(given) == host
+
+
+def test_strip_www_only_strips_a_leading_www_label():
+    assert strip_www("www.cresta.com") == "cresta.com"
+    assert strip_www("wwwcresta.com") == "wwwcresta.com"
+    assert strip_www("docs.www.cresta.com") == "docs.www.cresta.com"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "https://cresta.com/blog/post",
+        "http://cresta.com/blog/post",
+        "https://www.cresta.com/blog/post",
+        "https://cresta.com/blog/post/",
+        "HTTPS://CRESTA.COM/blog/post",
+        "https://cresta.com/blog/post#section-2",
+        "https://cresta.com/blog/post?utm_source=x&utm_medium=y",
+        "https://cresta.com/blog/post?UTM_Campaign=z&gclid=abc&fbclid=q",
+        "cresta.com/blog/post",
+        "https://cresta.com:443/blog/post",
+        "https://cresta.com./blog/post",
+    ],
+)
+def test_normalise_url_makes_the_same_page_equal(variant):
+    assert normalise_url(variant) == "cresta.com/blog/post"
+    assert same_url(variant, "https://cresta.com/blog/post")
+
+
+def test_normalise_url_keeps_what_identifies_a_document():
+    assert not same_url("https://cresta.com/blog/a", "https://cresta.com/blog/b")
+    assert not same_url("https://cresta.com/Blog", "https://cresta.com/blog")  # paths are case-sensitive
+    assert not same_url("https://cresta.com/p?id=1", "https://cresta.com/p?id=2")
+    assert not same_url("https://docs.cresta.com/x", "https://cresta.com/x")
+    assert not same_url("https://cresta.com:8080/x", "https://cresta.com/x")
+
+
+def test_normalise_url_preserves_the_order_of_real_query_parameters():
+    assert normalise_url("https://cresta.com/s?b=2&utm_source=x&a=1") == "cresta.com/s?b=2&a=1"
+    assert normalise_url("https://cresta.com/s?a=1&b=2") == "cresta.com/s?a=1&b=2"
+    assert not same_url("https://cresta.com/s?b=2&a=1", "https://cresta.com/s?a=1&b=2")
+
+
+def test_normalise_url_root_and_bare_host_agree():
+    assert normalise_url("https://www.cresta.com/") == normalise_url("cresta.com") == "cresta.com"
