@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -32,8 +33,10 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based)."""
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after_s)
+        if retry_after is not None and 0 < retry_after <= self.max_retry_after_s:
+            return retry_after
+        # Absent, zero or absurd Retry-After: fall back to our own backoff rather than
+        # hammering the service or stalling a section for minutes.
         backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
         return backoff * (0.5 + rng.random() / 2)  # "equal jitter": never zero, never above the cap
 
@@ -89,17 +92,19 @@ class RateLimiter:
                 await asyncio.sleep(self.per - (now - self._stamps[0]) + 0.001)
 
 
-_limiters: dict[tuple[str, float, float], RateLimiter] = {}
+_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float, float], RateLimiter]]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def shared_limiter(key: str, rate: float, per: float = 1.0) -> RateLimiter:
     """One limiter per (service base URL, rate) in this event loop's process, so
     concurrent sections share the service's budget instead of each taking its own."""
-    loop = asyncio.get_running_loop()
-    k = (f"{key}@{id(loop)}", rate, per)
-    lim = _limiters.get(k)
+    per_loop = _limiters.setdefault(asyncio.get_running_loop(), {})
+    k = (key, rate, per)
+    lim = per_loop.get(k)
     if lim is None:
-        lim = _limiters[k] = RateLimiter(rate, per)
+        lim = per_loop[k] = RateLimiter(rate, per)
     return lim
 
 
@@ -160,6 +165,12 @@ async def send_with_retries(
         if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
             return outcome
         retry_after = parse_retry_after(response.headers.get("retry-after"))
+        ms = response.headers.get("retry-after-ms")
+        if ms:
+            try:
+                retry_after = max(float(ms) / 1000.0, 0.0)
+            except ValueError:
+                pass
         await response.aclose()
         waited = policy.delay(attempt, retry_after, rng)
         await sleep(waited)

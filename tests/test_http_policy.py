@@ -64,9 +64,25 @@ def test_retry_after_seconds_is_honoured_exactly():
     assert sleeps == [3.0]
 
 
-def test_retry_after_is_capped():
-    _, sleeps, _ = _run([429, 200], headers={0: {"Retry-After": "3600"}})
-    assert sleeps == [EXA_RETRY.max_retry_after_s]
+@pytest.mark.parametrize("value", ["3600", "0"])
+def test_absurd_or_zero_retry_after_falls_back_to_backoff(value):
+    _, sleeps, _ = _run([429, 200], headers={0: {"Retry-After": value}})
+    assert len(sleeps) == 1 and 0.25 <= sleeps[0] <= 0.5
+
+
+def test_retry_after_ms_wins():
+    _, sleeps, _ = _run([429, 200], headers={0: {"Retry-After": "5", "retry-after-ms": "1500"}})
+    assert sleeps == [1.5]
+
+
+def test_limiters_are_per_event_loop():
+    from core.http_policy import shared_limiter
+
+    async def get():
+        return shared_limiter("http://x", 10)
+
+    a, b = asyncio.run(get()), asyncio.run(get())
+    assert a is not b
 
 
 def test_backoff_doubles_with_bounded_jitter_and_gives_up():

@@ -1,0 +1,161 @@
+"""``make bench``: how long a whole memo takes compared with its slowest section.
+
+Runs a 12-section memo against the sandbox with injected latency (retrieval
+300 ms, writer 2 s by default) three ways and prints ratios:
+
+* each section alone (cold retrieval) → the slowest single section;
+* the whole memo concurrently (cold retrieval) → ratio to the slowest section;
+* the whole memo concurrently against the frozen source sets (a re-run);
+* the whole memo one section at a time, for comparison.
+
+Also times reconciliation: 200 citations against 100 sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from core.settings import Settings
+from sandbox.server import SandboxServer
+
+QUERIES = [
+    ("overview", "{{subject}} overview product funding customers", "entity"),
+    ("product", "{{subject}} JetStream architecture", "entity"),
+    ("docs", "{{subject}} documentation clustering", "entity"),
+    ("company", "Synadia company founders", "entity"),
+    ("customers", "{{subject}} customers case study", "entity"),
+    ("pricing", "Synadia pricing cloud", "entity"),
+    ("competitors", "alternatives to {{subject}} messaging Kafka", "none"),
+    ("market", "message streaming market map", "none"),
+    ("kafka", "Apache Kafka Confluent streaming platform", "none"),
+    ("rabbitmq", "RabbitMQ message broker", "none"),
+    ("funding", "Synadia funding round investors", "none"),
+    ("risks", "{{subject}} risks open source licensing", "none"),
+]
+
+
+def write_bench_memo(root: Path, sections: int = 12) -> Path:
+    lines = [
+        "title: Bench memo",
+        "subject: {name: NATS, url: https://nats.io, domains: [synadia.com]}",
+        "writer: {model: sonar-pro, web-search: true, target-words: 250}",
+        "sections:",
+    ]
+    for i in range(sections):
+        sid, query, pin = QUERIES[i % len(QUERIES)]
+        sid = f"{sid}-{i}" if i >= len(QUERIES) else sid
+        lines += [
+            f"  - id: {sid}",
+            f"    title: {sid.replace('-', ' ').title()}",
+            "    include-sources:",
+            f"      - {{provider: exa, query: \"{query}\", num-results: 5, pin: {pin}}}",
+        ]
+    (root / "memo.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=False) -> tuple[float, list]:
+    from core.run import run_memo
+
+    t0 = time.perf_counter()
+    outcomes = await run_memo(memo_dir, section_ids, refresh=refresh, settings=settings)
+    return time.perf_counter() - t0, outcomes
+
+
+def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
+    with SandboxServer(port=0, latency_ms={"exa": exa_ms, "writer": writer_ms}) as server, tempfile.TemporaryDirectory() as tmp:
+        memo_dir = write_bench_memo(Path(tmp), sections)
+        base = dict(exa_url=server.url, writer_url=server.url, exa_api_key="bench", perplexity_api_key="bench")
+        settings = Settings(**base)
+        from core.memo_loader import load_memo
+
+        ids = [s.id for s in load_memo(memo_dir).memo.sections]
+        singles = []
+        for sid in ids:
+            took, outs = asyncio.run(_timed(memo_dir, settings, [sid], refresh=True))
+            _check(outs)
+            singles.append(took)
+        slowest = max(singles)
+        whole, outs = asyncio.run(_timed(memo_dir, settings, refresh=True))
+        _check(outs)
+        frozen, outs = asyncio.run(_timed(memo_dir, settings))
+        _check(outs)
+        frozen_single = max(asyncio.run(_timed(memo_dir, settings, [sid]))[0] for sid in ids[:3])
+        serial_settings = Settings(**base, max_concurrent_sections=1)
+        serial, outs = asyncio.run(_timed(memo_dir, serial_settings, refresh=True))
+        _check(outs)
+    return {
+        "sections": len(ids),
+        "slowest_single_s": slowest,
+        "median_single_s": statistics.median(singles),
+        "whole_s": whole,
+        "ratio_whole_vs_slowest": whole / slowest,
+        "frozen_whole_s": frozen,
+        "frozen_single_s": frozen_single,
+        "ratio_frozen_whole_vs_single": frozen / frozen_single,
+        "serial_s": serial,
+        "ratio_serial_vs_slowest": serial / slowest,
+    }
+
+
+def _check(outcomes) -> None:
+    failed = [o for o in outcomes if o.status == "failed"]
+    if failed:
+        raise SystemExit(f"bench run failed: {failed[0].section}: {failed[0].message}")
+
+
+def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -> float:
+    """Milliseconds per reconcile of a draft with ``citations`` markers against ``sources``."""
+    from core.citations import reconcile
+
+    srcs = [
+        {"url": f"https://site{i}.example.org/page/{i}", "title": f"Report {i} on messaging systems and funding round {i}",
+         "snippet": f"Company {i} raised {i} million in a funding round led by investor {i} for streaming."}
+        for i in range(sources)
+    ]
+    paras, defs = [], []
+    for c in range(citations):
+        key = c + 1
+        if c % 3 == 0:
+            url = srcs[c % sources]["url"]
+        elif c % 3 == 1:
+            url = f"https://invented{c}.example.net/x"
+        else:
+            url = f"https://example.com/fake/{c}"
+        paras.append(f"Company {c % sources} raised {c % sources} million in a funding round for streaming.[^{key}]")
+        defs.append(f"[^{key}]: [Some title {c}]({url})")
+    draft = "\n\n".join(" ".join(paras[i:i + 4]) for i in range(0, len(paras), 4)) + "\n\n" + "\n".join(defs) + "\n"
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        reconcile(draft, srcs)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sandbox.bench", description=__doc__.split("\n")[0])
+    p.add_argument("--exa-latency-ms", type=int, default=300)
+    p.add_argument("--writer-latency-ms", type=int, default=2000)
+    p.add_argument("--sections", type=int, default=12)
+    args = p.parse_args(argv)
+    os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
+    r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections)
+    print(f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms")
+    print(f"  slowest single section (cold)     {r['slowest_single_s']:6.2f} s   (median {r['median_single_s']:.2f} s)")
+    print(f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section")
+    print(f"  whole memo, frozen sets (re-run)   {r['frozen_whole_s']:6.2f} s   = {r['ratio_frozen_whole_vs_single']:.2f}x one re-run section ({r['frozen_single_s']:.2f} s)")
+    print(f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section")
+    ms = bench_reconcile()
+    print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
