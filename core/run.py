@@ -1,0 +1,483 @@
+"""The ``run`` pipeline: retrieve → write → reconcile → tidy → note, per section.
+
+The order is the safety argument: everything that can fail (retrieval, the
+writer call) happens while the previous note is still intact, and the note is
+replaced in one atomic step only at the end. A writer failure, a timeout or a
+cancellation therefore leaves the old note byte-identical and says why in the
+outcome. Retrieval trouble never blocks a run: it degrades (writer-only, with a
+warning). Every run — failed ones too — is recorded in the memo store with its
+inputs, the raw writer answer, the reconcile report, timings and cost.
+
+Sections run concurrently, bounded by ``max_concurrent_sections``; the Exa and
+writer clients (and so their rate limiters and connection pools) are shared,
+and one section's failure never stops the others. A section only ever writes
+its own note file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Literal, TypeVar
+
+import httpx
+
+from core.citations import reconcile, tidy
+from core.errors import UserError
+from core.hosts import PinRefused, excluded_by, validate_pin
+from core.http_policy import WRITER_RETRY
+from core.memo import Memo, Section
+from core.memo_loader import LoadedMemo, load_memo
+from core.models import SourceSet
+from core.notes import NoteRecord, note_path, render_note, write_note_atomic
+from core.prompt import build_prompt, effective_web_search
+from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
+from core.settings import Settings
+from core.urls import host_of
+from core.writer import WriterClient, WriterError, WriterResponse, domain_filter_for
+
+log = logging.getLogger("sourcedesk.run")
+
+Status = Literal["ok", "degraded", "failed"]
+Stage = Literal["retrieving", "writing", "reconciling", "saved", "failed"]
+Progress = Callable[[str, str], Any]
+T = TypeVar("T")
+
+_MAX_WARNING = 240
+
+
+class RunCancelled(Exception):
+    """The analyst cancelled the section (the ``cancel`` event was set)."""
+
+
+@dataclass
+class RunOutcome:
+    """What one section's run did, for the CLI, the TUI and the bench."""
+
+    section: str
+    status: Status
+    message: str = ""  # why it failed (or "" when it did not)
+    error_kind: str | None = None  # cancelled, auth, server, timeout, ... (WriterError kinds), user, internal
+    note_path: Path | None = None
+    report: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    cost: dict[str, float] = field(default_factory=lambda: {"retrieval": 0.0, "writer": 0.0, "total": 0.0})
+    source_set_id: str | None = None
+    source_set_reused: bool = False
+    run_id: str | None = None
+    timings: dict[str, float] = field(default_factory=lambda: {"retrieval_s": 0.0, "writer_s": 0.0, "total_s": 0.0})
+    requests: dict[str, int] = field(default_factory=lambda: {"exa": 0, "writer": 0})
+    raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "status": self.status,
+            "message": self.message,
+            "error_kind": self.error_kind,
+            "note_path": str(self.note_path) if self.note_path else None,
+            "report": self.report,
+            "warnings": list(self.warnings),
+            "cost": dict(self.cost),
+            "source_set_id": self.source_set_id,
+            "source_set_reused": self.source_set_reused,
+            "run_id": self.run_id,
+            "timings": dict(self.timings),
+            "requests": dict(self.requests),
+            "raw_citation_classes": self.raw_citation_classes,
+        }
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _new_run_id(now: datetime) -> str:
+    return f"run-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= _MAX_WARNING else text[: _MAX_WARNING - 1] + "…"
+
+
+def _report_json(report: Any) -> dict[str, Any]:
+    return report.to_json() if hasattr(report, "to_json") else dict(report)
+
+
+def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> list[str]:
+    """The hosts the writer's own search is pinned to: only when every Exa entry of the
+    section is ``pin: entity`` (a section that also searches wide must not be pinned).
+    Taken from the frozen set's request when it has one, so templates are already rendered."""
+    exa = [e for e in section.include_sources if e.provider == "exa"]
+    if not exa or any(e.pin != "entity" for e in exa):
+        return []
+    entries = (source_set.request or {}).get("entries") if source_set is not None else None
+    pins: list[str] = []
+    if entries:
+        for entry in entries:
+            if isinstance(entry, dict) and entry.get("provider") == "exa":
+                pins += [p for p in entry.get("pins") or [] if isinstance(p, str)]
+    else:
+        for raw in ([memo.subject.url] if memo.subject.url else []) + list(memo.subject.domains):
+            try:
+                pins.append(validate_pin(raw))
+            except PinRefused:
+                continue
+    return list(dict.fromkeys(pins))
+
+
+def _rejected_hosts(results: list[dict[str, Any]], rejects: list[str]) -> list[str]:
+    """Hosts of writer results that the analyst rejected (the filter sent to the writer is capped)."""
+    hosts = []
+    for item in results:
+        url = item.get("url") if isinstance(item, dict) else None
+        if url and excluded_by(url, rejects):
+            hosts.append(host_of(url) or url)
+    return sorted(set(hosts))
+
+
+def _classes(raw: dict[str, Any]) -> dict[str, int] | None:
+    truth = raw.get("sandbox_truth") if isinstance(raw, dict) else None
+    if not isinstance(truth, dict) or not isinstance(truth.get("citations"), list):
+        return None
+    counts = Counter(str(c.get("class")) for c in truth["citations"] if isinstance(c, dict))
+    return dict(sorted(counts.items()))
+
+
+async def _until_cancelled(awaitable: Awaitable[T], cancel: asyncio.Event | None) -> T:
+    """Await ``awaitable`` unless ``cancel`` is set first (then the work is cancelled)."""
+    if cancel is None:
+        return await awaitable
+    if cancel.is_set():
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise RunCancelled()
+    task = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - we only care that it stopped
+                pass
+        waiter.cancel()
+    if task.cancelled():
+        raise RunCancelled()
+    return task.result()
+
+
+def _emit(progress: Progress | None, section_id: str, stage: Stage) -> None:
+    if progress is None:
+        return
+    try:
+        progress(section_id, stage)
+    except Exception:  # noqa: BLE001 - a broken progress display must not break the run
+        log.exception("progress callback failed for %s/%s", section_id, stage)
+
+
+def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncClient | None = None) -> WriterClient:
+    retry = dataclasses.replace(
+        WRITER_RETRY,
+        max_retries=max(0, min(settings.max_retries, WRITER_RETRY.max_retries)),
+        max_retry_after_s=settings.retry_max_wait_s,
+    )
+    return WriterClient(
+        settings.writer_url,
+        settings.perplexity_api_key,
+        model=memo.writer.model or settings.writer_model,
+        http=http,
+        timeout=settings.writer_timeout_s,
+        retry=retry,
+        requests_per_minute=settings.writer_requests_per_minute,
+    )
+
+
+# ---------------------------------------------------------------- one section
+
+
+async def run_section(
+    loaded_memo: LoadedMemo,
+    section_id: str,
+    *,
+    store: Any,
+    settings: Settings,
+    refresh: bool = False,
+    writer: WriterClient | None = None,
+    exa_client: Any = None,
+    global_rejects: list[str] | None = None,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    cancel: asyncio.Event | None = None,
+) -> RunOutcome:
+    """Run one section end to end. Never raises for writer or retrieval trouble: the
+    outcome says ``failed`` and why, and the previous note is untouched. An
+    ``asyncio.CancelledError`` is recorded and then re-raised."""
+    memo = loaded_memo.memo
+    try:
+        section = memo.section(section_id)
+    except KeyError:
+        raise UserError(
+            f"{loaded_memo.path}: no section with id {section_id!r}",
+            hint=f"valid section ids: {', '.join(s.id for s in memo.sections)}",
+        ) from None
+    started = now or datetime.now(timezone.utc)
+    run_id = _new_run_id(started)
+    path = note_path(loaded_memo.dir, memo, section_id)
+    web_search = effective_web_search(memo, section)
+    outcome = RunOutcome(section=section_id, status="failed", run_id=run_id)
+    record: dict[str, Any] = {
+        "id": run_id,
+        "section": section_id,
+        "started_at": started.isoformat(),
+        "web_search": web_search,
+        "refresh": refresh,
+    }
+    t0 = time.monotonic()
+    stage = "retrieving"
+    source_set: SourceSet | None = None
+    try:
+        # 1. Resolve sources (degrades with warnings; never blocks).
+        _emit(progress, section_id, "retrieving")
+        if global_rejects is None:
+            from store.global_store import GlobalStore
+
+            global_rejects = GlobalStore().rejects()
+        retrieval = await _until_cancelled(
+            retrieve_section_outcome(
+                loaded_memo, section_id, store=store, settings=settings, global_rejects=global_rejects,
+                refresh=refresh, exa_client=exa_client, now=now,
+            ),
+            cancel,
+        )
+        source_set = retrieval.source_set
+        outcome.timings["retrieval_s"] = round(time.monotonic() - t0, 4)
+        outcome.source_set_id = source_set.id or None
+        outcome.source_set_reused = retrieval.reused
+        outcome.requests["exa"] = retrieval.requests
+        outcome.cost["retrieval"] = 0.0 if retrieval.reused or retrieval.kept_previous else source_set.cost_dollars
+        outcome.warnings += [_short(f"{w.code}: {w.message}") for w in source_set.warnings]
+        record.update(source_set_id=outcome.source_set_id, source_set_reused=retrieval.reused)
+
+        # 2. Write.
+        stage = "writing"
+        _emit(progress, section_id, "writing")
+        prompt = build_prompt(memo, section, source_set, today=started.date(), web_search=web_search)
+        rejects = list(dict.fromkeys([*store.rejects(), *global_rejects]))
+        domain_filter = (
+            domain_filter_for(writer_pins(memo, section, source_set), rejects, cap=settings.writer_domain_filter_cap)
+            if web_search
+            else []
+        )
+        record.update(
+            model=(writer.model if writer else memo.writer.model or settings.writer_model),
+            domain_filter=domain_filter,
+            prompt={"system": prompt.system, "user": prompt.user, "markers": list(prompt.markers)},
+        )
+        if writer is None:
+            writer = writer_from_settings(settings, memo)  # opens a connection per call: nothing to close
+        t1 = time.monotonic()
+        try:
+            response: WriterResponse = await _until_cancelled(
+                writer.complete(
+                    prompt, web_search=web_search, domain_filter=domain_filter or None,
+                    temperature=memo.writer.temperature,
+                ),
+                cancel,
+            )
+        finally:
+            outcome.timings["writer_s"] = round(time.monotonic() - t1, 4)
+        outcome.requests["writer"] = response.requests
+        outcome.cost["writer"] = float(response.cost_dollars or 0.0)
+        outcome.raw_citation_classes = _classes(response.raw)
+        record.update(model=response.model or record["model"], raw_response=response.raw)
+
+        # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.
+        stage = "reconciling"
+        _emit(progress, section_id, "reconciling")
+        web_results = list(response.search_results) if web_search else []
+        if not web_search and response.search_results:
+            outcome.warnings.append(
+                f"writer: strict mode, but the writer returned {len(response.search_results)} web result(s); "
+                "they were not accepted as sources"
+            )
+        rejected = _rejected_hosts(web_results, rejects)
+        if rejected:
+            outcome.warnings.append(
+                "writer: its own search returned results from rejected domains "
+                f"({', '.join(rejected)}); citations of them may remain — check the report"
+            )
+        result = reconcile(
+            response.content,
+            list(source_set.sources),
+            search_results=web_results,
+            protected=tuple(memo.settings.protected_keys),
+        )
+        # ``result.text`` ends with the house "Sources" sections (rendered by the reconciler);
+        # tidy is idempotent and keeps definitions in step with any renumbering.
+        text = tidy(result.text, protected=tuple(memo.settings.protected_keys))
+        outcome.report = _report_json(result.report)
+        outcome.warnings += [_short(w) for w in outcome.report.get("warnings", [])]
+        outcome.status = "degraded" if source_set.degraded else "ok"
+
+        # 4. The note, atomically, and only now.
+        note = render_note(
+            NoteRecord(
+                section=section_id,
+                title=section.title,
+                run_id=run_id,
+                model=record["model"],
+                generated_at=started,
+                status=outcome.status,
+                web_search=web_search,
+                source_set_id=source_set.id or None,
+                source_set_version=source_set.version or None,
+                source_set_fingerprint=source_set.fingerprint or None,
+                counts=outcome.report,
+                warnings=outcome.warnings,
+                cost_retrieval=outcome.cost["retrieval"],
+                cost_writer=outcome.cost["writer"],
+            ),
+            text,
+        )
+        stage = "saving the note"
+        previous = _previous_note(store, path, section_id)
+        if previous is not None:
+            record["previous_note"] = previous
+            outcome.warnings.append(
+                "the previous note had edits made outside sourcedesk; its text is kept in run "
+                f"{run_id} (previous_note)"
+            )
+        write_note_atomic(path, note)
+        outcome.note_path = path
+        record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
+        _emit(progress, section_id, "saved")
+    except asyncio.CancelledError:
+        _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged")
+        _finish(store, record, outcome, t0, progress)
+        raise
+    except RunCancelled:
+        _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged")
+    except WriterError as exc:
+        _fail(outcome, exc.kind, f"writer failed: {exc.message}; the previous note is unchanged")
+        outcome.requests["writer"] = exc.requests
+        record["error"] = {"kind": exc.kind, "status": exc.status, "message": exc.message}
+    except UserError as exc:
+        _fail(outcome, "user", f"{exc}; the previous note is unchanged")
+    except Exception as exc:  # noqa: BLE001 - one section's bug must not stop the others
+        log.exception("section %s failed while %s", section_id, stage)
+        _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
+    _finish(store, record, outcome, t0, progress)
+    return outcome
+
+
+def _fail(outcome: RunOutcome, kind: str, message: str) -> None:
+    outcome.status = "failed"
+    outcome.message = _short(message)
+    outcome.note_path = None
+    outcome.error_kind = kind
+
+
+def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
+    """The current note's text when someone edited it since sourcedesk wrote it (kept, not lost)."""
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None
+    written = store.section_state(section_id).get("note_sha256")
+    if written == hashlib.sha256(current).hexdigest():
+        return None
+    return current.decode("utf-8", errors="replace")
+
+
+def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, progress: Progress | None) -> None:
+    outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
+    outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
+    if outcome.status == "failed":
+        _emit(progress, outcome.section, "failed")
+    record.update(
+        status=outcome.status,
+        message=outcome.message,
+        finished_at=datetime.now(timezone.utc).isoformat(),
+        report=outcome.report,
+        outcome=outcome.to_json(),
+        timings=dict(outcome.timings),
+        cost=dict(outcome.cost),
+    )
+    try:
+        outcome.run_id = store.save_run(record)
+        state = {"last_run": outcome.run_id, "last_status": outcome.status}
+        if outcome.status != "failed":
+            state["note_sha256"] = record.get("note_sha256")
+        store.update_section_state(outcome.section, state)
+    except Exception as exc:  # noqa: BLE001 - the note is already safe; say the record is missing
+        log.exception("could not record run of section %s", outcome.section)
+        outcome.warnings.append(_short(f"the run could not be recorded in the memo store: {exc}"))
+
+
+# ---------------------------------------------------------------- a whole memo
+
+
+async def run_memo(
+    memo_dir: Path | str,
+    section_ids: list[str] | None = None,
+    *,
+    refresh: bool = False,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    cancel: asyncio.Event | None = None,
+    store: Any = None,
+) -> list[RunOutcome]:
+    """Run the requested sections (all by default) concurrently; outcomes in the order asked.
+
+    Opens (and locks) the memo store unless one is passed in (the TUI holds its own)."""
+    from store.global_store import GlobalStore
+    from store.memo_store import MemoStore
+
+    settings = settings or Settings()
+    loaded = load_memo(Path(memo_dir))
+    ids = check_section_ids(loaded, section_ids)
+    global_rejects = GlobalStore().rejects()
+    semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
+    exa_client = exa_client_from_settings(settings) if settings.retrieval_enabled else None
+    own_store = store is None
+    if own_store:
+        store = MemoStore(loaded.dir)
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(settings.writer_timeout_s)) as http:
+            writer = writer_from_settings(settings, loaded.memo, http=http)
+
+            async def one(section_id: str) -> RunOutcome:
+                async with semaphore:
+                    return await run_section(
+                        loaded, section_id, store=store, settings=settings, refresh=refresh, writer=writer,
+                        exa_client=exa_client, global_rejects=global_rejects, progress=progress, now=now,
+                        cancel=cancel,
+                    )
+
+            return list(await asyncio.gather(*(one(s) for s in ids)))
+    finally:
+        if exa_client is not None:
+            await exa_client.aclose()
+        if own_store:
+            store.close()
+
+
+__all__ = ["RunCancelled", "RunOutcome", "run_memo", "run_section", "writer_from_settings", "writer_pins"]

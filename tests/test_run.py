@@ -1,0 +1,369 @@
+"""The run pipeline end to end against the real sandbox over loopback.
+
+What an analyst relies on: a run turns a section into a note whose every URL
+was really retrieved; a failed writer call never touches the previous note;
+re-running one section leaves the others alone; a re-run reuses the frozen set
+without a single Exa request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from core.memo_loader import load_memo
+from core.notes import parse_note
+from core.run import run_memo, run_section
+from core.settings import Settings
+from core.urls import normalise_url
+from sandbox.server import SandboxServer
+from store.memo_store import MemoStore
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
+EXA_KEY = "exa-dummy-key-0123456789"
+WRITER_KEY = "pplx-dummy-key-0123456789"
+NOTES = {
+    "overview": "01-overview.md",
+    "competitors": "02-competitors.md",
+    "funding": "03-funding.md",
+    "notes": "04-notes.md",
+}
+
+_LINK_DEST = re.compile(r"\]\(\s*<?([^)\s>]+)>?")
+_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
+_BARE = re.compile(r"https?://[^\s)\]>`\"']+", re.IGNORECASE)
+_MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+_DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:", re.M)
+
+
+def note_urls(text: str) -> set[str]:
+    """Every URL anywhere in a note: link destinations, autolinks and bare URLs."""
+    found = set(_LINK_DEST.findall(text)) | set(_AUTOLINK.findall(text)) | set(_BARE.findall(text))
+    return {u for u in found if re.match(r"(?i)^https?://", u) or "." in u.split("/")[0]}
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=0, fault_hold_s=5.0) as server:
+        yield server
+
+
+def _control(sandbox, path: str, payload=None) -> dict:
+    with httpx.Client(base_url=sandbox.url, timeout=5) as client:
+        if payload is None and path.endswith("stats"):
+            return client.get(path).json()
+        return client.post(path, json=payload if payload is not None else {}).json()
+
+
+def _faults(sandbox, *specs: str) -> None:
+    _control(sandbox, "/_sandbox/faults", list(specs))
+
+
+def _exa_requests(sandbox) -> int:
+    return _control(sandbox, "/_sandbox/stats")["exa"]["requests"]
+
+
+def _writer_requests(sandbox) -> int:
+    return _control(sandbox, "/_sandbox/stats")["writer"]["requests"]
+
+
+@pytest.fixture
+def env(sandbox, monkeypatch):
+    _control(sandbox, "/_sandbox/reset")
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
+    monkeypatch.setenv("SOURCEDESK_WRITER_URL", sandbox.url)
+    monkeypatch.setenv("EXA_API_KEY", EXA_KEY)
+    monkeypatch.setenv("PERPLEXITY_API_KEY", WRITER_KEY)
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "1")
+    monkeypatch.setenv("SOURCEDESK_RETRY_MAX_WAIT_S", "1")
+    monkeypatch.setenv("SOURCEDESK_WRITER_TIMEOUT_S", "1.5")
+    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "5")
+    yield sandbox
+    _control(sandbox, "/_sandbox/reset")
+
+
+@pytest.fixture
+def memo_dir(tmp_path) -> Path:
+    target = tmp_path / "nats-memo"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+def _run(memo_dir: Path, sections=None, **kw):
+    settings = kw.pop("settings", None) or Settings()
+    return asyncio.run(run_memo(memo_dir, sections, settings=settings, **kw))
+
+
+def _snapshot(memo_dir: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted((memo_dir / "sections").glob("*.md"))}
+
+
+def _ground_truth(memo_dir: Path, outcome) -> set[str]:
+    with MemoStore(memo_dir) as store:
+        source_set = store.get_source_set(outcome.source_set_id)
+        run = store.get_run(outcome.run_id)
+    urls = {normalise_url(s.url) for s in source_set.sources}
+    urls |= {normalise_url(r["url"]) for r in run["raw_response"].get("search_results", []) if r.get("url")}
+    return urls
+
+
+# ---------------------------------------------------------------- end to end
+
+
+def test_a_section_runs_end_to_end_into_a_note(env, memo_dir):
+    [outcome] = _run(memo_dir, ["overview"])
+    assert outcome.status == "ok", outcome.message
+    assert outcome.note_path == memo_dir / "sections" / "01-overview.md"
+    front, body = parse_note(outcome.note_path.read_text(encoding="utf-8"))
+    assert front["section"] == "overview" and front["run_id"] == outcome.run_id
+    assert front["source_set"]["id"] == outcome.source_set_id and front["source_set"]["version"] == 1
+    assert front["model"] == "sonar-pro" and front["web_search"] is True
+    report = outcome.report
+    assert front["counts"] == {k: report[k] for k in front["counts"]}
+    assert report["verified"] + report["substituted"] >= 1
+    assert front["cost"]["total"] == pytest.approx(outcome.cost["total"]) and outcome.cost["writer"] > 0
+    assert body.startswith("# Company overview\n\n")
+    assert "## Sources (retrieved)" in body
+    # every marker has a definition, every definition is used
+    prose = _DEFINITION.split(body)[0]
+    assert set(_MARKER.findall(body)) == set(_DEFINITION.findall(body))
+    assert _MARKER.findall(prose)
+    assert outcome.timings["total_s"] >= outcome.timings["writer_s"] > 0
+
+
+def test_every_url_in_every_note_was_retrieved(env, memo_dir):
+    outcomes = _run(memo_dir)
+    assert [o.section for o in outcomes] == list(NOTES)
+    assert all(o.status == "ok" for o in outcomes), [o.message for o in outcomes]
+    raw = {"invented": 0, "wrong_metadata": 0, "out_of_range": 0}
+    for outcome in outcomes:
+        text = outcome.note_path.read_text(encoding="utf-8")
+        urls = note_urls(text)
+        truth = _ground_truth(memo_dir, outcome)
+        strays = {u for u in urls if normalise_url(u) not in truth}
+        assert not strays, f"{outcome.section}: URLs that no retrieval returned: {strays}"
+        assert "example.com" not in text
+        for key in raw:
+            raw[key] += (outcome.raw_citation_classes or {}).get(key, 0)
+        if outcome.section != "notes":
+            assert urls, f"{outcome.section}: the note cites nothing"
+    # the sandbox writer really did fabricate: the clean notes are the pipeline's doing
+    assert raw["invented"] > 0 and raw["wrong_metadata"] > 0
+
+
+def test_strict_section_cites_only_the_frozen_set(env, memo_dir):
+    [outcome] = _run(memo_dir, ["funding"])
+    assert outcome.status == "ok", outcome.message
+    text = outcome.note_path.read_text(encoding="utf-8")
+    front, body = parse_note(text)
+    assert front["web_search"] is False
+    assert "## Sources (web search)" not in body
+    keys = set(_MARKER.findall(body))
+    assert keys and all(re.fullmatch(r"E\d+", k) for k in keys)
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+        frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
+    assert run["raw_response"]["search_results"] == []
+    assert {normalise_url(u) for u in note_urls(text)} <= frozen
+
+
+def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
+    [outcome] = _run(memo_dir, ["overview"])
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+    assert run["section"] == "overview" and run["status"] == "ok"
+    assert run["source_set_id"] == outcome.source_set_id
+    assert "Company overview" in run["prompt"]["user"] and run["prompt"]["system"]
+    assert run["raw_response"]["choices"][0]["message"]["content"]
+    assert run["report"] == outcome.report
+    assert run["outcome"]["status"] == "ok" and run["cost"]["total"] == outcome.cost["total"]
+    assert set(run["timings"]) == {"retrieval_s", "writer_s", "total_s"}
+    store_bytes = b"".join(p.read_bytes() for p in (memo_dir / ".sourcedesk").rglob("*") if p.is_file())
+    note_bytes = outcome.note_path.read_bytes()
+    for key in (EXA_KEY, WRITER_KEY):
+        assert key.encode() not in store_bytes and key.encode() not in note_bytes
+
+
+# ---------------------------------------------------------------- failures never touch the note
+
+
+@pytest.mark.parametrize(
+    "fault, reason, kind",
+    [
+        ("writer:500*2", "HTTP 500", "server"),  # still failing after the one retry
+        ("writer:timeout*2", "did not answer within", "timeout"),
+        ("writer:401*1", "HTTP 401", "auth"),
+    ],
+)
+def test_writer_failure_leaves_the_previous_note_byte_identical(env, memo_dir, fault, reason, kind):
+    first = _run(memo_dir, ["overview", "competitors"])
+    assert [o.status for o in first] == ["ok", "ok"]
+    before = _snapshot(memo_dir)
+    _faults(env, fault)
+    events: list[tuple[str, str]] = []
+    # one section at a time, so the fault's budget is spent on the first section only
+    outcomes = _run(
+        memo_dir, ["overview", "competitors"], settings=Settings(max_concurrent_sections=1, writer_timeout_s=0.6),
+        progress=lambda s, st: events.append((s, st)),
+    )
+    failed, other = outcomes
+    assert failed.error_kind == kind
+    assert [st for s, st in events if s == "overview"] == ["retrieving", "writing", "failed"]
+    assert failed.status == "failed" and failed.note_path is None
+    assert reason in failed.message and "previous note is unchanged" in failed.message
+    assert _snapshot(memo_dir)["01-overview.md"] == before["01-overview.md"]
+    assert other.status == "ok", other.message  # the other section is fine
+    assert _snapshot(memo_dir)["02-competitors.md"] != before["02-competitors.md"]
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(failed.run_id)
+    assert run["status"] == "failed" and reason in run["message"]
+    assert run["error"]["kind"] == failed.error_kind
+    assert not list((memo_dir / "sections").glob(".*.tmp"))
+
+
+def test_rerunning_one_section_leaves_every_other_note_byte_identical(env, memo_dir):
+    _run(memo_dir)
+    before = _snapshot(memo_dir)
+    [outcome] = _run(memo_dir, ["competitors"], refresh=True)
+    assert outcome.status == "ok"
+    after = _snapshot(memo_dir)
+    assert set(after) == set(before)
+    for name in before:
+        if name == "02-competitors.md":
+            assert after[name][0] != before[name][0]  # a new run id at least
+        else:
+            assert after[name] == before[name], f"{name} was rewritten"
+
+
+def test_second_run_reuses_the_frozen_set_with_zero_exa_requests(env, memo_dir):
+    first = _run(memo_dir, ["overview", "competitors"])
+    assert _exa_requests(env) >= 2
+    _control(env, "/_sandbox/reset")
+    second = _run(memo_dir, ["overview", "competitors"])
+    assert _exa_requests(env) == 0
+    assert _writer_requests(env) == 2
+    for a, b in zip(first, second):
+        assert b.status == "ok" and b.source_set_reused
+        assert b.source_set_id == a.source_set_id
+        assert b.cost["retrieval"] == 0.0 and b.requests["exa"] == 0
+
+
+def test_degraded_retrieval_still_writes_the_note_with_a_warning(env, memo_dir):
+    _faults(env, "exa:402")
+    [outcome] = _run(memo_dir, ["competitors"])
+    assert outcome.status == "degraded"
+    assert any(w.startswith("degraded:") for w in outcome.warnings)
+    front, _ = parse_note(outcome.note_path.read_text(encoding="utf-8"))
+    assert front["status"] == "degraded"
+    assert any(w.startswith("degraded:") for w in front["warnings"])
+
+
+# ---------------------------------------------------------------- concurrency and cancellation
+
+
+def test_sections_run_concurrently_but_within_the_bound(env, memo_dir):
+    _control(env, "/_sandbox/latency", {"writer": 300})
+    active, peak = set(), [0]
+
+    def progress(section: str, stage: str) -> None:
+        if stage == "retrieving":
+            active.add(section)
+        elif stage in ("saved", "failed"):
+            active.discard(section)
+        peak[0] = max(peak[0], len(active))
+
+    outcomes = _run(memo_dir, settings=Settings(max_concurrent_sections=2), progress=progress)
+    assert all(o.status == "ok" for o in outcomes)
+    assert peak[0] == 2
+
+
+def test_stages_are_reported_in_order(env, memo_dir):
+    events: list[tuple[str, str]] = []
+    _run(memo_dir, ["overview"], progress=lambda s, st: events.append((s, st)))
+    assert events == [("overview", "retrieving"), ("overview", "writing"), ("overview", "reconciling"),
+                      ("overview", "saved")]
+
+
+def _run_with_cancel(memo_dir: Path, how: str):
+    loaded = load_memo(memo_dir)
+
+    async def main():
+        cancel = asyncio.Event()
+        with MemoStore(memo_dir) as store:
+
+            def progress(section, stage):
+                if stage == "writing":
+                    asyncio.get_running_loop().call_later(0.2, cancel.set if how == "event" else task.cancel)
+
+            task = asyncio.ensure_future(
+                run_section(loaded, "overview", store=store, settings=Settings(), progress=progress, cancel=cancel)
+            )
+            try:
+                return await task
+            except asyncio.CancelledError:
+                return "cancelled"
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("how", ["event", "task"])
+def test_cancelling_a_run_leaves_no_partial_note(env, memo_dir, how):
+    _run(memo_dir, ["overview"])
+    before = _snapshot(memo_dir)
+    _control(env, "/_sandbox/latency", {"writer": 3000})
+    result = _run_with_cancel(memo_dir, how)
+    if how == "event":
+        assert result.status == "failed" and result.error_kind == "cancelled"
+        assert "cancelled while writing" in result.message
+    else:
+        assert result == "cancelled"
+    assert _snapshot(memo_dir) == before
+    with MemoStore(memo_dir) as store:
+        latest = store.runs("overview")[0]
+    assert latest["status"] == "failed" and "cancelled" in latest["message"]
+
+
+def test_hand_edits_to_a_note_are_kept_in_the_run_record_before_it_is_replaced(env, memo_dir):
+    [first] = _run(memo_dir, ["overview"])
+    edited = first.note_path.read_text(encoding="utf-8") + "\nAnalyst remark: check the churn numbers.\n"
+    first.note_path.write_text(edited, encoding="utf-8")
+    [second] = _run(memo_dir, ["overview"])
+    assert second.status == "ok"
+    assert any("edits made outside sourcedesk" in w for w in second.warnings)
+    with MemoStore(memo_dir) as store:
+        assert store.get_run(second.run_id)["previous_note"] == edited
+    # an untouched note is simply replaced, without the warning
+    [third] = _run(memo_dir, ["overview"])
+    assert not any("edits made outside sourcedesk" in w for w in third.warnings)
+
+
+def test_the_writer_search_is_pinned_or_told_what_to_avoid(env, memo_dir):
+    with MemoStore(memo_dir) as store:
+        store.add_reject("nats.aero")
+    outcomes = _run(memo_dir, ["overview", "competitors", "funding"])
+    with MemoStore(memo_dir) as store:
+        runs = {o.section: store.get_run(o.run_id) for o in outcomes}
+    # pin: entity → the writer's own search is restricted to the subject's domains
+    assert runs["overview"]["domain_filter"] == ["nats.io", "synadia.com"]
+    # a wide section keeps its rejections out of the writer's search too
+    assert runs["competitors"]["domain_filter"] == ["-nats.aero"]
+    # strict mode: no web search at all, so no filter
+    assert runs["funding"]["domain_filter"] == [] and runs["funding"]["web_search"] is False
+
+
+def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
+    with MemoStore(memo_dir) as store:
+        store.add_reject("synadia.com")
+    # a zero cap sends no filter: the writer's own search is free to return the rejected domain
+    [outcome] = _run(memo_dir, ["competitors"], settings=Settings(writer_domain_filter_cap=0))
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+    hosts = {r["url"].split("/")[2] for r in run["raw_response"]["search_results"]}
+    assert run["domain_filter"] == []
+    assert any(h.endswith("synadia.com") for h in hosts)  # the situation under test did arise
+    assert any("rejected domains" in w and "synadia.com" in w for w in outcome.warnings)
