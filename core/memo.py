@@ -39,7 +39,7 @@ class Firm(_Model):
 class WriterConfig(_Model):
     model: str | None = None  # falls back to the global setting (sonar-pro)
     web_search: bool = True
-    target_words: int = 350
+    target_words: int = Field(default=350, ge=50, le=5000)
     temperature: float | None = None
 
 
@@ -93,7 +93,7 @@ class Section(_Model):
     title: str
     questions: list[str] = Field(default_factory=list)
     guidance: str = ""
-    target_words: int | None = None
+    target_words: int | None = Field(default=None, ge=50, le=5000)
     web_search: bool | None = None  # None: use the memo's writer.web_search
     include_sources: list[SourceEntry] = Field(default_factory=list)
 
@@ -113,6 +113,14 @@ class Memo(_Model):
     settings: MemoSettings = Field(default_factory=MemoSettings)
     vars: dict[str, str] = Field(default_factory=dict)  # extra {{name}} template variables
     sections: list[Section] = Field(min_length=1)
+
+    @field_validator("vars", mode="before")
+    @classmethod
+    def _scalars_as_text(cls, v: Any) -> Any:
+        """``vars: {year: 2024}`` means the text "2024"; YAML just typed it."""
+        if isinstance(v, dict):
+            return {k: str(x) if isinstance(x, (int, float, bool)) else x for k, x in v.items()}
+        return v
 
     @model_validator(mode="after")
     def _unique_section_ids(self) -> "Memo":

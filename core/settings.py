@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from platformdirs import user_config_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr
+from core.secrets import register_secret
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 APP = "sourcedesk"
@@ -78,6 +79,11 @@ class Settings(BaseSettings):
     max_retries: int = 4
     retry_max_wait_s: float = 60.0
     allow_private_urls: bool = False
+
+    def model_post_init(self, __context: Any) -> None:
+        for key in (self.exa_api_key, self.perplexity_api_key):
+            if key is not None:
+                register_secret(key.get_secret_value())
 
     @classmethod
     def settings_customise_sources(

@@ -39,3 +39,19 @@ def test_help_lists_commands(capsys):
         assert exc.code == 0
     out = capsys.readouterr().out
     assert "config" in out
+
+
+def test_key_from_config_file_is_redacted_from_the_store(monkeypatch, tmp_path):
+    from store.memo_store import MemoStore
+
+    monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path / "cfg"))
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.yaml").write_text("exa-api-key: cfg-only-key-987654\n")
+    assert load_settings().exa_api_key.get_secret_value() == "cfg-only-key-987654"
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    with MemoStore(memo) as store:
+        run_id = store.save_run({"section": "s", "error": "Exa said: bad key cfg-only-key-987654"})
+        assert "cfg-only-key-987654" not in store.get_run(run_id)["error"]
+    on_disk = b"".join(p.read_bytes() for p in (memo / ".sourcedesk").rglob("*") if p.is_file())
+    assert b"cfg-only-key-987654" not in on_disk

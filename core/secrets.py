@@ -1,0 +1,31 @@
+"""The set of secret values that must never be persisted or printed.
+
+Keys from the environment are always included; keys that arrived any other way
+(config.yaml) are registered when ``Settings`` is built, so every writer of
+files (the store, notes, logs) can redact without knowing where keys came from.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+SECRET_ENV_VARS = ("EXA_API_KEY", "PERPLEXITY_API_KEY")
+MIN_SECRET_LEN = 8
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    if value and len(value) >= MIN_SECRET_LEN:
+        with _lock:
+            _registered.add(value)
+
+
+def secret_values() -> list[str]:
+    """Current secrets, longest first (so a key containing another is replaced whole)."""
+    found = {os.environ.get(name, "").strip() for name in SECRET_ENV_VARS}
+    with _lock:
+        found |= _registered
+    return sorted((s for s in found if len(s) >= MIN_SECRET_LEN), key=len, reverse=True)

@@ -1,0 +1,75 @@
+"""Global (all memos) rejections: ``data_dir()/global.json``.
+
+Several sourcedesk processes may run at once (one per memo), so unlike the
+memo store this one is not held open: each operation takes the file lock,
+reads the file fresh, writes atomically and lets go.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from tinydb import TinyDB
+
+from core.settings import data_dir
+from store import rejections
+from store.json_storage import AtomicJSONStorage
+from store.process_lock import ProcessLock
+
+LOCK_WAIT_S = 10.0
+
+
+def default_global_path() -> Path:
+    return data_dir() / "global.json"
+
+
+class GlobalStore:
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path) if path is not None else default_global_path()
+        self._mutex = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"GlobalStore({str(self.path)!r})"
+
+    @contextmanager
+    def _rejects_table(self) -> Iterator[Any]:
+        with self._mutex:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = ProcessLock(
+                self.path.with_name(self.path.name + ".lock"),
+                what=f"the global rejection list {self.path}",
+                hint="another sourcedesk is updating it; try again in a moment",
+                owner_path=self.path.with_name(self.path.name + ".owner.json"),
+            )
+            lock.acquire(LOCK_WAIT_S)
+            try:
+                db = TinyDB(self.path, storage=AtomicJSONStorage, label="global rejection list", cache=False)
+                try:
+                    yield db.table("rejects", cache_size=0)
+                finally:
+                    db.close()
+            finally:
+                lock.release()
+
+    def rejects(self) -> list[str]:
+        with self._rejects_table() as table:
+            return rejections.list_domains(table)
+
+    def reject_entries(self) -> list[dict[str, Any]]:
+        with self._rejects_table() as table:
+            return rejections.list_entries(table)
+
+    def add_reject(self, domain: str, note: str = "") -> bool:
+        with self._rejects_table() as table:
+            return rejections.add_domain(table, domain, note)
+
+    def add_rejects(self, domains: Iterable[str], note: str = "") -> int:
+        with self._rejects_table() as table:
+            return rejections.add_domains(table, domains, note)
+
+    def remove_reject(self, domain: str) -> bool:
+        with self._rejects_table() as table:
+            return rejections.remove_domain(table, domain)

@@ -1,0 +1,251 @@
+"""The per-memo store: ``<memo>/.sourcedesk/`` (``db.json`` + ``payloads/``).
+
+Frozen source sets (every version kept), memo-scoped rejections, run records
+and small per-section UI state. One process owns a memo's store at a time (an
+inter-process lock taken on open); inside that process every operation is
+serialised by a lock, so asyncio tasks and worker threads may share one
+instance.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets as _secrets
+import threading
+import weakref
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic_core import to_jsonable_python
+from tinydb import Query, TinyDB
+
+from core.errors import UserError
+from core.models import SourceSet
+from store import rejections
+from store.json_storage import AtomicJSONStorage
+from store.payloads import PayloadDir, externalise, restore
+from store.process_lock import ProcessLock
+
+STORE_DIRNAME = ".sourcedesk"
+SCHEMA_VERSION = 1
+# Run fields that move to a payload file as one JSON document when large.
+RUN_PAYLOAD_FIELDS = ("raw_response", "raw_responses", "prompt", "messages", "response")
+
+_Q = Query()
+
+
+def store_dir(memo_dir: Path) -> Path:
+    return Path(memo_dir) / STORE_DIRNAME
+
+
+class MemoStore:
+    def __init__(self, memo_dir: Path, *, wait_s: float = 0.0):
+        self.memo_dir = Path(memo_dir)
+        if not self.memo_dir.is_dir():
+            raise UserError(
+                f"memo directory {self.memo_dir} does not exist",
+                hint="run `sourcedesk init DIR --subject NAME --url URL` to create a memo",
+            )
+        self.dir = store_dir(self.memo_dir)
+        try:
+            self.dir.mkdir(exist_ok=True)
+            ignore = self.dir / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# sourcedesk's store: local state, not for version control\n*\n")
+        except OSError as exc:
+            raise UserError(
+                f"cannot create the memo store in {self.dir}: {exc.strerror or exc}",
+                hint="check that the memo folder is writable",
+            ) from None
+        self._mutex = threading.RLock()
+        self._lock = ProcessLock(
+            self.dir / "lock",
+            what=f"memo {self.memo_dir}",
+            hint="close the other sourcedesk window or command using this memo, then try again",
+        )
+        self._lock.acquire(wait_s)
+        try:
+            self._db = TinyDB(self.dir / "db.json", storage=AtomicJSONStorage, label="memo store")
+            self._db.table("meta", cache_size=0).all()  # read now: a damaged file is reported on open
+            self._check_schema()
+        except BaseException:
+            self._lock.release()
+            raise
+        self.payloads = PayloadDir(self.dir / "payloads")
+        self._closed = False
+        # A store dropped without close() still lets go of the memo when it is collected.
+        self._finalizer = weakref.finalize(self, self._lock.release)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._db.close()
+            finally:
+                self._finalizer()  # releases the lock, once
+
+    def __enter__(self) -> "MemoStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoStore({str(self.memo_dir)!r}, open={not self._closed})"
+
+    def _table(self, name: str):
+        if self._closed:
+            raise RuntimeError("the memo store is closed")
+        return self._db.table(name, cache_size=0)
+
+    def _check_schema(self) -> None:
+        meta = self._db.table("meta", cache_size=0)
+        doc = meta.get(_Q.key == "schema")
+        if doc is None:
+            meta.insert({"key": "schema", "version": SCHEMA_VERSION})
+        elif int(doc.get("version", 0)) > SCHEMA_VERSION:
+            raise UserError(
+                f"the memo store {self.dir} was written by a newer sourcedesk (schema {doc.get('version')})",
+                hint="upgrade sourcedesk to open this memo",
+            )
+
+    # -- payloads ---------------------------------------------------------------------------
+
+    def put_payload(self, data: bytes | str) -> str:
+        """Store bytes (or UTF-8 text) once; returns the content key."""
+        return self.payloads.put(data)
+
+    def get_payload(self, key: str) -> bytes:
+        return self.payloads.get(key)
+
+    # -- source sets ------------------------------------------------------------------------
+
+    def save_source_set(self, source_set: SourceSet) -> SourceSet:
+        """Persist a new version for the set's section; returns the stored copy (id and version set)."""
+        with self._mutex:
+            table = self._table("source_sets")
+            section = source_set.section
+            versions = [d["version"] for d in table.search(_Q.section == section)]
+            version = max(versions, default=0) + 1
+            stored = source_set.model_copy(deep=True)
+            stored.version = version
+            stored.id = f"{section}@v{version}-{source_set.fingerprint[:8]}"
+            if not stored.memo:
+                stored.memo = self.memo_dir.name
+            data = externalise(stored.model_dump(mode="json"), self.payloads.put)
+            table.insert(
+                {
+                    "id": stored.id,
+                    "section": section,
+                    "version": version,
+                    "fingerprint": stored.fingerprint,
+                    "created_at": data.get("created_at"),
+                    "data": data,
+                }
+            )
+            return stored
+
+    def _load_set(self, doc: dict[str, Any]) -> SourceSet:
+        return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
+
+    def get_source_set(self, set_id: str) -> SourceSet | None:
+        with self._mutex:
+            doc = self._table("source_sets").get(_Q.id == set_id)
+            return self._load_set(doc) if doc else None
+
+    def latest_source_set(self, section: str) -> SourceSet | None:
+        with self._mutex:
+            docs = self._table("source_sets").search(_Q.section == section)
+            if not docs:
+                return None
+            return self._load_set(max(docs, key=lambda d: d["version"]))
+
+    def source_set_versions(self, section: str) -> list[SourceSet]:
+        """Every stored version for the section, oldest (v1) first."""
+        with self._mutex:
+            docs = sorted(self._table("source_sets").search(_Q.section == section), key=lambda d: d["version"])
+            return [self._load_set(d) for d in docs]
+
+    # -- rejections (memo scope) ------------------------------------------------------------
+
+    def rejects(self) -> list[str]:
+        with self._mutex:
+            return rejections.list_domains(self._table("rejects"))
+
+    def reject_entries(self) -> list[dict[str, Any]]:
+        """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
+        with self._mutex:
+            return rejections.list_entries(self._table("rejects"))
+
+    def add_reject(self, domain: str, note: str = "") -> bool:
+        """False if already rejected; ``UserError`` for a public suffix or a non-domain."""
+        with self._mutex:
+            return rejections.add_domain(self._table("rejects"), domain, note)
+
+    def add_rejects(self, domains: Iterable[str], note: str = "") -> int:
+        with self._mutex:
+            return rejections.add_domains(self._table("rejects"), domains, note)
+
+    def remove_reject(self, domain: str) -> bool:
+        with self._mutex:
+            return rejections.remove_domain(self._table("rejects"), domain)
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def save_run(self, record: dict[str, Any]) -> str:
+        """Store a run record as given, plus ``id`` and ``created_at``; returns the id.
+
+        Large ``raw_response``/``prompt``/… values (and any long string) go to payload files.
+        """
+        with self._mutex:
+            table = self._table("runs")
+            data = to_jsonable_python(dict(record))
+            run_id = data.get("id")
+            if not isinstance(run_id, str) or not run_id or table.contains(_Q.id == run_id):
+                now = datetime.now(timezone.utc)
+                run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
+            data["id"] = run_id
+            data.setdefault("created_at", datetime.now(timezone.utc).isoformat())
+            table.insert(externalise(data, self.payloads.put, whole_keys=RUN_PAYLOAD_FIELDS))
+            return run_id
+
+    def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[dict[str, Any]]:
+        """Run records, newest first. ``with_payloads=False`` leaves payload refs unresolved (cheap listing)."""
+        with self._mutex:
+            table = self._table("runs")
+            docs = table.search(_Q.section == section) if section is not None else table.all()
+            docs = sorted(docs, key=lambda d: d.doc_id, reverse=True)
+            if not with_payloads:
+                return [copy.deepcopy(dict(d)) for d in docs]
+            return [restore(dict(d), self.payloads.get) for d in docs]
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        with self._mutex:
+            doc = self._table("runs").get(_Q.id == run_id)
+            return restore(dict(doc), self.payloads.get) if doc else None
+
+    # -- per-section UI state ---------------------------------------------------------------
+
+    def section_state(self, section: str) -> dict[str, Any]:
+        with self._mutex:
+            doc = self._table("section_state").get(_Q.section == section)
+            return copy.deepcopy(doc["state"]) if doc else {}
+
+    def set_section_state(self, section: str, state: dict[str, Any]) -> None:
+        """Replace the section's state (a small JSON-able dict)."""
+        with self._mutex:
+            value = to_jsonable_python(dict(state))
+            self._table("section_state").upsert({"section": section, "state": value}, _Q.section == section)
+
+    def update_section_state(self, section: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``changes`` into the section's state; returns the new state."""
+        with self._mutex:
+            state = self.section_state(section)
+            state.update(to_jsonable_python(dict(changes)))
+            self.set_section_state(section, state)
+            return state

@@ -1,0 +1,113 @@
+"""Content-addressed files for large payloads (page texts, raw responses, prompts).
+
+Keeping them out of ``db.json`` keeps every database write small: TinyDB
+rewrites the whole document on each change. The same text stored twice costs
+one file. Files are named by the sha256 of their (redacted) bytes.
+
+``externalise``/``restore`` swap long strings (and, for chosen keys, whole
+values) in a JSON-like tree for a small reference object and back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from core.errors import UserError
+from store.atomic_file import atomic_write_bytes
+from store.redact import redact_bytes
+
+LARGE_CHARS = 2048  # strings longer than this leave db.json
+REF_KEY = "__sourcedesk_payload__"
+_KEY_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+class MissingPayload(UserError):
+    """A payload file the database refers to is gone (the store was edited or partly copied)."""
+
+
+class PayloadDir:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        if not _KEY_RE.match(key or ""):
+            raise MissingPayload(f"{key!r} is not a payload key", hint="payload keys are 64 hex characters")
+        return self.root / key[:2] / key
+
+    def put(self, data: bytes | str) -> str:
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        raw = redact_bytes(raw)
+        key = hashlib.sha256(raw).hexdigest()
+        path = self._path(key)
+        if not path.exists():
+            atomic_write_bytes(path, raw)
+        return key
+
+    def get(self, key: str) -> bytes:
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise MissingPayload(
+                f"payload {key[:12]}… is missing from {self.root}",
+                hint="the store was edited or copied without its payloads/ folder; refresh the section's sources",
+            ) from None
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).exists()
+
+
+def _ref(key: str, kind: str, size: int) -> dict[str, Any]:
+    return {REF_KEY: key, "kind": kind, "chars": size}
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get(REF_KEY), str)
+
+
+def externalise(
+    value: Any,
+    put: Callable[[bytes | str], str],
+    *,
+    threshold: int = LARGE_CHARS,
+    whole_keys: Iterable[str] = (),
+) -> Any:
+    """Copy of ``value`` with strings longer than ``threshold`` replaced by payload refs.
+
+    Top-level keys in ``whole_keys`` (e.g. ``raw_response``) move as one JSON payload
+    when their serialised form is larger than ``threshold``.
+    """
+    whole = set(whole_keys)
+    if isinstance(value, dict) and whole:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if k in whole and not isinstance(v, str) and v is not None:
+                encoded = json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+                if len(encoded) > threshold:
+                    out[k] = _ref(put(encoded), "json", len(encoded))
+                    continue
+            out[k] = externalise(v, put, threshold=threshold)
+        return out
+    if isinstance(value, str):
+        return _ref(put(value), "text", len(value)) if len(value) > threshold else value
+    if isinstance(value, dict):
+        return {k: externalise(v, put, threshold=threshold) for k, v in value.items()}
+    if isinstance(value, list):
+        return [externalise(v, put, threshold=threshold) for v in value]
+    return value
+
+
+def restore(value: Any, get: Callable[[str], bytes]) -> Any:
+    """Inverse of ``externalise``."""
+    if is_ref(value):
+        raw = get(value[REF_KEY]).decode("utf-8")
+        return json.loads(raw) if value.get("kind") == "json" else raw
+    if isinstance(value, dict):
+        return {k: restore(v, get) for k, v in value.items()}
+    if isinstance(value, list):
+        return [restore(v, get) for v in value]
+    return value

@@ -1,0 +1,120 @@
+"""Rejected domains: what a valid one is, and the table operations both scopes share.
+
+A rejection excludes a domain and all of its subdomains from retrieval, so a
+rejection of a public suffix (``com``, ``co.uk``) would silently exclude whole
+swathes of the web: those are refused, as is anything that is not a host name.
+Only the ICANN part of the Public Suffix List counts here: rejecting a
+privately-run suffix such as ``blogspot.com`` or ``github.io`` is a sensible
+thing for an analyst to do.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Iterable
+
+from publicsuffixlist import PublicSuffixList
+from tinydb import Query
+from tinydb.table import Table
+
+from core.errors import UserError
+from core.urls import host_of, strip_www
+
+_LABEL_RE = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
+_EXAMPLE_HINT = "give a registrable domain such as example.com (a URL is fine: its host is used)"
+
+
+@lru_cache(maxsize=1)
+def _icann_suffixes() -> PublicSuffixList:
+    # The bundled snapshot only: never fetched.
+    return PublicSuffixList(only_icann=True)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
+REJECT_CONSEQUENCE = "rejecting it would exclude every site registered under it"
+
+
+def canonical_domain(text: str, *, consequence: str = REJECT_CONSEQUENCE) -> str:
+    """``"https://WWW.Example.com/x"`` → ``"example.com"``; ``UserError`` for junk and public suffixes.
+
+    ``consequence`` finishes the public-suffix message ("rejecting it would …").
+    """
+    raw = (text or "").strip()
+    if raw.startswith("*."):
+        raw = raw[2:]
+    if not raw:
+        raise UserError("an empty domain name was given", hint=_EXAMPLE_HINT)
+    host = host_of(raw)
+    if not host:
+        raise UserError(f"{text.strip()!r} is not a domain name", hint=_EXAMPLE_HINT)
+    if _is_ip(host):
+        return host
+    host = strip_www(host)
+    labels = host.split(".")
+    if not all(_LABEL_RE.match(label) for label in labels):
+        raise UserError(f"{text.strip()!r} is not a domain name", hint=_EXAMPLE_HINT)
+    if _icann_suffixes().is_public(host, accept_unknown=False):
+        raise UserError(f"{host!r} is a public suffix: {consequence}", hint=_EXAMPLE_HINT)
+    if len(labels) < 2:
+        raise UserError(f"{host!r} is not a full domain name (it has no dot)", hint=_EXAMPLE_HINT)
+    return host
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# -- table operations (callers hold the store's locks) -------------------------------------
+
+_Q = Query()
+
+
+def list_domains(table: Table) -> list[str]:
+    return sorted(doc["domain"] for doc in table.all())
+
+
+def list_entries(table: Table) -> list[dict[str, Any]]:
+    return sorted(
+        ({"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", "")} for d in table.all()),
+        key=lambda e: e["domain"],
+    )
+
+
+def add_domain(table: Table, domain: str, note: str = "") -> bool:
+    domain = canonical_domain(domain)
+    if table.contains(_Q.domain == domain):
+        return False
+    table.insert({"domain": domain, "note": note or "", "added_at": _now()})
+    return True
+
+
+def add_domains(table: Table, domains: Iterable[str], note: str = "") -> int:
+    """Bulk add in one write; returns how many were new."""
+    have = {doc["domain"] for doc in table.all()}
+    new: list[str] = []
+    for raw in domains:
+        domain = canonical_domain(raw)
+        if domain not in have:
+            have.add(domain)
+            new.append(domain)
+    stamp = _now()
+    table.insert_multiple({"domain": d, "note": note or "", "added_at": stamp} for d in new)
+    return len(new)
+
+
+def remove_domain(table: Table, domain: str) -> bool:
+    try:
+        key = canonical_domain(domain)
+    except UserError:
+        key = (domain or "").strip().lower()  # let junk that predates validation be removed
+    return bool(table.remove(_Q.domain == key))

@@ -1,0 +1,465 @@
+"""The memo store and the global rejection list: what an analyst would notice if they broke.
+
+Lost or half-written data after a crash, two windows writing one memo, a store
+that balloons with page texts, an API key written to disk, a damaged file that
+crashes the app or is silently emptied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from core.errors import StoreLocked, UserError
+from core.models import OmittedSource, RunWarning, Source, SourceSet
+from store import atomic_file
+from store.global_store import GlobalStore
+from store.memo_store import MemoStore
+from store.payloads import MissingPayload
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _set(section: str = "overview", fingerprint: str = "f00dfeedcafe1234", **kw) -> SourceSet:
+    sources = kw.pop(
+        "sources",
+        [
+            Source(provider="exa", url="https://nats.io/about", title="About NATS", summary="NATS is a messaging system."),
+            Source(provider="exa", url="https://synadia.com", title="Synadia", marker="E2"),
+        ],
+    )
+    return SourceSet(section=section, fingerprint=fingerprint, sources=sources, **kw)
+
+
+@pytest.fixture
+def memo_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "memo"
+    d.mkdir()
+    return d
+
+
+def _db(memo_dir: Path) -> Path:
+    return memo_dir / ".sourcedesk" / "db.json"
+
+
+# -- source sets -------------------------------------------------------------------------
+
+
+def test_versions_increment_and_old_versions_stay_readable(memo_dir):
+    with MemoStore(memo_dir) as store:
+        v1 = store.save_source_set(_set(fingerprint="aaaaaaaa11112222"))
+        v2 = store.save_source_set(_set(fingerprint="bbbbbbbb33334444", sources=[Source(provider="exa", url="https://x.io")]))
+        other = store.save_source_set(_set(section="team"))
+    assert v1.id == "overview@v1-aaaaaaaa" and v1.version == 1
+    assert v2.id == "overview@v2-bbbbbbbb" and v2.version == 2
+    assert other.id == "team@v1-f00dfeed"
+
+    with MemoStore(memo_dir) as store:  # reopened: everything came from disk
+        assert store.latest_source_set("overview").id == v2.id
+        assert [s.version for s in store.source_set_versions("overview")] == [1, 2]
+        old = store.get_source_set(v1.id)
+        assert old is not None and [s.url for s in old.sources] == ["https://nats.io/about", "https://synadia.com"]
+        assert old.sources[1].marker == "E2"
+        assert store.latest_source_set("nope") is None
+        assert store.get_source_set("overview@v9-00000000") is None
+
+
+def test_saving_returns_a_copy_and_never_mutates_the_callers_set(memo_dir):
+    original = _set()
+    with MemoStore(memo_dir) as store:
+        stored = store.save_source_set(original)
+    assert original.id == "" and original.version == 0
+    assert stored.id and stored.memo == "memo"
+
+
+def test_large_texts_go_to_payload_files_and_come_back(memo_dir):
+    page = "NATS JetStream persistence. " * 7200  # ~200 KB
+    big = Source(provider="exa", url="https://docs.nats.io/jetstream", text=page, full_text=True)
+    omitted = OmittedSource(source=Source(provider="exa", url="https://nats.io/blog", text=page + "!"), size=len(page))
+    ss = _set(sources=[big], omitted=[omitted], warnings=[RunWarning(code="truncated", message="1 omitted")])
+    with MemoStore(memo_dir) as store:
+        saved = store.save_source_set(ss)
+        store.save_source_set(ss)  # same text again: stored once
+    assert _db(memo_dir).stat().st_size < 8_000
+    payload_files = [p for p in (memo_dir / ".sourcedesk" / "payloads").rglob("*") if p.is_file()]
+    assert len(payload_files) == 2
+    with MemoStore(memo_dir) as store:
+        back = store.get_source_set(saved.id)
+    assert back.sources[0].text == page
+    assert back.omitted[0].source.text == page + "!"
+    assert back.warnings[0].code == "truncated"
+    assert back == saved
+
+
+def test_a_missing_payload_file_is_a_clear_error_not_a_traceback(memo_dir):
+    with MemoStore(memo_dir) as store:
+        saved = store.save_source_set(_set(sources=[Source(provider="exa", url="https://a.io", text="x" * 5000)]))
+    for p in (memo_dir / ".sourcedesk" / "payloads").rglob("*"):
+        if p.is_file():
+            p.unlink()
+    with MemoStore(memo_dir) as store:
+        with pytest.raises(MissingPayload) as err:
+            store.get_source_set(saved.id)
+    assert isinstance(err.value, UserError) and "payloads" in str(err.value)
+
+
+# -- atomic writes and damaged files -----------------------------------------------------
+
+
+def test_crash_during_write_leaves_the_previous_file_byte_identical(memo_dir, monkeypatch):
+    store = MemoStore(memo_dir)
+    store.add_reject("kestra.com")
+    store.save_source_set(_set())
+    before = _db(memo_dir).read_bytes()
+
+    def crash(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_file.os, "replace", crash)
+    with pytest.raises(OSError):
+        store.add_reject("alcresta.com")
+    with pytest.raises(OSError):
+        store.save_source_set(_set())
+    assert _db(memo_dir).read_bytes() == before
+    leftovers = [p.name for p in (memo_dir / ".sourcedesk").iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+    monkeypatch.undo()
+    # The failed writes did not leak into what this process sees either.
+    assert store.rejects() == ["kestra.com"]
+    assert [s.version for s in store.source_set_versions("overview")] == [1]
+    assert store.add_reject("alcresta.com")
+    store.close()
+    with MemoStore(memo_dir) as again:
+        assert again.rejects() == ["alcresta.com", "kestra.com"]
+
+
+def test_damaged_db_is_reported_and_kept_not_emptied(memo_dir):
+    with MemoStore(memo_dir) as store:
+        store.add_reject("kestra.com")
+    garbage = b'{"rejects": {"1": {"domain": "kestra.com"'  # cut off mid-document
+    _db(memo_dir).write_bytes(garbage)
+    with pytest.raises(UserError) as err:
+        MemoStore(memo_dir)
+    message = str(err.value)
+    assert str(_db(memo_dir)) in message and "damaged" in message
+    assert "Traceback" not in message and err.value.hint and "rename it back" in err.value.hint
+    kept = list((memo_dir / ".sourcedesk").glob("db.json.corrupt-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == garbage
+    assert kept[0].name in message
+    # The lock was released on the failed open, and the next open starts empty (the analyst was told).
+    with MemoStore(memo_dir) as store:
+        assert store.rejects() == []
+
+
+def test_valid_json_of_the_wrong_shape_is_also_damaged(memo_dir):
+    (memo_dir / ".sourcedesk").mkdir()
+    _db(memo_dir).write_text("[1, 2, 3]")
+    with pytest.raises(UserError, match="damaged"):
+        MemoStore(memo_dir)
+
+
+def test_store_from_a_newer_version_is_refused(memo_dir):
+    (memo_dir / ".sourcedesk").mkdir()
+    _db(memo_dir).write_text(json.dumps({"meta": {"1": {"key": "schema", "version": 99}}}))
+    with pytest.raises(UserError, match="newer sourcedesk"):
+        MemoStore(memo_dir)
+    with pytest.raises(UserError, match="newer sourcedesk"):  # and the lock was not left behind
+        MemoStore(memo_dir)
+
+
+def test_missing_memo_folder_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        MemoStore(tmp_path / "nope")
+
+
+def test_store_folder_ignores_itself_in_git(memo_dir):
+    MemoStore(memo_dir).close()
+    assert (memo_dir / ".sourcedesk" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+# -- locking -----------------------------------------------------------------------------
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys
+    from store.memo_store import MemoStore
+    store = MemoStore(sys.argv[1])
+    print("ready", flush=True)
+    sys.stdin.readline()
+    """
+)
+
+_OPENER = textwrap.dedent(
+    """
+    import sys
+    from core.errors import StoreLocked
+    from store.memo_store import MemoStore
+    print("trying", flush=True)
+    try:
+        store = MemoStore(sys.argv[1], wait_s=float(sys.argv[2]))
+    except StoreLocked as err:
+        print(err.message, flush=True)
+        sys.exit(3)
+    store.add_reject("opened-by-child.com")
+    store.close()
+    print("opened", flush=True)
+    """
+)
+
+
+def _python(code: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_second_process_is_locked_out_with_the_holders_pid(memo_dir):
+    with MemoStore(memo_dir) as store:
+        store.add_reject("kestra.com")
+        child = _python(_OPENER, str(memo_dir), "0")
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 3, err
+        assert f"memo {memo_dir} is open elsewhere (pid {os.getpid()})" in out
+        assert store.rejects() == ["kestra.com"]  # untouched
+    child = _python(_OPENER, str(memo_dir), "0")
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0 and "opened" in out, err
+    with MemoStore(memo_dir) as store:
+        assert store.rejects() == ["kestra.com", "opened-by-child.com"]
+
+
+def test_opening_waits_up_to_wait_s_for_the_other_process(memo_dir):
+    store = MemoStore(memo_dir)
+    child = _python(_OPENER, str(memo_dir), "30")
+    assert child.stdout.readline().strip() == "trying"
+    time.sleep(0.3)
+    store.close()
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0 and "opened" in out, err
+
+
+def test_a_crashed_holder_does_not_leave_the_memo_locked(memo_dir):
+    holder = _python(_HOLDER, str(memo_dir))
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLocked) as err:
+            MemoStore(memo_dir)
+        assert f"(pid {holder.pid})" in str(err.value)
+        assert err.value.hint
+    finally:
+        holder.kill()  # no clean close: the kernel drops the lock
+        holder.communicate(timeout=60)
+    with MemoStore(memo_dir, wait_s=5) as store:
+        assert store.rejects() == []
+
+
+def test_a_store_dropped_without_close_frees_the_memo(memo_dir):
+    import gc
+
+    store = MemoStore(memo_dir)
+    store.add_reject("kestra.com")
+    del store
+    gc.collect()
+    with MemoStore(memo_dir) as again:
+        assert again.rejects() == ["kestra.com"]
+
+
+def test_same_memo_twice_in_one_process_is_refused(memo_dir):
+    with MemoStore(memo_dir):
+        with pytest.raises(StoreLocked, match="already open in this process"):
+            MemoStore(memo_dir)
+    MemoStore(memo_dir).close()  # free again after close
+
+
+# -- threads -----------------------------------------------------------------------------
+
+
+THREADS, ROUNDS = 6, 5
+
+
+def test_concurrent_use_from_threads_loses_nothing(memo_dir):
+    store = MemoStore(memo_dir)
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(ROUNDS):
+                store.add_reject(f"t{n}-{i}.example.com")
+                store.save_source_set(_set(section=f"s{n % 3}"))
+                store.save_run({"section": f"s{n % 3}", "n": n, "i": i})
+                store.update_section_state(f"s{n % 3}", {f"k{n}": i})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.rejects()) == THREADS * ROUNDS
+    for s in ("s0", "s1", "s2"):
+        versions = [ss.version for ss in store.source_set_versions(s)]
+        assert versions == list(range(1, len(versions) + 1))
+    assert sum(len(store.source_set_versions(s)) for s in ("s0", "s1", "s2")) == THREADS * ROUNDS
+    assert len({r["id"] for r in store.runs()}) == THREADS * ROUNDS
+    assert store.section_state("s0") == {"k0": ROUNDS - 1, "k3": ROUNDS - 1}
+    store.close()
+    json.loads(_db(memo_dir).read_text())  # still one valid document
+
+
+# -- rejections --------------------------------------------------------------------------
+
+
+def test_memo_rejections_are_canonical_and_persist(memo_dir):
+    with MemoStore(memo_dir) as store:
+        assert store.add_reject("https://www.Kestra.com/about?x=1", note="medical namesake")
+        assert not store.add_reject("kestra.com")
+        assert not store.add_reject("KESTRA.COM.")
+        assert store.add_reject("kestra.com.au")  # a different registrable domain
+        assert store.add_reject("blogspot.com")  # a private suffix is fine to reject
+    with MemoStore(memo_dir) as store:
+        assert store.rejects() == ["blogspot.com", "kestra.com", "kestra.com.au"]
+        assert store.reject_entries()[1]["note"] == "medical namesake"
+        assert store.remove_reject("https://kestra.com/")
+        assert not store.remove_reject("kestra.com")
+        assert store.rejects() == ["blogspot.com", "kestra.com.au"]
+
+
+@pytest.mark.parametrize("junk", ["com", "co.uk", "www.co.uk", "not a domain", "", "http://", "exa mple.com", "-x-.com"])
+def test_public_suffixes_and_junk_are_refused(memo_dir, junk):
+    with MemoStore(memo_dir) as store:
+        with pytest.raises(UserError):
+            store.add_reject(junk)
+        assert store.rejects() == []
+
+
+def test_global_rejections_live_in_the_data_dir_and_scale(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCEDESK_DATA_DIR", str(tmp_path / "data"))
+    store = GlobalStore()
+    assert store.path == tmp_path / "data" / "global.json"
+    domains = [f"namesake-{i}.example.com" for i in range(5000)]
+    start = time.perf_counter()
+    assert store.add_rejects(domains) == 5000
+    assert store.add_reject("alcresta.com")
+    assert not store.add_reject("namesake-42.example.com")
+    assert store.remove_reject("namesake-7.example.com")
+    listed = GlobalStore().rejects()  # a second instance (as another process would) sees it all
+    elapsed = time.perf_counter() - start
+    assert len(listed) == 5000 and "alcresta.com" in listed and "namesake-7.example.com" not in listed
+    assert elapsed < 5, f"5,000 global rejections took {elapsed:.1f}s"
+
+
+def test_global_store_sees_changes_made_by_another_instance(tmp_path):
+    a, b = GlobalStore(tmp_path / "g.json"), GlobalStore(tmp_path / "g.json")
+    assert a.add_reject("one.com")
+    assert b.add_reject("two.com")
+    assert a.rejects() == ["one.com", "two.com"]
+    assert not b.add_reject("one.com")
+
+
+def test_damaged_global_list_is_reported_and_kept(tmp_path):
+    path = tmp_path / "global.json"
+    path.write_text("not json")
+    with pytest.raises(UserError) as err:
+        GlobalStore(path).rejects()
+    assert str(path) in str(err.value)
+    assert [p.read_text() for p in tmp_path.glob("global.json.corrupt-*")] == ["not json"]
+
+
+# -- runs, payloads, section state -------------------------------------------------------
+
+
+def test_runs_newest_first_with_large_fields_in_payloads(memo_dir):
+    prompt = "Write the overview. " * 500
+    raw = {"choices": [{"message": {"content": "text " * 1000}}], "search_results": [{"url": "https://a.io"}] * 50}
+    with MemoStore(memo_dir) as store:
+        first = store.save_run({"section": "overview", "prompt": prompt, "raw_response": raw, "cost": 0.01})
+        second = store.save_run({"section": "team", "prompt": "short"})
+        third = store.save_run({"section": "overview", "status": "degraded"})
+    assert len({first, second, third}) == 3
+    assert _db(memo_dir).stat().st_size < 4_000
+    with MemoStore(memo_dir) as store:
+        assert [r["id"] for r in store.runs()] == [third, second, first]
+        assert [r["id"] for r in store.runs("overview")] == [third, first]
+        run = store.get_run(first)
+        assert run["prompt"] == prompt and run["raw_response"] == raw and run["cost"] == 0.01
+        assert run["created_at"]
+        cheap = store.runs("overview", with_payloads=False)[1]
+        assert cheap["prompt"] != prompt and cheap["cost"] == 0.01
+        assert store.get_run("nope") is None
+
+
+def test_payloads_round_trip_and_are_content_addressed(memo_dir):
+    with MemoStore(memo_dir) as store:
+        key = store.put_payload("página")
+        assert store.put_payload("página".encode()) == key
+        assert store.get_payload(key) == "página".encode()
+        with pytest.raises(UserError):
+            store.get_payload("../../etc/passwd")
+        with pytest.raises(UserError):
+            store.get_payload("0" * 64)
+
+
+def test_section_state_is_small_key_value_that_persists(memo_dir):
+    with MemoStore(memo_dir) as store:
+        assert store.section_state("overview") == {}
+        store.set_section_state("overview", {"pin": "none", "collapsed": True})
+        assert store.update_section_state("overview", {"pin": "entity"}) == {"pin": "entity", "collapsed": True}
+        store.set_section_state("team", {"x": 1})
+    with MemoStore(memo_dir) as store:
+        assert store.section_state("overview") == {"pin": "entity", "collapsed": True}
+        store.set_section_state("overview", {})
+        assert store.section_state("overview") == {}
+        assert store.section_state("team") == {"x": 1}
+
+
+# -- secrets -----------------------------------------------------------------------------
+
+
+def test_api_keys_never_reach_the_disk(memo_dir, monkeypatch):
+    exa_key = "exa-3f9c2e71-aaaa-bbbb-cccc-1234567890ab"
+    pplx_key = "pplx-Zq8vN4kL2mR7tY1x"
+    monkeypatch.setenv("EXA_API_KEY", exa_key)
+    monkeypatch.setenv("PERPLEXITY_API_KEY", pplx_key)
+    leaked = f"Authorization: Bearer {pplx_key}"
+    with MemoStore(memo_dir) as store:
+        store.save_source_set(
+            _set(
+                request={"headers": {"x-api-key": exa_key}},
+                sources=[Source(provider="exa", url="https://a.io", title=exa_key, text=("page " * 1000) + exa_key)],
+            )
+        )
+        run_id = store.save_run({"section": "overview", "prompt": leaked, "raw_response": {"echo": leaked * 200}})
+        store.set_section_state("overview", {exa_key: "as a key"})
+        store.add_reject("a.io", note=f"key {exa_key}")
+        store.put_payload(f"raw {exa_key} bytes".encode())
+        run = store.get_run(run_id)
+    assert run["prompt"] == "Authorization: Bearer [redacted]"
+    for path in (memo_dir / ".sourcedesk").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert exa_key.encode() not in data, path
+            assert pplx_key.encode() not in data, path
+    assert b"[redacted]" in _db(memo_dir).read_bytes()
+
+
+def test_short_env_values_are_not_treated_as_keys(memo_dir, monkeypatch):
+    monkeypatch.setenv("EXA_API_KEY", "nats")  # < 8 chars: redacting would mangle ordinary text
+    with MemoStore(memo_dir) as store:
+        store.set_section_state("overview", {"note": "nats"})
+        assert store.section_state("overview") == {"note": "nats"}
