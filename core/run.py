@@ -304,6 +304,8 @@ async def run_section(
         outcome.requests["writer"] = response.requests
         outcome.cost["writer"] = float(response.cost_dollars or 0.0)
         outcome.raw_citation_classes = _classes(response.raw)
+        if response.finish_reason == "length":
+            outcome.warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
         record.update(model=response.model or record["model"], raw_response=response.raw)
 
         # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.

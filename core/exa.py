@@ -1,0 +1,371 @@
+"""A thin async client for Exa's ``POST /search`` — the API and nothing else.
+
+It knows Exa's wire shapes (camelCase request keys, tolerant response parsing)
+and turns every failure into one ``ExaError`` with a plain-language message the
+analyst can act on. Pins, exclusions, facts and budgets live in the provider
+(``core.providers.exa``): keeping this layer dumb is what lets the sandbox and the
+real service be swapped by one base-URL setting.
+
+The API key travels only in the ``Authorization`` header of each request: it is
+never stored on a shared ``httpx`` client, logged, or included in an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Literal
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import SecretStr
+
+from core.http_policy import EXA_RETRY, RetryOutcome, RetryPolicy, send_with_retries, shared_limiter
+
+log = logging.getLogger("sourcedesk.exa")
+
+MAX_RESULTS = 100
+MAX_DOMAINS = 1200  # per list, per Exa's docs
+# Exa answers 400 when excludeDomains or date filters are combined with these categories.
+CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
+# Exa counts requests per rolling second on *arrival*, while our limiter stamps them
+# when they are sent; connection set-up and a busy event loop can bunch arrivals
+# together. Ten sends per 1.25 s keeps arrivals under ten per second with room to
+# spare (measured: 1.05 s still drew 429s from the sandbox under a loaded test run).
+RATE_WINDOW_S = 1.25
+
+ErrorKind = Literal[
+    "auth", "payment", "forbidden", "bad_request", "not_found", "rate_limited", "server", "timeout", "network", "malformed"
+]
+
+
+class ExaError(Exception):
+    """Exa could not give us results. ``str()`` is a sentence an analyst can act on;
+    it never contains the key, a header or a raw HTML page."""
+
+    def __init__(self, kind: ErrorKind, status: int | None, message: str, *, requests: int = 0):
+        self.kind = kind
+        self.status = status
+        self.message = message
+        self.requests = requests  # HTTP requests spent before giving up
+        super().__init__(message)
+
+    def __repr__(self) -> str:
+        return f"ExaError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+
+
+@dataclass
+class ExaResult:
+    """One result, parsed tolerantly: every field but ``url`` may be missing."""
+
+    url: str
+    title: str = ""
+    id: str | None = None
+    published_date: str | None = None
+    author: str | None = None
+    score: float | None = None
+    text: str | None = None
+    summary: str | dict[str, Any] | None = None  # a JSON *string* when a schema was sent
+    highlights: list[str] = field(default_factory=list)
+    entities: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ExaSearchResult:
+    results: list[ExaResult]
+    cost_total: float = 0.0
+    search_time_ms: float | None = None
+    request_id: str | None = None
+    requests: int = 1  # HTTP requests this call made (retries included)
+    skipped: int = 0  # result items without a usable URL
+
+
+def build_search_body(
+    query: str,
+    *,
+    num_results: int = 10,
+    category: str | None = None,
+    type: str | None = None,
+    include_domains: list[str] | None = None,
+    exclude_domains: list[str] | None = None,
+    summary: dict[str, Any] | bool | None = None,
+    text: dict[str, Any] | bool | None = None,
+    highlights: dict[str, Any] | bool | None = None,
+    start_published_date: str | None = None,
+    end_published_date: str | None = None,
+) -> dict[str, Any]:
+    """The camelCase ``/search`` body. Raises ValueError for what Exa would refuse anyway
+    (so a caller's bug shows up here, not as a 400 at run time)."""
+    if not query or not query.strip():
+        raise ValueError("an Exa query must not be empty")
+    if not 1 <= num_results <= MAX_RESULTS:
+        raise ValueError(f"numResults must be 1–{MAX_RESULTS}, got {num_results}")
+    for name, domains in (("includeDomains", include_domains), ("excludeDomains", exclude_domains)):
+        if domains and len(domains) > MAX_DOMAINS:
+            raise ValueError(f"{name} takes at most {MAX_DOMAINS} entries, got {len(domains)}")
+    body: dict[str, Any] = {"query": query, "numResults": num_results}
+    if category:
+        body["category"] = category
+    if type:
+        body["type"] = type
+    if include_domains:
+        body["includeDomains"] = list(include_domains)
+    if exclude_domains:
+        body["excludeDomains"] = list(exclude_domains)
+    if start_published_date:
+        body["startPublishedDate"] = start_published_date
+    if end_published_date:
+        body["endPublishedDate"] = end_published_date
+    contents: dict[str, Any] = {}
+    for key, value in (("summary", summary), ("text", text), ("highlights", highlights)):
+        if value is True:
+            contents[key] = True if key == "text" else {}
+        elif isinstance(value, dict):
+            contents[key] = {k: v for k, v in value.items() if v is not None}
+    if contents:
+        body["contents"] = contents
+    return body
+
+
+# ---------------------------------------------------------------- response parsing
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+def _parse_result(raw: Any) -> ExaResult | None:
+    if not isinstance(raw, dict):
+        return None
+    url = _str_or_none(raw.get("url")) or _str_or_none(raw.get("id"))
+    if not url or not url.lower().startswith(("http://", "https://")):
+        return None
+    score = raw.get("score")
+    summary = raw.get("summary")
+    highlights = raw.get("highlights")
+    entities = raw.get("entities")
+    if isinstance(entities, dict):
+        entities = [entities]
+    return ExaResult(
+        url=url.strip(),
+        title=raw.get("title") if isinstance(raw.get("title"), str) else "",
+        id=_str_or_none(raw.get("id")),
+        published_date=_str_or_none(raw.get("publishedDate")),
+        author=_str_or_none(raw.get("author")),
+        score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+        text=raw.get("text") if isinstance(raw.get("text"), str) else None,
+        summary=summary if isinstance(summary, (str, dict)) else None,
+        highlights=[h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else [],
+        entities=[e for e in entities if isinstance(e, dict)] if isinstance(entities, list) else [],
+    )
+
+
+def _numeric_leaves(v: Any) -> float:
+    if isinstance(v, bool):
+        return 0.0
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, dict):
+        return sum(_numeric_leaves(x) for x in v.values())
+    return 0.0
+
+
+def parse_cost(cost: Any) -> float:
+    """``costDollars`` comes as ``{"total": …, "search": {…}}``, a bare number, or a
+    breakdown without ``total``; ``total`` wins, else the breakdown is summed."""
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        return float(cost)
+    if isinstance(cost, dict):
+        total = cost.get("total")
+        if isinstance(total, (int, float)) and not isinstance(total, bool):
+            return float(total)
+        return _numeric_leaves(cost)
+    return 0.0
+
+
+def parse_search_response(data: Any) -> ExaSearchResult:
+    """Raise ExaError('malformed') unless ``data`` has the shape of a search answer."""
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise ExaError("malformed", 200, "Exa answered, but not with search results (no 'results' list)")
+    parsed = [_parse_result(r) for r in data["results"]]
+    results = [r for r in parsed if r is not None]
+    search_time = data.get("searchTime")
+    return ExaSearchResult(
+        results=results,
+        cost_total=parse_cost(data.get("costDollars")),
+        search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
+        request_id=_str_or_none(data.get("requestId")),
+        skipped=len(parsed) - len(results),
+    )
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
+    """Exa's own error sentence (``{"error": …}``), never an HTML page; short and key-free."""
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    msg: Any = None
+    if isinstance(data, dict):
+        msg = data.get("error") or data.get("message") or data.get("detail")
+        if isinstance(msg, dict):
+            msg = msg.get("message")
+    if not isinstance(msg, str):
+        return ""
+    msg = " ".join(msg.split())[:300]
+    if secret and secret in msg:
+        msg = msg.replace(secret, "[redacted]")
+    return msg
+
+
+def _status_error(response: httpx.Response, attempts: int, secret: str | None) -> ExaError:
+    status = response.status_code
+    said = _exa_error_text(response, secret)
+    detail = f": {said}" if said else ""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if status == 401:
+        return ExaError("auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts)
+    if status == 402:
+        return ExaError(
+            "payment", status, f"Exa says the account has no credits left (402){detail} — top up the Exa account",
+            requests=attempts,
+        )
+    if status == 403:
+        return ExaError(
+            "forbidden", status, f"Exa refused the request (403){detail} — the key may lack access to /search",
+            requests=attempts,
+        )
+    if status == 404:
+        return ExaError(
+            "not_found", status, "Exa answered 404 for /search — check SOURCEDESK_EXA_URL", requests=attempts
+        )
+    if status == 429:
+        return ExaError(
+            "rate_limited", status, f"Exa kept rate-limiting the search (429){tries}", requests=attempts
+        )
+    if status >= 500:
+        return ExaError("server", status, f"Exa had a server error ({status}){tries}{detail}", requests=attempts)
+    return ExaError("bad_request", status, f"Exa rejected the search request ({status}){detail}", requests=attempts)
+
+
+def _transport_error(exc: Exception, attempts: int, timeout_s: float, where: str) -> ExaError:
+    tries = f" ({attempts} attempts)" if attempts > 1 else ""
+    if isinstance(exc, httpx.TimeoutException):
+        return ExaError("timeout", None, f"Exa did not answer within {timeout_s:g} s{tries}", requests=attempts)
+    return ExaError("network", None, f"could not reach Exa at {where} ({type(exc).__name__}){tries}", requests=attempts)
+
+
+def _display_url(base_url: str) -> str:
+    """The base URL without credentials or query (someone may paste a key into it)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
+
+
+# ---------------------------------------------------------------- client
+
+
+class ExaClient:
+    """Async ``/search`` client with retries, a shared 10/s limiter and a request counter.
+
+    ``requests_sent`` counts HTTP requests that actually went out (an httpx event
+    hook), so callers and tests can prove that a reused source set cost nothing.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: SecretStr | str | None,
+        *,
+        http: httpx.AsyncClient | None = None,
+        timeout: float = 30,
+        retry: RetryPolicy = EXA_RETRY,
+        rate_per_s: float = 10,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+        self._key = (self._key or "").strip() or None
+        self.timeout = float(timeout)
+        self.retry = retry
+        self.rate_per_s = rate_per_s
+        self._sleep = sleep
+        self._rng = rng
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
+        self._http.event_hooks.setdefault("request", []).append(self._count_request)
+        self.requests_sent = 0
+        self.cost_total = 0.0
+
+    def __repr__(self) -> str:  # never the key
+        return f"ExaClient(base_url={_display_url(self.base_url)!r}, key={'set' if self._key else 'missing'})"
+
+    @property
+    def has_key(self) -> bool:
+        return self._key is not None
+
+    async def _count_request(self, request: httpx.Request) -> None:
+        if request.url.path.endswith("/search"):
+            self.requests_sent += 1
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> "ExaClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def search(self, body: dict[str, Any]) -> ExaSearchResult:
+        """One search (with retries). Raises ExaError; never returns a partial answer."""
+        if not self._key:
+            raise ExaError("auth", None, "no Exa API key is set — set EXA_API_KEY to retrieve sources")
+        url = f"{self.base_url}/search"
+        headers = {"Authorization": f"Bearer {self._key}", "Content-Type": "application/json"}
+        limiter = shared_limiter(self.base_url, self.rate_per_s, RATE_WINDOW_S)
+
+        async def send() -> httpx.Response:
+            return await self._http.post(url, json=body, headers=headers, timeout=self.timeout)
+
+        try:
+            outcome: RetryOutcome = await send_with_retries(
+                send, self.retry, limiter=limiter, rng=self._rng, sleep=self._sleep
+            )
+        except httpx.HTTPError as exc:  # not transient (bad URL, unsupported scheme): no retry
+            raise _transport_error(exc, 1, self.timeout, _display_url(self.base_url)) from None
+        attempts = outcome.requests
+        if outcome.response is None:
+            raise _transport_error(outcome.error or RuntimeError("no response"), attempts, self.timeout,
+                                   _display_url(self.base_url))
+        response = outcome.response
+        if not 200 <= response.status_code < 300:
+            raise _status_error(response, attempts, self._key)
+        try:
+            data = response.json()
+        except (ValueError, UnicodeDecodeError):
+            kind = "an HTML page" if "html" in response.headers.get("content-type", "") else "a body that is not JSON"
+            raise ExaError("malformed", response.status_code, f"Exa answered with {kind} instead of search results",
+                           requests=attempts) from None
+        try:
+            result = parse_search_response(data)
+        except ExaError as err:
+            err.requests = attempts
+            raise
+        result.requests = attempts
+        self.cost_total += result.cost_total
+        log.info(
+            "exa search: %d results, cost $%.4f, %s ms, request %s, %d HTTP request(s)",
+            len(result.results), result.cost_total,
+            f"{result.search_time_ms:.0f}" if result.search_time_ms is not None else "?",
+            result.request_id or "?", attempts,
+        )
+        return result

@@ -1,0 +1,189 @@
+"""``provider: files`` — the analyst's own markdown/text notes as citable sources (``V1``…).
+
+Paths: a relative glob is resolved against the memo folder and may not leave it
+(``../other-memo/*.md`` is refused with a warning — a memo copied to another
+machine must not silently cite whatever sits next to it); an absolute glob is an
+explicit choice and is honoured. The memo's own store (``.sourcedesk/``) and
+hidden files are never read.
+
+URLs are ``file:<path relative to the memo folder>`` (``file:notes/call.md``) so a
+memo kept in git cites the same thing on every machine; files reached through
+an absolute glob get a ``file:///…`` URI.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from core.memo import FilesEntry
+from core.models import RunWarning, Source
+from core.providers.base import Provider, ProviderContext, ProviderResult
+
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".txt", ".text"})
+MAX_FILE_CHARS = 50_000  # beyond this a note is cut (with a warning); the budget does the rest
+SUMMARY_CHARS = 300  # paragraphs are gathered until the summary reaches this length
+SUMMARY_MAX = 800
+_HEADING_RE = re.compile(r"^#\s+(.+?)\s*#*\s*$")
+_FRONTMATTER_RE = re.compile(r"\A---\s*\n.*?\n(?:---|\.\.\.)\s*(?:\n|\Z)", re.DOTALL)
+
+
+def file_url(path: Path, memo_dir: Path) -> str:
+    try:
+        return "file:" + path.relative_to(memo_dir).as_posix()
+    except ValueError:
+        return path.as_uri()
+
+
+def title_of(body: str, fallback: str) -> str:
+    """The first ``# heading`` (frontmatter skipped), else the file name."""
+    for line in _FRONTMATTER_RE.sub("", body, count=1).splitlines():
+        m = _HEADING_RE.match(line.strip())
+        if m:
+            return " ".join(m.group(1).split())
+    return fallback
+
+
+def summary_of(body: str) -> str:
+    """The first paragraph(s) of prose: headings, frontmatter and code fences skipped."""
+    text = _FRONTMATTER_RE.sub("", body, count=1)
+    paragraphs: list[str] = []
+    in_fence = False
+    current: list[str] = []
+    for line in text.splitlines() + [""]:
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            current = []
+            continue
+        if in_fence:
+            continue
+        if not stripped or stripped.startswith("#"):
+            if current:
+                paragraphs.append(" ".join(current))
+                current = []
+                if sum(len(p) for p in paragraphs) >= SUMMARY_CHARS:
+                    break
+            continue
+        current.append(stripped)
+    summary = "\n\n".join(paragraphs)
+    if len(summary) > SUMMARY_MAX:
+        summary = summary[:SUMMARY_MAX].rsplit(" ", 1)[0] + " …"
+    return summary
+
+
+def _read_text(path: Path) -> str:
+    """UTF-8 text, or ValueError for something that is not text (NUL bytes, bad encoding)."""
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise ValueError("looks binary")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+
+
+class FilesProvider(Provider):
+    name = "files"
+    marker_prefix = "V"
+    uses_network = False
+
+    def describe(self, entry: FilesEntry, ctx: ProviderContext) -> dict[str, Any]:
+        return {
+            "provider": self.name,
+            "glob": list(entry.glob),
+            "max_files": entry.max_files,
+            "full_text": entry.full_text,
+        }
+
+    def _matches(self, entry: FilesEntry, ctx: ProviderContext, warnings: list[RunWarning]) -> list[Path]:
+        root = ctx.memo_dir.resolve()
+        found: list[Path] = []
+        for pattern in entry.glob:
+            absolute = Path(pattern).expanduser().is_absolute()
+            if absolute:
+                hits = globlib.glob(str(Path(pattern).expanduser()), recursive=True)
+            else:
+                hits = [str(root / h) for h in globlib.glob(pattern, root_dir=root, recursive=True)]
+            outside = 0
+            for hit in sorted(hits):
+                path = Path(hit).resolve()
+                if not absolute and not path.is_relative_to(root):
+                    outside += 1
+                    continue
+                if path.is_relative_to(root) and ".sourcedesk" in path.relative_to(root).parts:
+                    continue
+                if path.is_file() and path not in found:
+                    found.append(path)
+            if outside:
+                warnings.append(
+                    RunWarning(
+                        code="info",
+                        message=f"glob {pattern!r}: skipped {outside} file(s) outside the memo folder "
+                        "(write an absolute path to read files elsewhere on purpose)",
+                        entry=ctx.entry_index,
+                    )
+                )
+            if not hits:
+                warnings.append(
+                    RunWarning(code="short", message=f"glob {pattern!r} matched no files", entry=ctx.entry_index)
+                )
+        return found
+
+    async def fetch(self, entry: FilesEntry, ctx: ProviderContext) -> ProviderResult:
+        result = ProviderResult()
+        root = ctx.memo_dir.resolve()
+        paths = self._matches(entry, ctx, result.warnings)
+        readable = 0
+        for path in paths:
+            if readable >= entry.max_files:
+                result.warnings.append(
+                    RunWarning(
+                        code="info",
+                        message=f"{len(paths)} files matched; only the first {entry.max_files} "
+                        "(max-files) were read",
+                        entry=ctx.entry_index,
+                    )
+                )
+                break
+            shown = file_url(path, root)
+            if path.suffix.lower() not in TEXT_SUFFIXES:
+                result.warnings.append(
+                    RunWarning(code="info", message=f"skipped {shown}: not a markdown or text file",
+                               entry=ctx.entry_index)
+                )
+                continue
+            try:
+                body = _read_text(path)
+                mtime = path.stat().st_mtime
+            except (OSError, ValueError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                result.warnings.append(
+                    RunWarning(code="info", message=f"skipped {shown}: cannot read it ({why})", entry=ctx.entry_index)
+                )
+                continue
+            if len(body) > MAX_FILE_CHARS:
+                result.warnings.append(
+                    RunWarning(code="info", message=f"{shown} is {len(body):,} characters; only the first "
+                               f"{MAX_FILE_CHARS:,} are used", entry=ctx.entry_index)
+                )
+                body = body[:MAX_FILE_CHARS]
+            result.sources.append(
+                Source(
+                    provider=self.name,
+                    url=shown,
+                    title=title_of(body, path.name),
+                    published_date=datetime.fromtimestamp(mtime, timezone.utc).date().isoformat(),
+                    summary=summary_of(body),
+                    text=body,
+                    rank=readable,
+                    entry=ctx.entry_index,
+                    query=", ".join(entry.glob),
+                    full_text=entry.full_text,
+                )
+            )
+            readable += 1
+        return result

@@ -1,0 +1,463 @@
+"""The retrieval stage: one section's include-sources → a frozen, persisted source set.
+
+Order of business for a section:
+
+1. **Plan** without the network: render every entry (queries after template
+   interpolation, pins, exclusions) and fingerprint it with the budget.
+2. **Reuse** the newest stored, non-degraded set with that fingerprint if it is
+   younger than the TTL and no refresh was asked for — zero HTTP requests. (Not
+   only the latest version: toggling a pin away and back returns the same set.)
+3. Otherwise **retrieve** entry by entry; dedupe across entries (first wins),
+   pack to the budget, and only then assign markers (E1…En, no holes).
+4. **Degrade, never block.** A failure (no key, retrieval off, 401/402/403, 429
+   or 5xx after retries, timeout, malformed body, or Exa answering with no
+   results at all) becomes a ``degraded`` warning naming the cause; the function
+   still returns a set. Retrieval off skips network providers only: local
+   ``files`` entries are still read.
+
+Failed refreshes never cost the analyst the curated set: if a retrieval
+degrades and an earlier good set with the same fingerprint exists, that set is
+returned (not re-saved) with a ``stale`` warning, whatever its age. A degraded
+set is saved only when there is nothing better, and is never reused — the next
+run tries the network again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from core.budget import MARKER_PREFIXES, assign_markers, pack
+from core.errors import UserError
+from core.exa import ExaClient, ExaError
+from core.http_policy import EXA_RETRY
+from core.memo_loader import LoadedMemo, load_memo
+from core.models import RemovedSource, RunWarning, Source, SourceSet
+from core.providers import ProviderContext, ProviderResult, get_provider, marker_prefixes
+from core.settings import Settings
+from core.templates import template_variables
+from core.urls import normalise_url
+
+log = logging.getLogger("sourcedesk.retrieval")
+
+WRITER_ONLY = "the section continues writer-only"
+
+
+@dataclass
+class SectionPlan:
+    section_id: str
+    request: dict[str, Any]  # what the fingerprint covers (also stored on the set)
+    fingerprint: str
+    budget_chars: int
+    ttl_hours: float
+    context: ProviderContext
+
+
+@dataclass
+class RetrievalOutcome:
+    """A section's set plus what this call did to get it (the set alone cannot say)."""
+
+    source_set: SourceSet
+    reused: bool = False  # the frozen set was reused: no network
+    requests: int = 0  # HTTP requests made by this call
+    kept_previous: bool = False  # retrieval degraded; an earlier good set was kept
+
+
+def fingerprint_of(request: dict[str, Any]) -> str:
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def plan_section(
+    loaded: LoadedMemo,
+    section_id: str,
+    *,
+    settings: Settings,
+    memo_rejects: list[str],
+    global_rejects: list[str],
+    now: datetime | None = None,
+) -> SectionPlan:
+    """Resolve the section's request without any I/O beyond the memo already loaded."""
+    memo = loaded.memo
+    section = memo.section(section_id)
+    now = now or datetime.now(timezone.utc)
+    ctx = ProviderContext(
+        memo=memo,
+        section=section,
+        variables=template_variables(memo, section, today=now.date()),
+        settings=settings,
+        memo_dir=loaded.dir,
+        memo_rejects=list(memo_rejects),
+        global_rejects=list(global_rejects),
+        now=now,
+    )
+    budget = memo.settings.budget_chars or settings.budget_chars
+    entries = []
+    for index, entry in enumerate(section.include_sources):
+        entries.append(get_provider(entry.provider).describe(entry, ctx.with_entry(index)))
+    request = {"entries": entries, "budget_chars": budget}
+    ttl = memo.settings.source_ttl_hours if memo.settings.source_ttl_hours is not None else settings.source_ttl_hours
+    return SectionPlan(section_id, request, fingerprint_of(request), budget, float(ttl), ctx)
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _good_versions(store: Any, section_id: str, fingerprint: str) -> list[SourceSet]:
+    """Stored non-degraded sets for this exact request, newest first."""
+    versions = store.source_set_versions(section_id)
+    return [v for v in reversed(versions) if v.fingerprint == fingerprint and not v.degraded]
+
+
+def exa_client_from_settings(settings: Settings) -> ExaClient:
+    retry = dataclasses.replace(
+        EXA_RETRY, max_retries=max(0, settings.max_retries), max_retry_after_s=settings.retry_max_wait_s
+    )
+    return ExaClient(
+        settings.exa_url,
+        settings.exa_api_key,
+        timeout=settings.request_timeout_s,
+        retry=retry,
+        rate_per_s=settings.exa_requests_per_second,
+    )
+
+
+def _dedupe_key(url: str) -> str:
+    # Local-file URLs (``file:notes/a.md``) are compared exactly: the web normaliser is
+    # about hosts and would fold different relative paths together.
+    return url if url.lower().startswith("file:") else normalise_url(url)
+
+
+def _size_list(items: list[tuple[str, int]], limit: int = 6) -> str:
+    shown = ", ".join(f"{name} ({size:,} chars)" for name, size in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _label(source: Source) -> str:
+    return source.title or source.host or source.url
+
+
+async def _fetch_entries(
+    plan: SectionPlan, settings: Settings, exa_client: ExaClient | None
+) -> list[ProviderResult]:
+    """Every entry, in order; each failure is contained to its entry."""
+    section = plan.context.section
+    results: list[ProviderResult] = []
+    for index, entry in enumerate(section.include_sources):
+        provider = get_provider(entry.provider)
+        ctx = plan.context.with_entry(index)
+        ctx.exa = exa_client
+        what = f"{provider.name} entry {index + 1}"
+        failed: str | None = None
+        result = ProviderResult()
+        if provider.uses_network and not settings.retrieval_enabled:
+            failed = f"retrieval is switched off (retrieval_enabled: false) — {what} was skipped; {WRITER_ONLY}"
+        elif provider.name == "exa" and (exa_client is None or not exa_client.has_key):
+            failed = f"no Exa API key is set — {what} was skipped; set EXA_API_KEY; {WRITER_ONLY}"
+        else:
+            try:
+                result = await provider.fetch(entry, ctx)
+            except ExaError as exc:
+                result = ProviderResult(requests=exc.requests)
+                failed = f"{exc.message} — {what} returned no sources; {WRITER_ONLY}"
+            except Exception as exc:  # noqa: BLE001 - one entry must never sink the section
+                log.exception("retrieval of %s in section %s failed", what, section.id)
+                failed = f"{what} failed unexpectedly ({type(exc).__name__}: {exc}); {WRITER_ONLY}"
+        if failed:
+            result.degraded = True
+            result.warnings.append(RunWarning(code="degraded", message=failed, entry=index))
+        results.append(result)
+    return results
+
+
+def _assemble(plan: SectionPlan, loaded: LoadedMemo, results: list[ProviderResult]) -> SourceSet:
+    """Dedupe, pack, number and account for everything that was removed."""
+    sources: list[Source] = []
+    namesakes: list[RemovedSource] = []
+    excluded: list[RemovedSource] = []
+    warnings: list[RunWarning] = []
+    first_entry: dict[str, int] = {}
+    duplicates = 0
+    for index, result in enumerate(results):
+        namesakes += result.namesakes
+        excluded += result.excluded
+        warnings += result.warnings
+        for source in result.sources:
+            key = _dedupe_key(source.url)
+            if key in first_entry:
+                duplicates += 1
+                excluded.append(
+                    RemovedSource(url=source.url, host=source.host, title=source.title, reason="duplicate",
+                                  rule=f"entry {first_entry[key] + 1}")
+                )
+                continue
+            first_entry[key] = index
+            sources.append(source)
+    if duplicates:
+        warnings.append(RunWarning(code="info", message=f"{duplicates} source(s) returned by more than one "
+                                   "entry were kept once (first entry wins)"))
+    kept, omitted = pack(sources, plan.budget_chars)
+    kept = assign_markers(kept, {**MARKER_PREFIXES, **marker_prefixes()})
+    if omitted:
+        used = sum(s.size for s in kept)
+        warnings.append(
+            RunWarning(
+                code="truncated",
+                message=f"{len(omitted)} source(s) omitted by the {plan.budget_chars:,}-character budget "
+                f"({used:,} used by {len(kept)} kept): " + _size_list([(_label(o.source), o.size) for o in omitted]),
+            )
+        )
+    degraded = any(r.degraded for r in results)
+    return SourceSet(
+        memo=loaded.dir.name,
+        section=plan.section_id,
+        fingerprint=plan.fingerprint,
+        request=plan.request,
+        sources=kept,
+        omitted=omitted,
+        namesakes=namesakes,
+        excluded=excluded,
+        warnings=warnings,
+        cost_dollars=round(sum(r.cost_dollars for r in results), 6),
+        requests=sum(r.requests for r in results),
+        budget_chars=plan.budget_chars,
+        degraded=degraded,
+    )
+
+
+def _same_outcome(a: SourceSet, b: SourceSet) -> bool:
+    return (
+        [s.url for s in a.sources] == [s.url for s in b.sources]
+        and [w.message for w in a.warnings] == [w.message for w in b.warnings]
+    )
+
+
+async def retrieve_section_outcome(
+    loaded_memo: LoadedMemo,
+    section_id: str,
+    *,
+    store: Any,
+    settings: Settings,
+    global_rejects: list[str],
+    refresh: bool = False,
+    exa_client: ExaClient | None = None,
+    now: datetime | None = None,
+) -> RetrievalOutcome:
+    now = _aware(now or datetime.now(timezone.utc))
+    plan = plan_section(
+        loaded_memo, section_id, settings=settings, memo_rejects=store.rejects(),
+        global_rejects=global_rejects, now=now,
+    )
+    good = _good_versions(store, section_id, plan.fingerprint)
+    if good and not refresh:
+        age = now - _aware(good[0].created_at)
+        if age < timedelta(hours=plan.ttl_hours):
+            return RetrievalOutcome(source_set=good[0], reused=True)
+
+    owned = None
+    if exa_client is None and any(e.provider == "exa" for e in plan.context.section.include_sources):
+        if settings.retrieval_enabled:
+            exa_client = owned = exa_client_from_settings(settings)
+    try:
+        results = await _fetch_entries(plan, settings, exa_client)
+    finally:
+        if owned is not None:
+            await owned.aclose()
+    fresh = _assemble(plan, loaded_memo, results)
+
+    if fresh.degraded and good:
+        previous = good[0]
+        causes = [w for w in fresh.warnings if w.code == "degraded"]
+        stale = RunWarning(
+            code="stale",
+            message=f"retrieval failed, so the frozen set {previous.id} from "
+            f"{_aware(previous.created_at):%Y-%m-%d %H:%M} UTC was kept instead of an incomplete one",
+        )
+        kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})
+        return RetrievalOutcome(source_set=kept, requests=fresh.requests, kept_previous=True)
+
+    if fresh.degraded:
+        latest = store.latest_source_set(section_id)
+        if latest is not None and latest.degraded and latest.fingerprint == fresh.fingerprint \
+                and _same_outcome(latest, fresh):
+            # The same failure again: don't pile up identical empty versions.
+            return RetrievalOutcome(source_set=latest, requests=fresh.requests)
+    saved = store.save_source_set(fresh)
+    return RetrievalOutcome(source_set=saved, requests=fresh.requests)
+
+
+async def retrieve_section(
+    loaded_memo: LoadedMemo,
+    section_id: str,
+    *,
+    store: Any,
+    settings: Settings,
+    global_rejects: list[str],
+    refresh: bool = False,
+    exa_client: ExaClient | None = None,
+    now: datetime | None = None,
+) -> SourceSet:
+    """The section's source set: reused when fresh, retrieved (and saved as a new version) when not."""
+    outcome = await retrieve_section_outcome(
+        loaded_memo, section_id, store=store, settings=settings, global_rejects=global_rejects,
+        refresh=refresh, exa_client=exa_client, now=now,
+    )
+    return outcome.source_set
+
+
+def reapply_rejections(
+    loaded_memo: LoadedMemo,
+    section_id: str,
+    *,
+    store: Any,
+    settings: Settings,
+    global_rejects: list[str],
+    now: datetime | None = None,
+) -> SourceSet | None:
+    """After the analyst rejects a domain: drop it from the frozen set at once, no network.
+
+    The newest good set is filtered against the current memo and global rejects,
+    re-packed (an omitted source may fit now) and re-numbered, and saved as a new
+    version under the *current* request's fingerprint, so the next retrieve reuses
+    it instead of paying for a search. Returns None when there is no set to curate
+    or nothing changed. (Un-rejecting cannot bring a result back without a search:
+    the fingerprint then differs and the next retrieve fetches again.)"""
+    from core.exclusions import assemble
+
+    plan = plan_section(
+        loaded_memo, section_id, settings=settings, memo_rejects=store.rejects(),
+        global_rejects=global_rejects, now=now,
+    )
+    versions = [v for v in reversed(store.source_set_versions(section_id)) if not v.degraded]
+    if not versions:
+        return None
+    base = versions[0]
+    rejects = assemble(memo_rejects=plan.context.memo_rejects, global_rejects=global_rejects)
+    candidates = sorted([*base.sources, *(o.source for o in base.omitted)], key=lambda s: (s.entry, s.rank))
+    keep: list[Source] = []
+    removed: list[RemovedSource] = []
+    for source in candidates:
+        hit = rejects.match(source.url) if source.url.lower().startswith(("http://", "https://")) else None
+        if hit is None:
+            keep.append(source.model_copy(update={"marker": None}))
+        else:
+            removed.append(RemovedSource(url=source.url, host=source.host, title=source.title, reason=hit.reason,
+                                         rule=hit.rule))
+    if not removed and base.fingerprint == plan.fingerprint:
+        return None
+    kept, omitted = pack(keep, plan.budget_chars)
+    kept = assign_markers(kept, {**MARKER_PREFIXES, **marker_prefixes()})
+    warnings = [w for w in base.warnings if w.code not in ("truncated", "stale")]
+    if removed:
+        warnings.append(RunWarning(code="excluded", message=f"removed {len(removed)} source(s) from the frozen set "
+                                   f"{base.id} after rejecting: " + ", ".join(sorted({r.rule for r in removed}))))
+    if omitted:
+        warnings.append(RunWarning(code="truncated", message=f"{len(omitted)} source(s) omitted by the "
+                                   f"{plan.budget_chars:,}-character budget: "
+                                   + _size_list([(_label(o.source), o.size) for o in omitted])))
+    curated = base.model_copy(update={
+        "fingerprint": plan.fingerprint, "request": plan.request, "sources": kept, "omitted": omitted,
+        "excluded": [*base.excluded, *removed], "warnings": warnings, "budget_chars": plan.budget_chars,
+        "created_at": base.created_at, "requests": 0, "cost_dollars": 0.0,
+    })
+    return store.save_source_set(curated)
+
+
+def check_section_ids(loaded: LoadedMemo, section_ids: list[str] | None) -> list[str]:
+    valid = [s.id for s in loaded.memo.sections]
+    if not section_ids:
+        return valid
+    unknown = [s for s in section_ids if s not in valid]
+    if unknown:
+        raise UserError(
+            f"{loaded.path}: no section with id {', '.join(repr(u) for u in unknown)}",
+            hint=f"valid section ids: {', '.join(valid)}",
+        )
+    return list(dict.fromkeys(section_ids))
+
+
+def _failed_outcome(section_id: str, exc: BaseException) -> RetrievalOutcome:
+    message = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+    return RetrievalOutcome(
+        source_set=SourceSet(
+            section=section_id,
+            fingerprint="",
+            degraded=True,
+            warnings=[RunWarning(code="degraded", message=f"retrieval failed ({message}); {WRITER_ONLY}")],
+        )
+    )
+
+
+async def retrieve_memo_outcomes(
+    memo_dir: Path | str,
+    section_ids: list[str] | None = None,
+    *,
+    refresh: bool = False,
+    settings: Settings | None = None,
+    exa_client: ExaClient | None = None,
+    now: datetime | None = None,
+) -> list[RetrievalOutcome]:
+    """Every requested section, concurrently (bounded); one section's failure stays its own."""
+    from store.global_store import GlobalStore
+    from store.memo_store import MemoStore
+
+    settings = settings or Settings()
+    loaded = load_memo(Path(memo_dir))
+    ids = check_section_ids(loaded, section_ids)
+    global_rejects = GlobalStore().rejects()
+    owned = None
+    if exa_client is None and settings.retrieval_enabled:
+        exa_client = owned = exa_client_from_settings(settings)
+    semaphore = asyncio.Semaphore(max(1, settings.max_concurrent_sections))
+    try:
+        with MemoStore(loaded.dir) as store:
+
+            async def one(section_id: str) -> RetrievalOutcome:
+                async with semaphore:
+                    try:
+                        return await retrieve_section_outcome(
+                            loaded, section_id, store=store, settings=settings, global_rejects=global_rejects,
+                            refresh=refresh, exa_client=exa_client, now=now,
+                        )
+                    except Exception as exc:  # noqa: BLE001 - other sections carry on
+                        log.exception("retrieval of section %s failed", section_id)
+                        return _failed_outcome(section_id, exc)
+
+            return list(await asyncio.gather(*(one(s) for s in ids)))
+    finally:
+        if owned is not None:
+            await owned.aclose()
+
+
+async def retrieve_memo(
+    memo_dir: Path | str,
+    section_ids: list[str] | None = None,
+    *,
+    refresh: bool = False,
+    settings: Settings | None = None,
+) -> list[SourceSet]:
+    outcomes = await retrieve_memo_outcomes(memo_dir, section_ids, refresh=refresh, settings=settings)
+    return [o.source_set for o in outcomes]
+
+
+__all__ = [
+    "RetrievalOutcome",
+    "SectionPlan",
+    "check_section_ids",
+    "exa_client_from_settings",
+    "fingerprint_of",
+    "plan_section",
+    "reapply_rejections",
+    "retrieve_memo",
+    "retrieve_memo_outcomes",
+    "retrieve_section",
+    "retrieve_section_outcome",
+]

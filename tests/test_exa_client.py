@@ -1,0 +1,314 @@
+"""The Exa client: request shape, tolerant parsing, errors an analyst can act on, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+
+import httpx
+import pytest
+import respx
+
+from core.exa import ExaClient, ExaError, build_search_body, parse_cost, parse_search_response
+from core.http_policy import RetryPolicy
+
+from tests.conftest import TESTDATA
+
+BASE = "http://exa.test"
+URL = f"{BASE}/search"
+KEY = "exa-test-key-4f9c2d1e8b7a"
+API = TESTDATA / "api"
+
+
+def _load(name: str):
+    return json.loads((API / name).read_text(encoding="utf-8"))
+
+
+def _ok(results=None, **extra):
+    body = {"requestId": "r1", "results": results if results is not None else [{"url": "https://nats.io/"}]}
+    body.update(extra)
+    return httpx.Response(200, json=body)
+
+
+def _search(responses, *, body=None, retry=RetryPolicy(max_retries=3), key=KEY, timeout=30, rng_seed=7):
+    """Serve ``responses`` in order to one ``search``; returns (result or ExaError, sleeps, route, client)."""
+    sleeps: list[float] = []
+
+    async def fake_sleep(s: float) -> None:
+        sleeps.append(s)
+
+    async def go():
+        with respx.mock(assert_all_called=False) as mock:
+            route = mock.post(URL).mock(side_effect=list(responses))
+            client = ExaClient(BASE, key, retry=retry, sleep=fake_sleep, rng=random.Random(rng_seed), timeout=timeout)
+            try:
+                out = await client.search(body or build_search_body("nats messaging"))
+            except ExaError as err:
+                out = err
+            finally:
+                await client.aclose()
+            return out, route, client
+
+    out, route, client = asyncio.run(go())
+    return out, sleeps, route, client
+
+
+# ----------------------------------------------------------------------------- request body
+
+
+def test_body_is_camel_case_with_contents():
+    body = build_search_body(
+        "cresta overview",
+        num_results=6,
+        category="company",
+        type="auto",
+        include_domains=["cresta.com"],
+        summary={"query": "Founded when?", "schema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        text={"maxCharacters": 2000},
+        highlights=True,
+        start_published_date="2024-01-01",
+    )
+    assert body == {
+        "query": "cresta overview",
+        "numResults": 6,
+        "category": "company",
+        "type": "auto",
+        "includeDomains": ["cresta.com"],
+        "startPublishedDate": "2024-01-01",
+        "contents": {
+            "summary": {"query": "Founded when?", "schema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+            "text": {"maxCharacters": 2000},
+            "highlights": {},
+        },
+    }
+
+
+def test_body_omits_what_was_not_asked_for():
+    assert build_search_body("q") == {"query": "q", "numResults": 10}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"num_results": 0}, {"num_results": 101}, {"exclude_domains": [f"d{i}.com" for i in range(1201)]},
+     {"include_domains": [f"d{i}.com" for i in range(1201)]}],
+)
+def test_body_refuses_what_exa_would_refuse(kwargs):
+    with pytest.raises(ValueError):
+        build_search_body("q", **kwargs)
+
+
+def test_body_allows_the_documented_maximums():
+    body = build_search_body("q", num_results=100, exclude_domains=[f"d{i}.com" for i in range(1200)])
+    assert body["numResults"] == 100 and len(body["excludeDomains"]) == 1200
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def test_recorded_live_response_parses_with_blank_titles_and_ms_search_time():
+    result = parse_search_response(_load("exa-search-response-recorded-live.json"))
+    assert [r.title for r in result.results][:2] == ["", ""]
+    assert result.results[2].url == "https://github.com/agentclientprotocol/agent-client-protocol"
+    assert all(r.score is None and r.published_date is None for r in result.results)
+    assert result.search_time_ms == 1072.4
+    assert result.cost_total == pytest.approx(0.007)
+    assert result.request_id == "9501e6a1a593af450eb13c7c03125b50"
+
+
+def test_company_entities_response_keeps_entity_arrays():
+    result = parse_search_response(_load("exa-search-company-entities.json"))
+    exa = result.results[0]
+    assert exa.entities[0]["properties"]["financials"]["fundingTotal"] == 50000000
+    assert exa.highlights == ["Exa is a search engine built for AIs."]
+    assert result.results[1].title == "Unknown Corp" and result.results[1].entities[0]["properties"]["foundedYear"] is None
+
+
+def test_openapi_example_response_parses_every_documented_field():
+    r = parse_search_response(_load("exa-search-response-openapi-example.json")).results[0]
+    assert r.url == "https://arxiv.org/pdf/2307.06435.pdf"
+    assert r.published_date == "2023-11-16T01:36:32.547Z"
+    assert r.author.startswith("Humza")
+    assert r.summary.startswith("This overview paper")
+    assert r.text.startswith("Abstract")
+
+
+def test_results_without_a_url_are_skipped_not_fatal():
+    result = parse_search_response(
+        {"results": [{"title": "no url"}, "junk", {"url": "https://a.com/x", "title": None, "score": "high",
+                                                   "highlights": [1, "ok"], "summary": 5}]}
+    )
+    assert [r.url for r in result.results] == ["https://a.com/x"]
+    assert result.skipped == 2
+    only = result.results[0]
+    assert only.title == "" and only.score is None and only.highlights == ["ok"] and only.summary is None
+
+
+@pytest.mark.parametrize(
+    "cost, total",
+    [
+        ({"total": 0.012, "search": {"neural": 0.007}}, 0.012),
+        (0.009, 0.009),
+        ({"search": {"neural": 0.007}, "contents": {"text": 0.002}}, 0.009),
+        ({"total": 0.05, "breakDown": [{"search": 0.04}]}, 0.05),
+        (None, 0.0),
+        ("0.5", 0.0),
+    ],
+)
+def test_cost_is_read_from_every_shape(cost, total):
+    assert parse_cost(cost) == pytest.approx(total)
+
+
+# ----------------------------------------------------------------------------- success, logging, auth
+
+
+def test_search_sends_bearer_key_logs_cost_and_counts_requests(caplog):
+    caplog.set_level(logging.INFO, logger="sourcedesk.exa")
+    out, sleeps, route, client = _search([_ok(costDollars={"total": 0.0123}, searchTime=812.5)])
+    assert out.results[0].url == "https://nats.io/"
+    sent = route.calls.last.request
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert json.loads(sent.content) == {"query": "nats messaging", "numResults": 10}
+    assert out.cost_total == pytest.approx(0.0123) and out.search_time_ms == 812.5 and out.requests == 1
+    assert client.requests_sent == 1 == route.call_count
+    assert "$0.0123" in caplog.text
+    assert KEY not in caplog.text and KEY not in repr(client)
+
+
+def test_missing_key_fails_before_any_request():
+    out, _, route, client = _search([_ok()], key=None)
+    assert isinstance(out, ExaError) and out.kind == "auth" and "EXA_API_KEY" in str(out)
+    assert route.call_count == 0 and client.requests_sent == 0
+
+
+# ----------------------------------------------------------------------------- errors that are answers
+
+
+@pytest.mark.parametrize(
+    "status, kind, words",
+    [
+        (400, "bad_request", "numResults must be 1-100"),
+        (401, "auth", "EXA_API_KEY"),
+        (402, "payment", "credits exhausted"),
+        (403, "forbidden", "403"),
+        (404, "not_found", "SOURCEDESK_EXA_URL"),
+        (422, "bad_request", "numResults must be 1-100"),
+    ],
+)
+def test_client_errors_are_not_retried_and_say_what_happened(status, kind, words):
+    body = _load("exa-error-402-no-more-credits.json") if status == 402 else {
+        "requestId": "r", "error": "numResults must be 1-100", "tag": "X"}
+    out, sleeps, route, client = _search([httpx.Response(status, json=body), _ok()])
+    assert isinstance(out, ExaError)
+    assert out.kind == kind and out.status == status
+    assert words in out.message
+    assert route.call_count == 1 and sleeps == [] and out.requests == 1
+    assert KEY not in out.message and "authorization" not in out.message.lower()
+
+
+def test_error_text_that_echoes_the_key_is_redacted():
+    out, *_ = _search([httpx.Response(400, json={"error": f"bad key prefix {KEY}"})])
+    assert KEY not in out.message and "[redacted]" in out.message
+
+
+# ----------------------------------------------------------------------------- transient errors
+
+
+def test_429_honours_retry_after_then_succeeds():
+    out, sleeps, route, client = _search([httpx.Response(429, headers={"Retry-After": "2"}, json={}), _ok()])
+    assert out.results and sleeps == [2.0]
+    assert route.call_count == 2 == client.requests_sent == out.requests
+
+
+def test_429_after_retries_is_rate_limited():
+    out, sleeps, route, _ = _search([httpx.Response(429, json={})] * 4)
+    assert isinstance(out, ExaError) and out.kind == "rate_limited" and out.status == 429
+    assert route.call_count == 4 and len(sleeps) == 3 and out.requests == 4
+    assert "4 attempts" in out.message
+
+
+def test_backoff_is_exponential_with_bounded_jitter():
+    policy = RetryPolicy(max_retries=4, base_delay_s=0.5, max_delay_s=8.0)
+    for seed in range(6):
+        out, sleeps, *_ = _search([httpx.Response(500, json={})] * 5, retry=policy, rng_seed=seed)
+        assert out.kind == "server"
+        assert len(sleeps) == 4
+        for attempt, delay in enumerate(sleeps):
+            cap = min(0.5 * 2**attempt, 8.0)
+            assert cap / 2 <= delay <= cap
+
+
+def test_502_html_page_becomes_a_server_error_without_html():
+    html = "<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>"
+    out, *_ = _search([httpx.Response(502, text=html, headers={"content-type": "text/html"})] * 4)
+    assert out.kind == "server" and out.status == 502 and "<" not in out.message
+
+
+def test_connection_errors_are_retried_then_reported_as_network():
+    out, sleeps, route, _ = _search([httpx.ConnectError("refused")] * 4)
+    assert out.kind == "network" and route.call_count == 4 and len(sleeps) == 3
+    assert "exa.test" in out.message
+
+
+def test_timeouts_are_retried_then_reported():
+    out, sleeps, route, _ = _search([httpx.ReadTimeout("slow")] * 2 + [_ok()])
+    assert out.results and route.call_count == 3
+    out, *_ = _search([httpx.ReadTimeout("slow")] * 4, timeout=7)
+    assert out.kind == "timeout" and "7 s" in out.message
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, text='{"results": [{"url": "https://nats.io"'),
+        httpx.Response(200, text="<html>maintenance</html>", headers={"content-type": "text/html"}),
+        httpx.Response(200, json={"data": []}),
+        httpx.Response(200, json=["not", "an", "object"]),
+        httpx.Response(200, json={"results": {"url": "x"}}),
+    ],
+)
+def test_malformed_bodies_are_malformed_not_crashes(response):
+    out, sleeps, route, _ = _search([response])
+    assert isinstance(out, ExaError) and out.kind == "malformed" and route.call_count == 1
+
+
+def test_unusable_base_url_is_a_network_error():
+    async def go():
+        client = ExaClient("ftp://nowhere", KEY, retry=RetryPolicy(max_retries=0))
+        try:
+            await client.search(build_search_body("q"))
+        finally:
+            await client.aclose()
+
+    with pytest.raises(ExaError) as info:
+        asyncio.run(go())
+    assert info.value.kind == "network"
+
+
+# ----------------------------------------------------------------------------- rate limit
+
+
+def test_concurrent_searches_stay_within_ten_per_second():
+    stamps: list[float] = []
+
+    def answer(request):
+        stamps.append(time.monotonic())
+        return _ok()
+
+    async def go():
+        with respx.mock() as mock:
+            mock.post(URL).mock(side_effect=answer)
+            clients = [ExaClient(BASE, KEY) for _ in range(3)]  # three sections, one shared limiter
+            await asyncio.gather(*(clients[i % 3].search(build_search_body(f"q{i}")) for i in range(14)))
+            for c in clients:
+                await c.aclose()
+            return sum(c.requests_sent for c in clients)
+
+    sent = asyncio.run(go())
+    assert sent == 14 == len(stamps)
+    stamps.sort()
+    for i, start in enumerate(stamps):
+        assert sum(1 for t in stamps[i:] if t - start < 1.0) <= 10
+    assert stamps[-1] - stamps[0] >= 1.0

@@ -1,0 +1,176 @@
+"""``sourcedesk retrieve DIR [--section ID]... [--refresh] [--json]`` — the retrieval stage alone.
+
+Shows, per section, what the writer would be given and everything that was
+kept out: kept sources with markers, sources omitted by the budget (with sizes),
+namesakes removed by the pin check, results removed by exclusions, warnings,
+and what this run cost. Exit code 0 even when retrieval degraded — a degraded
+section is a warning, not an error.
+
+``--json`` prints one stable document::
+
+    {"memo": DIR, "requests": N, "cost_dollars": X, "sections": [
+      {"section", "source_set_id", "version", "reused", "kept_previous", "degraded",
+       "requests", "cost_dollars",            # this run (0 and 0.0 when reused)
+       "set_requests", "set_cost_dollars",    # what the set cost when it was retrieved
+       "created_at", "fingerprint", "budget_chars", "used_chars",
+       "sources":   [{"marker", "title", "host" (null for local files), "url", "provider", "entry", "rank",
+                      "published_date", "size"}],
+       "omitted":   [{"title", "host", "url", "provider", "size"}],
+       "namesakes": [{"host", "title", "url", "rule"}],
+       "excluded":  [{"host", "title", "url", "reason", "rule"}],
+       "warnings":  [{"code", "message", "entry"}]}]}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+
+from core.errors import UserError
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "retrieve",
+        help="resolve sections' sources (reuses frozen sets; --refresh to fetch again)",
+        description="Run the retrieval stage only and show what each section's writer would get.",
+    )
+    p.add_argument("dir", metavar="DIR", help="memo folder (containing memo.yaml)")
+    p.add_argument("--section", action="append", dest="sections", metavar="ID", help="only this section (repeatable)")
+    p.add_argument("--refresh", action="store_true", help="retrieve again even if a fresh frozen set exists")
+    p.add_argument("--json", action="store_true", help="print a JSON document instead of text")
+    p.set_defaults(func=_run)
+
+
+def _settings():
+    from core.settings import Settings
+
+    try:
+        return Settings()
+    except ValueError as exc:  # a broken config.yaml
+        raise UserError(str(exc).splitlines()[0] if str(exc) else "invalid settings") from None
+
+
+def _run(args) -> int:
+    from core.retrieval import retrieve_memo_outcomes
+
+    settings = _settings()
+    outcomes = asyncio.run(
+        retrieve_memo_outcomes(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
+    )
+    document = outcomes_document(args.dir, outcomes)
+    if args.json:
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_text(document))
+    return 0
+
+
+def _host(source) -> str | None:
+    """The web host, or None for a local file (whose URL is shown instead)."""
+    return source.host if source.url.lower().startswith(("http://", "https://")) else None
+
+
+def _section_doc(outcome) -> dict:
+    ss = outcome.source_set
+    reused = outcome.reused
+    return {
+        "section": ss.section,
+        "source_set_id": ss.id or None,
+        "version": ss.version,
+        "reused": reused,
+        "kept_previous": outcome.kept_previous,
+        "degraded": ss.degraded,
+        "requests": 0 if reused else outcome.requests,
+        "cost_dollars": 0.0 if reused or outcome.kept_previous else ss.cost_dollars,
+        "set_requests": ss.requests,
+        "set_cost_dollars": ss.cost_dollars,
+        "created_at": ss.created_at.isoformat(),
+        "fingerprint": ss.fingerprint,
+        "budget_chars": ss.budget_chars,
+        "used_chars": ss.used_chars,
+        "sources": [
+            {
+                "marker": s.marker,
+                "title": s.title,
+                "host": _host(s),
+                "url": s.url,
+                "provider": s.provider,
+                "entry": s.entry,
+                "rank": s.rank,
+                "published_date": s.published_date,
+                "size": s.size,
+            }
+            for s in ss.sources
+        ],
+        "omitted": [
+            {"title": o.source.title, "host": _host(o.source), "url": o.source.url, "provider": o.source.provider,
+             "size": o.size}
+            for o in ss.omitted
+        ],
+        "namesakes": [{"host": r.host, "title": r.title, "url": r.url, "rule": r.rule} for r in ss.namesakes],
+        "excluded": [
+            {"host": r.host, "title": r.title, "url": r.url, "reason": r.reason, "rule": r.rule} for r in ss.excluded
+        ],
+        "warnings": [{"code": w.code, "message": w.message, "entry": w.entry} for w in ss.warnings],
+    }
+
+
+def outcomes_document(memo_dir, outcomes) -> dict:
+    sections = [_section_doc(o) for o in outcomes]
+    return {
+        "memo": str(memo_dir),
+        "requests": sum(s["requests"] for s in sections),
+        "cost_dollars": round(sum(s["cost_dollars"] for s in sections), 6),
+        "sections": sections,
+    }
+
+
+def _clean(text: object) -> str:
+    """Untrusted text (titles, hosts) shown as plain characters: no terminal control codes."""
+    return _CONTROL_RE.sub("?", " ".join(str(text).split()))
+
+
+def render_text(document: dict) -> str:
+    lines: list[str] = []
+    for sec in document["sections"]:
+        state = "reused frozen set" if sec["reused"] else (
+            "kept previous set" if sec["kept_previous"] else "retrieved")
+        if sec["degraded"]:
+            state += ", DEGRADED"
+        lines.append(f"== {sec['section']}  [{sec['source_set_id'] or 'not saved'}]  {state}")
+        lines.append(
+            f"   requests this run: {sec['requests']}   cost this run: ${sec['cost_dollars']:.4f}   "
+            f"budget: {sec['used_chars']:,}/{sec['budget_chars']:,} chars"
+        )
+        lines.append(f"   sources ({len(sec['sources'])}):")
+        for s in sec["sources"]:
+            where = s["host"] or s["url"]
+            lines.append(f"     {s['marker'] or '-':<4} {_clean(s['title'] or where)}  ({_clean(where)})")
+        if not sec["sources"]:
+            lines.append("     (none)")
+        if sec["omitted"]:
+            lines.append(f"   omitted by budget ({len(sec['omitted'])}):")
+            for o in sec["omitted"]:
+                where = o["host"] or o["url"]
+                lines.append(f"     {_clean(o['title'] or where)}  ({_clean(where)}, {o['size']:,} chars)")
+        if sec["namesakes"]:
+            lines.append(f"   namesakes removed ({len(sec['namesakes'])}):")
+            for r in sec["namesakes"]:
+                lines.append(f"     {_clean(r['host'])}  {_clean(r['title'])}")
+        if sec["excluded"]:
+            lines.append(f"   excluded ({len(sec['excluded'])}):")
+            for r in sec["excluded"]:
+                lines.append(f"     {_clean(r['host'])}  {_clean(r['rule'])}")
+        if sec["warnings"]:
+            lines.append("   warnings:")
+            for w in sec["warnings"]:
+                lines.append(f"     [{w['code']}] {_clean(w['message'])}")
+        lines.append("")
+    lines.append(f"total: {document['requests']} request(s), ${document['cost_dollars']:.4f}")
+    return "\n".join(lines) + "\n"
