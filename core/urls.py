@@ -43,6 +43,7 @@ TRACKING_PARAMS = frozenset(
         "spm",
     }
 )
+OPAQUE_SCHEMES = frozenset({"file", "mailto", "urn", "data", "tel", "doi"})
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 # "http:example.com" / "https:/example.com": browsers read these as absolute URLs.
 _HTTP_PREFIX_RE = re.compile(r"^(https?):[/\\]*", re.IGNORECASE)
@@ -203,7 +204,13 @@ def _is_tracking(key: str) -> bool:
 
 def normalise_url(url: str) -> str:
     """Comparison key for a URL: scheme-insensitive, no ``www.``, no trailing slash,
-    no tracking parameters, no fragment. Path case is kept (paths are case-sensitive)."""
+    no tracking parameters, no fragment. Path case is kept (paths are case-sensitive).
+
+    Opaque non-web URLs (``file:notes/a.md``, ``mailto:``) have no host to
+    canonicalise: they are compared as written, minus any fragment."""
+    stripped = url.strip()
+    if stripped.split(":", 1)[0].lower() in OPAQUE_SCHEMES:
+        return stripped.split("#", 1)[0]
     try:
         parts = _split(url)
         host = host_of(url) or (parts.hostname or "")

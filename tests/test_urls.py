@@ -161,3 +161,11 @@ def test_normalise_url_preserves_the_order_of_real_query_parameters():
 
 def test_normalise_url_root_and_bare_host_agree():
     assert normalise_url("https://www.cresta.com/") == normalise_url("cresta.com") == "cresta.com"
+
+
+def test_local_file_urls_stay_distinct():
+    from core.urls import normalise_url
+
+    assert normalise_url("file:notes/x.md") != normalise_url("file:other/x.md")
+    assert normalise_url("file:a.md") != normalise_url("file:b.md")
+    assert normalise_url("file:notes/x.md#part") == "file:notes/x.md"
