@@ -1,0 +1,224 @@
+"""Ground truth: what retrieval really returned, in the two citation namespaces.
+
+* **retrieved** — the frozen source set: items that carry a ``marker`` (``E3``,
+  ``V1``, ``W2``); the writer cites them as ``[^E3]``.
+* **web** — this run's writer ``search_results``, an ordered list that a bare
+  ``[N]`` indexes 1-based.
+
+``reconcile(markdown, sources)`` takes one list: items WITH a marker are the
+retrieved set, items WITHOUT one are the web results, in list order. When
+``search_results=`` is passed explicitly it is the indexed list instead, and
+unmarked items of ``sources`` still count as ground truth (they can verify a
+cited URL or be substituted) but no bare ``[N]`` points at them.
+
+Items may be dicts (Perplexity ``search_results`` entries as they are, Exa
+results, SOURCES.json objects), ``core.models.Source`` objects, any object with
+the same attributes, or a bare URL string. The first item with a given
+normalised URL is that URL's canonical source: two citations of one page resolve
+to one source, whichever namespace they came through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from core.errors import UserError
+from core.urls import normalise_url
+
+MARKER_RE = re.compile(r"^([A-Z])(\d+)$")
+#: Marker prefixes every provider registry uses today (Exa, local files, promoted web results).
+KNOWN_PREFIXES = frozenset({"E", "V", "W"})
+
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "url": ("url", "link", "href"),
+    "title": ("title", "name"),
+    "marker": ("marker",),
+    "published": ("published_date", "date", "publishedDate", "published"),
+    "updated": ("last_updated", "lastUpdated", "updated", "updated_at"),
+    "snippet": ("snippet",),
+    "summary": ("summary",),
+    "text": ("text",),
+    "highlights": ("highlights",),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class GroundSource:
+    """One retrieved document as the reconciler sees it (identity semantics: one object, one source)."""
+
+    url: str
+    norm: str
+    title: str = ""
+    published: str | None = None
+    updated: str | None = None
+    snippet: str = ""
+    summary: str = ""
+    highlights: tuple[str, ...] = ()
+    marker: str | None = None
+    rank: int = 0  # position in ground-truth order (retrieved first, then web)
+    index: int | None = None  # 1-based position in the indexed web results
+
+    @property
+    def namespace(self) -> str:
+        return "retrieved" if self.marker else "web"
+
+    @property
+    def evidence(self) -> str:
+        """The text a claim is scored against: what describes the source, never its full text."""
+        return "\n".join([self.title, self.snippet, self.summary, *self.highlights])
+
+
+def _get(item: object, name: str) -> object:
+    if isinstance(item, Mapping):
+        return item.get(name)
+    return getattr(item, name, None)
+
+
+def _text(item: object, key: str, where: str, required: bool = False) -> str | None:
+    for name in _ALIASES[key]:
+        value = _get(item, name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise UserError(
+                f"{where}.{name}: expected text, got {type(value).__name__}",
+                hint=f"give '{name}' as a JSON string",
+            )
+        if value.strip() or not required:
+            return value.strip()
+    if required:
+        raise UserError(f"{where}: missing 'url'", hint="every source needs a non-empty 'url' string")
+    return None
+
+
+def _highlights(item: object, where: str) -> tuple[str, ...]:
+    value = _get(item, "highlights")
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise UserError(f"{where}.highlights: expected a list of strings", hint="e.g. \"highlights\": [\"…\"]")
+
+
+def coerce_source(item: object, where: str, rank: int = 0, index: int | None = None) -> GroundSource:
+    """Read one source item; bad field types raise ``UserError`` naming ``where`` and the field."""
+    if isinstance(item, str):
+        item = {"url": item}
+    elif item is None or isinstance(item, (int, float, bool, list, tuple)):
+        raise UserError(f"{where}: expected an object with 'url' and 'title', got {type(item).__name__}")
+    url = _text(item, "url", where, required=True)
+    assert url is not None
+    marker = _text(item, "marker", where) or None
+    if marker is not None and not MARKER_RE.match(marker):
+        raise UserError(f"{where}.marker: {marker!r} is not a marker", hint="markers look like E3, V1 or W2")
+    _text(item, "text", where)  # accepted (and type-checked) but never scored: see GroundSource.evidence
+    return GroundSource(
+        url=url,
+        norm=normalise_url(url),
+        title=" ".join((_text(item, "title", where) or "").split()),
+        published=_text(item, "published", where) or None,
+        updated=_text(item, "updated", where) or None,
+        snippet=_text(item, "snippet", where) or "",
+        summary=_text(item, "summary", where) or "",
+        highlights=_highlights(item, where),
+        marker=marker,
+        rank=rank,
+        index=index,
+    )
+
+
+@dataclass
+class GroundTruth:
+    """The frozen retrieved set ∪ this run's web results, with the lookups reconciliation needs."""
+
+    sources: list[GroundSource] = field(default_factory=list)
+    indexed: list[GroundSource] = field(default_factory=list)  # what bare [N] points at (canonicalised)
+    by_marker: dict[str, GroundSource] = field(default_factory=dict)
+    by_norm: dict[str, GroundSource] = field(default_factory=dict)
+    prefix_counts: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls, sources: Iterable[object] | None, search_results: Iterable[object] | None = None
+    ) -> GroundTruth:
+        if isinstance(sources, (str, Mapping)) or (sources is not None and not isinstance(sources, Iterable)):
+            raise UserError("sources: expected a list of source objects", hint="pass a list, even of one")
+        items = list(sources or [])
+        retrieved_items = [(i, it) for i, it in enumerate(items) if _marker_of(it)]
+        unmarked = [(i, it) for i, it in enumerate(items) if not _marker_of(it)]
+        if search_results is None:
+            indexed_items = [(f"sources[{i}]", it) for i, it in unmarked]
+            extra_items: list[tuple[str, object]] = []
+        else:
+            if isinstance(search_results, (str, Mapping)):
+                raise UserError("search_results: expected a list of results")
+            indexed_items = [(f"search_results[{i}]", it) for i, it in enumerate(search_results)]
+            extra_items = [(f"sources[{i}]", it) for i, it in unmarked]
+
+        truth = cls()
+        rank = 0
+        seen: set[str] = set()
+        for i, it in retrieved_items:
+            src = coerce_source(it, f"sources[{i}]", rank)
+            assert src.marker
+            if src.marker in seen:
+                raise UserError(f"sources[{i}].marker: {src.marker} is used twice", hint="markers are unique in a set")
+            seen.add(src.marker)
+            truth.sources.append(src)
+            rank += 1
+        for n, (where, it) in enumerate(indexed_items, 1):
+            src = coerce_source(it, where, rank, index=n)
+            if src.marker:
+                raise UserError(f"{where}.marker: web results carry no marker", hint="put marked sources in 'sources'")
+            truth.sources.append(src)
+            rank += 1
+        for where, it in extra_items:
+            truth.sources.append(coerce_source(it, where, rank))
+            rank += 1
+
+        for src in truth.sources:
+            truth.by_norm.setdefault(src.norm, src)
+        for src in truth.sources:
+            if src.marker:
+                truth.by_marker[src.marker] = truth.canonical(src)
+                prefix = src.marker[0]
+                truth.prefix_counts[prefix] = truth.prefix_counts.get(prefix, 0) + 1
+            if src.index is not None:
+                truth.indexed.append(truth.canonical(src))
+        return truth
+
+    @property
+    def empty(self) -> bool:
+        return not self.sources
+
+    @property
+    def prefixes(self) -> frozenset[str]:
+        return KNOWN_PREFIXES | frozenset(self.prefix_counts)
+
+    def canonical(self, src: GroundSource) -> GroundSource:
+        return self.by_norm[src.norm]
+
+    def lookup_url(self, url: str) -> GroundSource | None:
+        return self.by_norm.get(normalise_url(url))
+
+    def is_marker_label(self, label: str) -> bool:
+        m = MARKER_RE.match(label)
+        return bool(m) and m.group(1) in self.prefixes
+
+    def candidates(self) -> list[GroundSource]:
+        """Distinct sources in ground-truth order (the substitution candidates)."""
+        return [s for s in self.sources if self.by_norm[s.norm] is s]
+
+
+def _marker_of(item: object) -> bool:
+    """Whether an item claims a marker (a non-text marker counts, so coercion can reject it)."""
+    if isinstance(item, str) or item is None:
+        return False
+    value = _get(item, "marker")
+    if isinstance(value, str):
+        return bool(value.strip())
+    return value is not None

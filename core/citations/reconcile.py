@@ -1,0 +1,295 @@
+"""Reconcile a writer's draft against what retrieval really returned (design §2.3).
+
+Every citation — ``[^key]`` with its definition, a retrieved marker ``[^E3]``, a
+bare ``[N]`` indexing the writer's search results — ends up verified (definition
+rebuilt from ground truth), substituted (the claim sentence is supported by a
+retrieved source), protected (analyst keys, untouched), or removed with every
+one of its inline markers (dropped / out of range). Prose is never rewritten.
+
+Keys after reconciliation: a retrieved source is cited by its marker (``E3``),
+a web result by a number; two writer keys that resolve to one source merge into
+one key. Non-protected definitions are removed from where the writer put them
+and rebuilt in the house format under the two "Sources" headings at the end;
+protected definitions stay where they are, verbatim. Line endings become ``\\n``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from core.citations.ground import GroundSource, GroundTruth
+from core.citations.house import HouseDefinition, render_sources_sections
+from core.citations.parse import ParsedDoc, normalise_source, parse
+from core.citations.placeholders import is_placeholder_url
+from core.citations.report import CitationRecord, ReconcileReport
+from core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
+from core.citations.sentences import SentenceIndex
+from core.citations.support import Match, SupportIndex
+from core.citations.tidy import tidy_with_stats
+from core.citations.tokens import meaningful_tokens
+from core.citations.written import WrittenDefinition, differs, read_definition
+
+DEFAULT_PROTECTED = ("deck", "dataroom", "internal")
+_APPARATUS_HEADING = re.compile(
+    r"^(sources?|references?|citations?|notes|footnotes|bibliography|works cited)(\s*\([^)]*\))?\s*:?$", re.I
+)
+
+
+@dataclass
+class ReconcileResult:
+    text: str  # reconciled, tidied markdown with the house "Sources" sections appended
+    report: ReconcileReport
+    body: str = ""  # the same text without the appended sections
+    definitions: list[HouseDefinition] = field(default_factory=list)
+
+
+@dataclass
+class _Citation:
+    kind: str  # "footnote" | "bare"
+    label: str
+    occurrences: list[int] = field(default_factory=list)  # live marker indices, in order
+    definitions: list[int] = field(default_factory=list)
+    status: str = "dropped"
+    source: GroundSource | None = None
+    written: WrittenDefinition | None = None
+    retitled: bool = False
+    cited_url: str | None = None
+    score: float | None = None
+    claim: str = ""
+    position: int = 0
+
+
+class _Claims:
+    """Claim sentences, with sentence boundaries computed once per inline block."""
+
+    def __init__(self, doc: ParsedDoc):
+        self.doc = doc
+        self._index: dict[int, SentenceIndex] = {}
+
+    def text(self, marker_index: int) -> str:
+        m = self.doc.markers[marker_index]
+        index = self._index.get(m.block)
+        if index is None:
+            block = self.doc.blocks[m.block]
+            spans = [(self.doc.markers[i].cstart, self.doc.markers[i].cend) for i in block.markers]
+            index = self._index[m.block] = SentenceIndex(block.content, spans)
+        return index.claim_for(m.cstart)
+
+
+def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation], set[int]]:
+    """Citations keyed by (kind, label) in order of first appearance, and the definitions to delete."""
+    deleted_defs = {i for i, d in enumerate(doc.definitions) if d.label.lower() not in protected}
+    citations: dict[tuple[str, str], _Citation] = {}
+    for i, m in enumerate(doc.markers):
+        if m.definition in deleted_defs:
+            continue  # goes away with the definition around it
+        c = citations.setdefault((m.kind, m.label), _Citation(m.kind, m.label, position=m.start))
+        c.occurrences.append(i)
+    for di, d in enumerate(doc.definitions):
+        key = ("footnote", d.label)
+        c = citations.setdefault(key, _Citation("footnote", d.label, position=len(doc.source) + d.start))
+        c.definitions.append(di)
+    return sorted(citations.values(), key=lambda c: c.position), deleted_defs
+
+
+class _Decider:
+    """Decides one citation's status against the ground truth (design §2.3, in order)."""
+
+    def __init__(self, doc: ParsedDoc, truth: GroundTruth, protected: frozenset[str], report: ReconcileReport):
+        self.doc, self.truth, self.protected, self.report = doc, truth, protected, report
+        self.claims = _Claims(doc)
+        candidates = truth.candidates()
+        self.index = SupportIndex(candidates, (s.evidence for s in candidates))
+
+    def decide(self, c: _Citation) -> None:
+        if c.definitions:
+            c.written = read_definition(self.doc, self.doc.definitions[c.definitions[0]])
+            c.cited_url = c.written.url
+            if len(c.definitions) > 1:
+                self.report.warn("duplicate_definition",
+                                 f"[^{c.label}] is defined {len(c.definitions)} times; the first was used")
+        if c.cited_url and is_placeholder_url(c.cited_url):
+            self.report.placeholder_urls += 1
+        c.claim = self.claims.text(c.occurrences[0]) if c.occurrences else ""
+        if c.kind == "footnote" and c.label.lower() in self.protected:
+            c.status = "protected"
+            if not c.definitions and c.occurrences:
+                self.report.warn("protected_undefined", f"protected [^{c.label}] has no definition")
+        elif not c.occurrences:
+            c.status = "dropped"
+            self.report.warn("unreferenced_definition", f"[^{c.label}] was defined but never cited; definition removed")
+        elif self.truth.empty:
+            c.status = "dropped"  # the defence never switches itself off
+        elif c.kind == "bare":
+            self._bare(c)
+        elif self.truth.is_marker_label(c.label):
+            self._retrieved_marker(c)
+        else:
+            self._footnote(c)
+
+    def _bare(self, c: _Citation) -> None:
+        n, indexed = int(c.label), self.truth.indexed
+        if 1 <= n <= len(indexed):
+            c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url
+            return
+        c.status = "out_of_range"
+        self.report.warn("out_of_range", f"out of range: [{c.label}] but the writer's search returned "
+                         f"{len(indexed)} results; removed")
+
+    def _retrieved_marker(self, c: _Citation) -> None:
+        src = self.truth.by_marker.get(c.label)
+        if src is None:
+            prefix = c.label[0]
+            c.status = "out_of_range"
+            self.report.warn("out_of_range", f"out of range: [^{c.label}] but the retrieved set has "
+                             f"{self.truth.prefix_counts.get(prefix, 0)} {prefix}-sources; removed")
+            return
+        c.status, c.source, c.retitled = "verified", src, differs(c.written, src)
+        if c.cited_url and self.truth.lookup_url(c.cited_url) is not src:
+            self.report.warn("marker_url_mismatch", f"[^{c.label}]: the writer's definition pointed at "
+                             f"{c.cited_url}; replaced with {src.marker}'s {src.url}")
+        c.cited_url = c.cited_url or src.url
+
+    def _footnote(self, c: _Citation) -> None:
+        src = self.truth.lookup_url(c.cited_url) if c.cited_url else None
+        if src is not None:
+            c.status, c.source, c.retitled = "verified", src, differs(c.written, src)
+            return
+        best: tuple[Match[GroundSource], int] | None = None
+        for occ in c.occurrences:  # the best-supported sentence wins; ties → earlier source, then earlier use
+            match = self.index.best(meaningful_tokens(self.claims.text(occ)))
+            if match is not None and (best is None or (match.score, -match.rank) > (best[0].score, -best[0].rank)):
+                best = (match, occ)
+        if best is None:
+            c.status = "dropped"
+            return
+        match, occ = best
+        c.status, c.source, c.score = "substituted", match.item, round(match.score, 4)
+        c.claim = self.claims.text(occ)
+
+
+def _apparatus_heading_lines(doc: ParsedDoc, deleted_lines: set[int]) -> set[int]:
+    """Headings like "## Sources" whose section held nothing but removed definitions."""
+    lines: set[int] = set()
+    total = len(doc.line_starts)
+    for i, h in enumerate(doc.headings):
+        if not _APPARATUS_HEADING.match(h.text.strip("#* ").strip()):
+            continue
+        nxt = doc.headings[i + 1].line_start if i + 1 < len(doc.headings) else total
+        body = range(h.line_end, nxt)
+        if not any(ln in deleted_lines for ln in body):
+            continue
+        if all(ln in deleted_lines or not doc.source[slice(*doc.line_span(ln, ln + 1))].strip() for ln in body):
+            lines.update(range(h.line_start, h.line_end))
+    return lines
+
+
+def _final_labels(
+    doc: ParsedDoc, citations: list[_Citation], protected: frozenset[str]
+) -> tuple[dict[int, str | None], dict[GroundSource, str]]:
+    """Each live marker's final label (None = remove) and each cited source's key.
+
+    One source, one key: a retrieved source keeps its marker, web results are
+    numbered 1…n in order of first appearance. Within a paragraph only the last
+    marker of a source stays (the tidy rule), decided here so numbering follows
+    the markers that survive. (GroundSource compares by identity: one object per source.)
+    """
+    target: dict[int, str | GroundSource] = {}  # marker → protected label, or the source it resolves to
+    for c in citations:
+        for occ in c.occurrences:
+            if c.status == "protected":
+                target[occ] = c.label
+            elif c.source is not None:
+                target[occ] = c.source
+    alive = set(target)
+    for block in doc.blocks:
+        if block.definition is not None:
+            continue
+        last: dict[str | GroundSource, int] = {}
+        for idx in block.markers:
+            if idx in alive:
+                if target[idx] in last:
+                    alive.discard(last[target[idx]])
+                last[target[idx]] = idx
+    labels: dict[GroundSource, str] = {}
+    next_web = 1
+    for idx in sorted(alive, key=lambda i: (doc.markers[i].definition is not None, doc.markers[i].start)):
+        src = target[idx]
+        if isinstance(src, str) or src in labels:
+            continue
+        if src.marker:
+            labels[src] = src.marker
+        else:
+            while str(next_web) in protected:
+                next_web += 1
+            labels[src] = str(next_web)
+            next_web += 1
+    fates: dict[int, str | None] = {}
+    for c in citations:
+        for occ in c.occurrences:
+            value = target.get(occ) if occ in alive else None
+            fates[occ] = None if value is None else value if isinstance(value, str) else labels[value]
+    return fates, labels
+
+
+def reconcile(
+    markdown: str,
+    sources: Iterable[object] | None,
+    *,
+    search_results: Sequence[object] | None = None,
+    protected: Iterable[str] = DEFAULT_PROTECTED,
+) -> ReconcileResult:
+    """Check every citation in ``markdown`` against the ground truth; see the module docstring."""
+    keys = frozenset(p.lower() for p in ((protected,) if isinstance(protected, str) else protected))
+    truth = GroundTruth.build(sources, search_results)
+    doc = parse(normalise_source(markdown))
+    report = ReconcileReport()
+    citations, deleted_defs = _collect(doc, keys)
+    decider = _Decider(doc, truth, keys, report)
+    for c in citations:
+        decider.decide(c)
+
+    fates, labels = _final_labels(doc, citations, keys)
+    deleted_lines: set[int] = set()
+    skip_blocks: set[int] = set()
+    for di in deleted_defs:
+        d = doc.definitions[di]
+        deleted_lines.update(range(d.line_start, d.line_end))
+        skip_blocks.update(d.blocks)
+    edits = rewrite_markers(doc, fates, hygiene=True, skip_blocks=skip_blocks, empty_lines=deleted_lines)
+    deleted_lines |= _apparatus_heading_lines(doc, deleted_lines)
+    edits += delete_lines(doc, deleted_lines)
+    # Hygiene was applied above; this tidy pass is the fixed-point check (it changes nothing
+    # unless punctuation sat between two marker clusters) and keeps .text == tidy(.text).
+    body, stats = tidy_with_stats(apply_edits(doc.source, edits), protected=keys)
+    body = body.lstrip("\n").rstrip()
+
+    definitions = [HouseDefinition(stats.renames.get(label, label), src) for src, label in labels.items()]
+    sections = render_sources_sections(definitions)
+    text = "\n\n".join(part for part in (body, sections.rstrip("\n")) if part) + "\n"
+
+    for c in citations:
+        report.citations.append(CitationRecord(
+            key=c.label, status=c.status, retitled=c.retitled, cited_url=c.cited_url,
+            resolved_url=c.source.url if c.source is not None else None, score=c.score, claim=c.claim,
+        ))
+    _summarise_warnings(report, doc, truth, citations)
+    return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
+
+
+def _summarise_warnings(report: ReconcileReport, doc: ParsedDoc, truth: GroundTruth, citations: list[_Citation]) -> None:
+    if truth.empty and any(c.status == "dropped" and c.occurrences for c in citations):
+        n = sum(1 for c in citations if c.status == "dropped" and c.occurrences)
+        report.warn("empty_ground_truth", f"no retrieved sources and no search results: all {n} unprotected citations dropped")
+    if report.placeholder_urls:
+        report.warn("placeholder_url", f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (example.com, XXXX, /path/to/, {{…}})")
+    with_urls = sum(1 for note in doc.inline_notes if re.search(r"https?://|www\.", note))
+    if with_urls:
+        report.warn("inline_note", f"{with_urls} inline note(s) ^[…] carry a URL the reconciler does not check")
+    if doc.numeric_reference_links:
+        report.warn("reference_link", f"{doc.numeric_reference_links} [N] marker(s) resolved by a [N]: reference "
+                    "definition are links, not citations, and were left as written")
+    if doc.unmapped:
+        report.warn("unmapped", f"{doc.unmapped} marker(s) could not be located in the source and were left as written")

@@ -1,0 +1,98 @@
+"""The reconcile report: one row per citation, counts per status (design §6 shape).
+
+``key`` is the label as written in the draft (``3``, ``E2``, or the number of a
+bare ``[N]``). Status values:
+
+* ``verified`` — the cited URL (or marker, or bare index) is in the ground
+  truth; ``retitled`` when the writer's title or date was corrected;
+* ``substituted`` — the URL was never retrieved (or the writer gave none) but
+  the claim sentence is supported by a retrieved source; ``score`` = shared /
+  claim tokens;
+* ``dropped`` — neither; definition and every inline marker removed. Also used
+  for a definition that no marker cites (removed; it has no claim) and for every
+  unprotected citation when the ground truth is empty;
+* ``out_of_range`` — ``[^E9]`` with 6 E-sources, ``[12]`` with 8 web results:
+  removed, never re-pointed, and named in the warnings;
+* ``protected`` — analyst-declared keys, passed through untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["verified", "substituted", "dropped", "out_of_range", "protected"]
+STATUSES: tuple[str, ...] = ("verified", "substituted", "dropped", "out_of_range", "protected")
+
+
+class CitationRecord(BaseModel):
+    key: str
+    status: Status
+    retitled: bool = False
+    cited_url: str | None = None
+    resolved_url: str | None = None
+    score: float | None = None
+    claim: str = ""
+
+
+class ReportWarning(BaseModel):
+    """``code`` is machine-readable (``out_of_range``, ``placeholder_url``, …); ``message`` is for people."""
+
+    code: str
+    message: str
+
+
+class ReconcileReport(BaseModel):
+    citations: list[CitationRecord] = Field(default_factory=list)
+    warnings: list[ReportWarning] = Field(default_factory=list)
+    placeholder_urls: int = 0  # placeholder/fabrication URLs cited (example.com, XXXX, /path/to/, {…})
+
+    def count(self, status: str) -> int:
+        return sum(1 for c in self.citations if c.status == status)
+
+    @property
+    def verified(self) -> int:
+        return self.count("verified")
+
+    @property
+    def retitled(self) -> int:
+        return sum(1 for c in self.citations if c.status == "verified" and c.retitled)
+
+    @property
+    def substituted(self) -> int:
+        return self.count("substituted")
+
+    @property
+    def dropped(self) -> int:
+        return self.count("dropped")
+
+    @property
+    def out_of_range(self) -> int:
+        return self.count("out_of_range")
+
+    @property
+    def protected(self) -> int:
+        return self.count("protected")
+
+    def warn(self, code: str, message: str) -> None:
+        self.warnings.append(ReportWarning(code=code, message=message))
+
+    def to_json(self) -> dict:
+        """The design §6 dict: integer counts, one row per citation, warnings as messages."""
+        return {
+            "verified": self.verified,
+            "retitled": self.retitled,
+            "substituted": self.substituted,
+            "dropped": self.dropped,
+            "out_of_range": self.out_of_range,
+            "protected": self.protected,
+            "citations": [c.model_dump(mode="json") for c in self.citations],
+            "warnings": [w.message for w in self.warnings],
+        }
+
+    def summary(self) -> str:
+        return (
+            f"{self.verified} verified ({self.retitled} retitled), {self.substituted} substituted, "
+            f"{self.dropped} dropped, {self.out_of_range} out of range, {self.protected} protected"
+        )

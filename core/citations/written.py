@@ -1,0 +1,85 @@
+"""What the writer wrote in a footnote definition: the cited URL, its title, its dates.
+
+Definitions come as ``[Title](url)``, ``<url>``, a bare URL, or a house-format
+line; the URL is the first link/autolink destination, else the first bare URL
+in prose, else a code span that looks like a URL or path. Dates are read from
+the text outside links and URLs (URL paths and titles often contain dates that
+are not the citation's date).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from core.citations.dates import PartialDate, find_dates, parse_date
+from core.citations.ground import GroundSource
+from core.citations.parse import Definition, ParsedDoc
+
+_BARE_URL = re.compile(r"(?:https?://|www\.)[^\s<>\[\]()\"'`]+", re.I)
+_QUOTED = re.compile(r"[\"“]([^\"”]{3,})[\"”]")
+_TRAILING = ".,;:!?'\""
+
+
+@dataclass
+class WrittenDefinition:
+    url: str | None = None
+    title: str | None = None
+    dates: list[PartialDate] = field(default_factory=list)
+
+
+def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition:
+    out = WrittenDefinition()
+    outside: list[str] = []
+    code_urls: list[str] = []
+    for bi in definition.blocks:
+        block = doc.blocks[bi]
+        c, pos = block.content, 0
+        for span in sorted((s for s in block.spans if not s.nested), key=lambda s: s.start):
+            outside.append(c[pos : span.start])
+            pos = max(pos, span.end)
+            if span.rule in ("link", "autolink") and span.href and not span.href.startswith("#"):
+                if out.url is None:
+                    out.url = span.href
+                    if span.rule == "link" and span.text and span.text.strip() != span.href:
+                        out.title = span.text.strip()
+            elif span.rule == "backticks" and span.text and re.search(r"://|^/|^\w:\\", span.text.strip()):
+                code_urls.append(span.text.strip())
+        outside.append(c[pos:])
+    prose = "\n".join(outside)
+    bare = [m.group().rstrip(_TRAILING) for m in _BARE_URL.finditer(prose)]
+    if out.url is None and bare:
+        out.url = bare[0]
+    if out.url is None and code_urls:
+        out.url = code_urls[0]
+    if out.title is None:
+        quoted = _QUOTED.search(prose)
+        out.title = quoted.group(1).strip() if quoted else None
+    out.dates = find_dates(_BARE_URL.sub(" ", prose))
+    return out
+
+
+def _norm_title(title: str) -> str:
+    text = unicodedata.normalize("NFKC", title).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+def titles_agree(written: str, truth: str) -> bool:
+    """Same title up to case/punctuation; a truncated source title ("…", "...") matches by prefix."""
+    w, t = _norm_title(written), _norm_title(truth)
+    if w == t:
+        return True
+    if truth.rstrip().endswith(("...", "…")) and t and w.startswith(t):
+        return True
+    return False
+
+
+def differs(written: WrittenDefinition | None, source: GroundSource) -> bool:
+    """Whether the writer's title or a date it gave disagrees with the retrieved source (→ retitled)."""
+    if written is None:
+        return False
+    if written.title and source.title and not titles_agree(written.title, source.title):
+        return True
+    truth = [d for d in (parse_date(source.published), parse_date(source.updated)) if d]
+    return any(not any(d.agrees_with(t) for t in truth) for d in written.dates)

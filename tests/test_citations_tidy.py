@@ -1,0 +1,80 @@
+"""Citation hygiene (design §2.4): what ``tidy`` changes, and everything it must not touch."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.citations import tidy, tidy_with_stats
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Market size is $50B[^1].", "Market size is $50B. [^1]"),
+        ("Market size is $50B [^1].", "Market size is $50B. [^1]"),
+        ("Growth was fast[^1], then slow.", "Growth was fast, [^1] then slow."),
+        ("Done?[^1]", "Done? [^1]"),
+        ("Chains[^1][^2][^3] here.", "Chains [^1] [^2] [^3] here."),
+        ("Spaces   [^1]\t [^2] here.", "Spaces [^1] [^2] here."),
+        ("Glued[^1]word.", "Glued [^1] word."),
+        ("After the stop.[^1] Next.", "After the stop. [^1] Next."),
+        ("(see [^1]) stays.", "(see [^1]) stays."),
+        ("([^1]) stays.", "([^1]) stays."),
+        ("[^1] at the start stays.", "[^1] at the start stays."),
+        ("Quote \"said so\"[^1].", "Quote \"said so\". [^1]"),
+    ],
+)
+def test_spacing_and_punctuation(before, after):
+    definitions = "\n\n[^1]: a\n[^2]: b\n[^3]: c\n"
+    assert tidy(before + definitions) == after + definitions
+
+
+def test_one_marker_per_footnote_per_paragraph_keeps_the_last():
+    text = "A [^1]. B [^1]. C [^1].\n\nD [^1].\n\n[^1]: x\n"
+    out, stats = tidy_with_stats(text)
+    assert out == "A. B. C. [^1]\n\nD. [^1]\n\n[^1]: x\n"
+    assert stats.duplicates_removed == 2
+
+
+def test_numeric_footnotes_are_renumbered_in_order_of_first_appearance():
+    text = "First [^7]. Then [^3] and [^E2] and [^deck].\n\n[^3]: three\n[^7]: seven\n[^9]: unused\n"
+    out, stats = tidy_with_stats(text)
+    assert out == "First. [^1] Then [^2] and [^E2] and. [^deck]\n\n[^2]: three\n[^1]: seven\n[^3]: unused\n"
+    assert stats.renames == {"7": "1", "3": "2", "9": "3"}
+
+
+def test_protected_numeric_keys_keep_their_number():
+    assert tidy("A [^5].\n\n[^5]: x\n", protected=("5",)) == "A. [^5]\n\n[^5]: x\n"
+
+
+def test_code_spans_fences_indented_code_and_html_are_never_touched():
+    text = ("Inline `x[^1].` code.\n\n```\ny[^1]. [^1][^1]\n```\n\n~~~md\n[^2].\n~~~\n\n"
+            "    indented[^1].\n\n<p>raw[^1].</p>\n")
+    assert tidy(text) == text
+
+
+def test_definition_bodies_are_not_respaced():
+    text = "Claim. [^1]\n\n[^1]: See also[^2].\n\n[^2]: x\n"
+    assert tidy(text) == text
+
+
+def test_blockquotes_lists_and_tables():
+    text = "> Quoted[^1].\n\n- item[^1].\n- other [^1]\n\n| a | b[^1]. |\n|---|---|\n\n[^1]: x\n"
+    assert tidy(text) == "> Quoted. [^1]\n\n- item. [^1]\n- other [^1]\n\n| a | b. [^1] |\n|---|---|\n\n[^1]: x\n"
+
+
+def test_idempotent_on_awkward_chains():
+    for text in ("X[^1].[^2].", "A[^1] ,[^2];[^1]!", "[^1][^1][^1].", "a[^1]\n[^2]b.", "Q: [^1]?!"):
+        once = tidy(text)
+        assert tidy(once) == once, text
+
+
+def test_tidy_leaves_bare_numbers_and_prose_alone():
+    text = "Perplexity style [1][2]. Nothing else.\n"
+    assert tidy(text) == text
+
+
+def test_front_matter_of_a_note_is_never_touched():
+    note = ("---\nsection: overview\nwarnings:\n- '[^4] was defined but never cited'\n- 'x[^E9]. y'\n---\n"
+            "# Overview\n\nClaim[^3].\n\n[^3]: x\n")
+    assert tidy(note) == note.replace("Claim[^3].", "Claim. [^1]").replace("[^3]: x", "[^1]: x")

@@ -1,0 +1,88 @@
+"""``sourcedesk reconcile DRAFT.md --sources SOURCES.json [--json]``.
+
+Reconciles a draft against a sources file offline: the reconciled text goes to
+stdout (or the design §6 JSON with ``--json``); in human mode the report
+summary and warnings go to stderr so stdout stays a clean document.
+
+SOURCES.json is a list of objects with at least ``url`` and ``title``
+(Perplexity ``search_results`` items as they are; optional ``marker``, ``date``,
+``last_updated``, ``snippet``, ``summary``, ``text``, ``highlights``). Items with
+a ``marker`` are the retrieved set (``[^E3]``); items without are the web results
+a bare ``[N]`` indexes, in file order. A whole Perplexity response object (with
+``search_results``) is accepted too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from core.citations import DEFAULT_PROTECTED, reconcile
+from core.errors import UserError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("reconcile", help="check a draft's citations against a sources file")
+    p.add_argument("draft", type=Path, metavar="DRAFT.md", help="markdown draft to reconcile")
+    p.add_argument("--sources", type=Path, required=True, metavar="SOURCES.json", help="ground-truth sources (JSON list)")
+    p.add_argument("--json", action="store_true", help='print {"text": …, "report": …} as JSON')
+    p.add_argument(
+        "--protect",
+        action="append",
+        metavar="KEY",
+        help=f"footnote key to pass through untouched (repeatable; default: {', '.join(DEFAULT_PROTECTED)})",
+    )
+    p.set_defaults(func=run)
+
+
+def read_text(path: Path, what: str) -> str:
+    if not path.exists():
+        raise UserError(f"{path}: no such file", hint=f"give the path of the {what}")
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory", hint=f"give the path of the {what} file")
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:  # keep \r\n visible to the caller
+            return fh.read()
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def load_sources(path: Path) -> list:
+    raw = read_text(path, "sources JSON")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            hint="SOURCES.json must be a JSON list of objects with 'url' and 'title'",
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("search_results"), list):
+        data = data["search_results"]
+    if not isinstance(data, list):
+        raise UserError(
+            f"{path}: expected a JSON list of sources, got {type(data).__name__}",
+            hint='e.g. [{"url": "https://…", "title": "…", "marker": "E1"}]',
+        )
+    return data
+
+
+def run(args) -> int:
+    draft = read_text(args.draft, "markdown draft")
+    sources = load_sources(args.sources)
+    protected = tuple(args.protect) if args.protect else DEFAULT_PROTECTED
+    try:
+        result = reconcile(draft, sources, protected=protected)
+    except UserError as err:
+        raise UserError(f"{args.sources}: {err.message}", hint=err.hint) from None
+    if args.json:
+        json.dump({"text": result.text, "report": result.report.to_json()}, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(result.text)
+    print(f"reconcile: {result.report.summary()}", file=sys.stderr)
+    for warning in result.report.warnings:
+        print(f"  warning: {warning.message}", file=sys.stderr)
+    return 0

@@ -1,0 +1,78 @@
+"""``sourcedesk tidy FILE.md [--check]`` — citation hygiene in place.
+
+The file is rewritten atomically (temp file in the same directory, then
+``os.replace``), keeping its permissions and its line-ending style; ``--check``
+only reports and exits 1 when the file would change (for CI and hooks).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from core.citations import tidy_with_stats
+from core.errors import UserError
+from tui.commands.reconcile import read_text
+
+
+def register(sub) -> None:
+    p = sub.add_parser("tidy", help="fix citation spacing, punctuation, duplicates and numbering in place")
+    p.add_argument("file", type=Path, metavar="FILE.md")
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the file would change")
+    p.set_defaults(func=run)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never half of one."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _describe(stats) -> str:
+    parts = []
+    if stats.respaced:
+        parts.append(f"{stats.respaced} respaced")
+    if stats.moved_punctuation:
+        parts.append(f"{stats.moved_punctuation} moved after punctuation")
+    if stats.duplicates_removed:
+        parts.append(f"{stats.duplicates_removed} duplicate marker(s) removed")
+    if stats.renumbered:
+        moves = ", ".join(f"[^{a}]→[^{b}]" for a, b in sorted(stats.renames.items(), key=lambda kv: int(kv[0])))
+        parts.append(f"{stats.renumbered} renumbered ({moves})")
+    return "; ".join(parts) or "whitespace normalised"
+
+
+def run(args) -> int:
+    original = read_text(args.file, "markdown file")
+    crlf = "\r\n" in original
+    tidied, stats = tidy_with_stats(original)
+    if crlf:
+        tidied = tidied.replace("\n", "\r\n")
+    if tidied == original:
+        print(f"{args.file}: already tidy")
+        return 0
+    if args.check:
+        print(f"{args.file}: would change — {_describe(stats)}")
+        return 1
+    try:
+        write_atomic(args.file, tidied)
+    except OSError as exc:
+        raise UserError(f"{args.file}: cannot write ({exc.strerror})", hint="check the file's permissions") from None
+    print(f"{args.file}: tidied — {_describe(stats)}")
+    return 0
