@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable, Literal, TypeVar
 
 import httpx
 
-from core.citations import reconcile, tidy
+from core.citations import reconcile
 from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, validate_pin
 from core.http_policy import WRITER_RETRY
@@ -321,17 +321,17 @@ async def run_section(
         if rejected:
             outcome.warnings.append(
                 "writer: its own search returned results from rejected domains "
-                f"({', '.join(rejected)}); citations of them may remain — check the report"
+                f"({', '.join(rejected)}); they were not accepted as sources"
             )
         result = reconcile(
             response.content,
             list(source_set.sources),
             search_results=web_results,
             protected=tuple(memo.settings.protected_keys),
+            exclude=lambda url: excluded_by(url, rejects),
         )
-        # ``result.text`` ends with the house "Sources" sections (rendered by the reconciler);
-        # tidy is idempotent and keeps definitions in step with any renumbering.
-        text = tidy(result.text, protected=tuple(memo.settings.protected_keys))
+        # ``result.text`` is already tidy and ends with the house "Sources" sections.
+        text = result.text
         outcome.report = _report_json(result.report)
         outcome.warnings += [_short(w) for w in outcome.report.get("warnings", [])]
         outcome.status = "degraded" if source_set.degraded else "ok"

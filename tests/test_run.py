@@ -367,3 +367,8 @@ def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
     assert run["domain_filter"] == []
     assert any(h.endswith("synadia.com") for h in hosts)  # the situation under test did arise
     assert any("rejected domains" in w and "synadia.com" in w for w in outcome.warnings)
+    # … and none of them reaches the note
+    note = outcome.note_path.read_text(encoding="utf-8")
+    body = note.split("---", 2)[2]  # after the frontmatter, which names the rejected hosts in its warning
+    assert "synadia.com" not in body
+    assert all("synadia.com" not in (c["resolved_url"] or "") for c in outcome.report["citations"])

@@ -21,8 +21,8 @@ to one source, whichever namespace they came through.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from core.errors import UserError
 from core.urls import normalise_url
@@ -59,6 +59,7 @@ class GroundSource:
     marker: str | None = None
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
+    blocked: bool = False  # a web result on a domain the analyst rejected: never citable
 
     @property
     def namespace(self) -> str:
@@ -143,8 +144,15 @@ class GroundTruth:
 
     @classmethod
     def build(
-        cls, sources: Iterable[object] | None, search_results: Iterable[object] | None = None
+        cls,
+        sources: Iterable[object] | None,
+        search_results: Iterable[object] | None = None,
+        *,
+        exclude: Callable[[str], object] | None = None,
     ) -> GroundTruth:
+        """``exclude(url)`` truthy marks a web result as blocked (a rejected domain the
+        writer's capped domain filter let through): it keeps its ``[N]`` slot, so other
+        numbers do not shift, but nothing can be verified or substituted by it."""
         if isinstance(sources, (str, Mapping)) or (sources is not None and not isinstance(sources, Iterable)):
             raise UserError("sources: expected a list of source objects", hint="pass a list, even of one")
         items = list(sources or [])
@@ -174,21 +182,23 @@ class GroundTruth:
             src = coerce_source(it, where, rank, index=n)
             if src.marker:
                 raise UserError(f"{where}.marker: web results carry no marker", hint="put marked sources in 'sources'")
-            truth.sources.append(src)
+            truth.sources.append(_blocked(src, exclude))
             rank += 1
         for where, it in extra_items:
-            truth.sources.append(coerce_source(it, where, rank))
+            truth.sources.append(_blocked(coerce_source(it, where, rank), exclude))
             rank += 1
 
+        truth.sources = _merge_evidence(truth.sources)
         for src in truth.sources:
-            truth.by_norm.setdefault(src.norm, src)
+            if not src.blocked:
+                truth.by_norm.setdefault(src.norm, src)
         for src in truth.sources:
             if src.marker:
                 truth.by_marker[src.marker] = truth.canonical(src)
                 prefix = src.marker[0]
                 truth.prefix_counts[prefix] = truth.prefix_counts.get(prefix, 0) + 1
             if src.index is not None:
-                truth.indexed.append(truth.canonical(src))
+                truth.indexed.append(src if src.blocked else truth.canonical(src))
         return truth
 
     @property
@@ -211,8 +221,42 @@ class GroundTruth:
 
     def candidates(self) -> list[GroundSource]:
         """Distinct sources in ground-truth order (the substitution candidates)."""
-        return [s for s in self.sources if self.by_norm[s.norm] is s]
+        return [s for s in self.sources if not s.blocked and self.by_norm[s.norm] is s]
 
+
+def _blocked(src: GroundSource, exclude: Callable[[str], object] | None) -> GroundSource:
+    return replace(src, blocked=True) if exclude is not None and exclude(src.url) else src
+
+
+def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:
+    """One page reached through both namespaces (a retrieved source that is also a web
+    result) is one source whose evidence is everything either side said about it, so a
+    claim quoted from the web snippet can still be matched to it."""
+    groups: dict[str, list[GroundSource]] = {}
+    for src in sources:
+        if not src.blocked:
+            groups.setdefault(src.norm, []).append(src)
+    merged: dict[int, GroundSource] = {}
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        first, rest = group[0], group[1:]
+
+        def extra(attr: str) -> str:
+            seen = [getattr(first, attr)]
+            for other in rest:
+                value = getattr(other, attr)
+                if value and value not in seen:
+                    seen.append(value)
+            return "\n".join(v for v in seen if v)
+
+        highlights = list(first.highlights)
+        for other in rest:
+            highlights += [h for h in other.highlights if h not in highlights]
+        merged[id(first)] = replace(
+            first, snippet=extra("snippet"), summary=extra("summary"), highlights=tuple(highlights)
+        )
+    return [merged.get(id(s), s) for s in sources]
 
 def _marker_of(item: object) -> bool:
     """Whether an item claims a marker (a non-text marker counts, so coercion can reject it)."""

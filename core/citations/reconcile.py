@@ -16,7 +16,7 @@ protected definitions stay where they are, verbatim. Line endings become ``\\n``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from core.citations.ground import GroundSource, GroundTruth
@@ -131,6 +131,10 @@ class _Decider:
 
     def _bare(self, c: _Citation) -> None:
         n, indexed = int(c.label), self.truth.indexed
+        if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
+            c.status, c.cited_url = "dropped", indexed[n - 1].url
+            self.report.warn("rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed")
+            return
         if 1 <= n <= len(indexed):
             c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url
             return
@@ -240,10 +244,13 @@ def reconcile(
     *,
     search_results: Sequence[object] | None = None,
     protected: Iterable[str] = DEFAULT_PROTECTED,
+    exclude: Callable[[str], object] | None = None,
 ) -> ReconcileResult:
-    """Check every citation in ``markdown`` against the ground truth; see the module docstring."""
+    """Check every citation in ``markdown`` against the ground truth; see the module docstring.
+
+    ``exclude(url)`` truthy blocks a web result (e.g. on a domain the analyst rejected)."""
     keys = frozenset(p.lower() for p in ((protected,) if isinstance(protected, str) else protected))
-    truth = GroundTruth.build(sources, search_results)
+    truth = GroundTruth.build(sources, search_results, exclude=exclude)
     doc = parse(normalise_source(markdown))
     report = ReconcileReport()
     citations, deleted_defs = _collect(doc, keys)
