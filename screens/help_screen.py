@@ -1,0 +1,64 @@
+"""The key reference (``?``): every binding of both screens, in one place."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = {
+    "Everywhere": [
+        ("ctrl+p", "command palette: run, refresh, export, open section …"),
+        ("t", "toggle the light / dark theme (remembered)"),
+        ("?", "this help"),
+        ("q", "quit (running sections are cancelled; their notes stay as they were)"),
+    ],
+    "Memo screen": [
+        ("↑ ↓, enter", "highlight a section, open it"),
+        ("r", "run the section against its frozen source set"),
+        ("R", "refresh retrieval (new search), then run"),
+        ("a", "run every section"),
+        ("c", "cancel the highlighted section's run"),
+        ("e", "export memo.md"),
+    ],
+    "Section screen": [
+        ("1 … 5", "tabs: sources, report, warnings, note, web results"),
+        ("r / R / c", "run / refresh and run / cancel this section"),
+        ("p", "toggle the pin mode (entity ↔ none) in memo.yaml"),
+        ("x", "reject the highlighted source's domain (memo or global)"),
+        ("d", "drop the highlighted source from this frozen set only"),
+        ("u", "un-reject a rejected source's domain, or restore a dropped source"),
+        ("k", "keep a web result in the frozen set (as a W source)"),
+        ("f", "filter the report by status"),
+        ("escape", "back to the memo"),
+    ],
+}
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("question_mark", "dismiss", "Close", key_display="?"),
+        Binding("q", "dismiss", "Close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for title, rows in KEYS.items():
+            table.add_row(Text(title, style="bold underline"), "")
+            for key, what in rows:
+                table.add_row(Text(key), Text(what))
+            table.add_row("", "")
+        with VerticalScroll(id="help-dialog"):
+            yield Static(Text("sourcedesk — keys", style="bold"))
+            yield Static(table)
+            yield Static(Text("Untrusted text (titles, snippets, URLs, notes) is always shown literally.", style="dim"))
+
+    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+        self.dismiss(None)

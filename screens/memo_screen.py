@@ -1,0 +1,217 @@
+"""The memo screen: every section's state at a glance.
+
+One row per section: number, title, status (never run / fresh / stale / running /
+degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
+truncation and warning badges, cost. Under the table, the highlighted section's
+"why" (what makes it stale, why it failed). Enter opens the section.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from screens.section_state import SectionView
+from tui.widgets.cells import (
+    citations_bar,
+    cost_cell,
+    flags_cell,
+    pin_cell,
+    status_cell,
+)
+
+# (key, label, width): fixed widths where cells change while a section runs, so the
+# layout never jumps and a spinner or a cost is never cut off.
+COLUMNS = (
+    ("num", "#", 2),
+    ("section", "Section", None),
+    ("status", "Status", 16),
+    ("pin", "Pin", 6),
+    ("sources", "Sources", 7),
+    ("citations", "Verified / substituted / dropped", 32),
+    ("flags", "Flags", 8),
+    ("cost", "Cost", 7),
+)
+
+
+class MemoScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open_section", "Open", show=True, priority=False),
+        Binding("r", "run", "Run"),
+        Binding("R", "refresh_run", "Refresh+run", key_display="R"),
+        Binding("a", "run_all", "Run all"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("e", "export", "Export"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[str, SectionView] = {}
+        self._frame = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="§")
+        yield Static(id="memo-head", markup=False)
+        yield DataTable(id="sections", cursor_type="row", zebra_stripes=True)
+        yield Static(id="memo-why", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sections", DataTable)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        # No reload here: ScreenResume follows the mount (and every return to this screen).
+        self.set_interval(0.12, self._spin)
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        self.app.reload_if_changed()
+        self.reload()
+
+    # ------------------------------------------------------------------ data → table
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#sections", DataTable)
+
+    def _head(self) -> Text:
+        memo = self.app.loaded.memo
+        out = Text()
+        out.append(memo.subject.name, style="bold")
+        if memo.subject.url:
+            out.append(f"  {memo.subject.url}", style="dim")
+        out.append(f"   {len(memo.sections)} sections · memo.yaml in {self.app.loaded.dir.name}/", style="dim")
+        return out
+
+    def _row(self, view: SectionView) -> list[Text]:
+        palette = self.app.palette
+        job = self.app.jobs.get(view.id)
+        status = status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(
+            view.status, palette
+        )
+        title = Text()
+        title.append(view.section.title)
+        title.append(f"  {view.id}", style="dim")
+        sources = Text("—", style="dim") if view.source_count is None else Text(str(view.source_count), justify="right")
+        omitted = len(view.source_set.omitted) if view.source_set is not None else 0
+        counts = view.counts if view.note_path is not None and not view.note_error else None
+        return [
+            Text(f"{view.index + 1:02d}", style="dim"),
+            title,
+            status,
+            pin_cell(view.pin_modes),
+            sources,
+            citations_bar(counts, palette),
+            flags_cell(omitted, len(view.warnings), palette),
+            cost_cell(view.cost),
+        ]
+
+    def reload(self) -> None:
+        """Rebuild every row from disk and the store, keeping the cursor on its section."""
+        table = self.table
+        keep = self.current_section()
+        views = self.app.describe_all()
+        self.views = {v.id: v for v in views}
+        self.query_one("#memo-head", Static).update(self._head())
+        table.clear()
+        for view in views:
+            table.add_row(*self._row(view), key=view.id)
+        if keep in self.views:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._show_why()
+
+    def section_changed(self, section_id: str | None) -> None:
+        if not self.is_mounted:
+            return
+        if section_id is None or section_id not in self.views:
+            self.reload()
+            return
+        # While a section runs only its status changes; read the disk again once it stops.
+        self._update_row(section_id, fresh=section_id not in self.app.jobs)
+
+    def _update_row(self, section_id: str, *, fresh: bool) -> None:
+        if fresh:
+            self.views[section_id] = self.app.describe(section_id)
+        cells = self._row(self.views[section_id])
+        for (key, _label, _width), cell in zip(COLUMNS, cells):
+            self.table.update_cell(section_id, key, cell)
+        if section_id == self.current_section():
+            self._show_why()
+
+    def _spin(self) -> None:
+        if not self.app.jobs or not self.is_current:
+            return
+        self._frame += 1
+        palette = self.app.palette
+        for sid, job in list(self.app.jobs.items()):
+            if sid in self.views:
+                self.table.update_cell(sid, "status", status_cell("running", palette, job.stage_text, self._frame))
+
+    def _show_why(self) -> None:
+        sid = self.current_section()
+        view = self.views.get(sid) if sid else None
+        out = Text()
+        if view is not None:
+            job = self.app.jobs.get(view.id)
+            if job is not None:
+                out.append(f"{view.id}: running — {job.stage_text}. c cancels.", style="bold")
+            elif view.why:
+                out.append(f"{view.id}: ", style="bold")
+                out.append(view.why)
+            elif view.status == "never run":
+                out.append(f"{view.id}: never run. r runs it, a runs every section, enter opens it.", style="dim")
+            else:
+                out.append(f"{view.id}: {view.status}.", style="dim")
+            if view.truncated and view.source_set is not None:
+                out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.",
+                           style="dim")
+            for warning in view.warnings[:2]:
+                out.append(f"\n⚠ {warning}", style="dim")
+        self.query_one("#memo-why", Static).update(out)
+
+    def current_section(self) -> str | None:
+        table = self.table
+        if table.row_count == 0:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - an empty or resizing table
+            return None
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_why()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.app.open_section(event.row_key.value)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_open_section(self) -> None:
+        sid = self.current_section()
+        if sid:
+            self.app.open_section(sid)
+
+    def action_run(self) -> None:
+        sid = self.current_section()
+        if sid:
+            self.app.start_run(sid)
+
+    def action_refresh_run(self) -> None:
+        sid = self.current_section()
+        if sid:
+            self.app.start_run(sid, refresh=True)
+
+    def action_run_all(self) -> None:
+        self.app.run_all()
+
+    def action_cancel(self) -> None:
+        sid = self.current_section()
+        if sid:
+            self.app.cancel_run(sid)
+
+    def action_export(self) -> None:
+        self.app.action_export()

@@ -1,0 +1,169 @@
+"""The section screen's curation actions: pin mode, reject / un-reject, drop / restore, keep.
+
+Kept apart from the screen's layout (``screens.section_screen``) so each file says one
+thing; the work on disk is in ``screens.curation`` and ``screens.memo_edit``.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import TabbedContent
+
+from core.errors import UserError
+from core.hosts import PinRefused, validate_pin
+from screens.curation import (
+    domain_for,
+    drop_source,
+    preview_reject,
+    promote_web_result,
+    reject_domain,
+    rejected_scopes,
+    restore_source,
+    unreject_domain,
+)
+from screens.memo_edit import toggle_section_pin
+
+
+def subject_hosts(memo) -> list[str]:
+    """The subject's own hosts (what ``pin: entity`` pins to)."""
+    hosts = []
+    for raw in ([memo.subject.url] if memo.subject.url else []) + list(memo.subject.domains):
+        try:
+            hosts.append(validate_pin(raw))
+        except PinRefused:
+            continue
+    return list(dict.fromkeys(hosts))
+
+
+class SectionActions:
+    """Mixed into ``SectionScreen``: needs ``section_id``, ``view``, ``highlighted_source()``,
+    ``highlighted_web_result()`` and ``_reject_target()``."""
+
+    def _active_tab(self) -> str:
+        return self.query_one("#section-tabs", TabbedContent).active  # type: ignore[attr-defined]
+
+    def action_toggle_pin(self) -> None:
+        app, view = self.app, self.view
+        if view is None:
+            return
+        try:
+            edit = toggle_section_pin(app.loaded.path, self.section_id, view.pin_modes)
+        except UserError as exc:
+            app.say_error(exc, "pin mode")
+            return
+        app.reload_memo()
+        app.say(f"{self.section_id}: pin: {edit.new} written to memo.yaml ({edit.changed} entr"
+                f"{'y' if edit.changed == 1 else 'ies'}). The frozen set was retrieved with the old pin: "
+                "R refreshes retrieval with the new one.")
+        app.section_changed(None)
+
+    def _reject_target(self) -> str | None:
+        active = self._active_tab()
+        if active == "tab-web":
+            result = self.highlighted_web_result()
+            return str(result.get("url") or "") if result else None
+        row = self.highlighted_source()
+        return row.url if row else None
+
+    def action_reject(self) -> None:
+        from screens.reject_modal import RejectScreen
+
+        app = self.app
+        url = self._reject_target()
+        domain = domain_for(url) if url else None
+        if not domain:
+            app.say("Highlight a source (or a web result) to reject its domain.", "warning")
+            return
+        ids = [s.id for s in app.loaded.memo.sections]
+        titles = {s.id: s.title for s in app.loaded.memo.sections}
+        app.push_screen(RejectScreen(domain, lambda d: preview_reject(app.store, ids, d), titles,
+                                     subject_hosts(app.loaded.memo)), self._rejected)
+
+    def _rejected(self, choice: tuple[str, str] | None) -> None:
+        if not choice:
+            return
+        app = self.app
+        domain, scope = choice
+        try:
+            result = reject_domain(app.loaded, app.store, domain, scope=scope, settings=app.settings,  # type: ignore[arg-type]
+                                   global_store=app.global_store)
+        except UserError as exc:
+            app.say_error(exc, "reject")
+            return
+        where = "in this memo" if scope == "memo" else "globally"
+        already = "" if result.added else " (it already was)"
+        app.say(f"Rejected {result.domain} {where}{already}: {result.removed_count} source(s) left the frozen "
+                f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
+                "r re-runs against the curated set.")
+        app.section_changed(None)
+
+    def action_drop(self) -> None:
+        app = self.app
+        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
+        if row is None or row.kind not in ("kept", "omitted"):
+            app.say("Highlight a kept or omitted source in the Sources tab to drop it from the frozen set.", "warning")
+            return
+        try:
+            saved = drop_source(app.store, self.section_id, row.url)
+        except UserError as exc:
+            app.say_error(exc, "drop")
+            return
+        app.say(f"Dropped {row.host} from {saved.id}; markers re-packed. A refresh (R) may find it again: "
+                "x rejects its domain for good.")
+        app.section_changed(None)
+
+    def action_unreject(self) -> None:
+        app = self.app
+        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
+        if row is not None and row.dropped:
+            try:
+                saved = restore_source(app.store, self.section_id, row.url)
+            except UserError as exc:
+                app.say_error(exc, "restore")
+                return
+            app.say(f"Restored {row.host} to {saved.id}.")
+            app.section_changed(None)
+            return
+        domain = row.rejected_domain if row else None
+        if domain is None and row is not None:
+            candidate = domain_for(row.url)
+            if candidate and rejected_scopes(app.store, app.global_store, candidate):
+                domain = candidate
+        if domain is None:
+            app.say("Highlight a rejected source in the Sources tab to un-reject its domain.", "warning")
+            return
+        try:
+            result = unreject_domain(app.loaded, app.store, domain, settings=app.settings,
+                                     global_store=app.global_store)
+        except UserError as exc:
+            app.say_error(exc, "un-reject")
+            return
+        still = rejected_scopes(app.store, app.global_store, domain)
+        text = f"Un-rejected {result.domain} ({'this memo' if result.scope == 'memo' else 'globally'})"
+        if still:
+            text += f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}"
+        else:
+            text += f": {result.restored_count} source(s) back in the frozen sets"
+            refetch = sum(result.refetch.values())
+            if refetch:
+                text += f"; {refetch} result(s) were excluded at retrieval — R refreshes to fetch them"
+        app.say(text + ".")
+        app.section_changed(None)
+
+    def action_keep(self) -> None:
+        app = self.app
+        if self._active_tab() != "tab-web":
+            app.say("Keep works on the writer's web results: open the Web results tab (5) and highlight one.",
+                    "warning")
+            return
+        result = self.highlighted_web_result()
+        if result is None:
+            app.say("The last run returned no web results to keep.", "warning")
+            return
+        rejects = list(dict.fromkeys([*app.store.rejects(), *app.global_rejects()]))
+        try:
+            source = promote_web_result(app.loaded, app.store, self.section_id, result, rejects=rejects)
+        except UserError as exc:
+            app.say_error(exc, "keep")
+            return
+        app.say(f"Kept {source.host} in the frozen set as {source.marker}; r re-runs with it.")
+        app.section_changed(None)

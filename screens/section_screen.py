@@ -1,0 +1,387 @@
+"""The section screen: what was retrieved, what the writer cited, what the note says.
+
+Tabs: sources (kept, omitted by budget, namesakes removed, excluded — from the
+latest frozen set), the reconcile report (filterable by status), warnings, the
+note preview (markers highlighted), and the writer's web results. A detail pane
+on the right follows the highlighted row of whichever table has focus.
+
+Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
+it (u), drop one source from the set (d; u restores it), keep a web result (k),
+toggle the pin mode (p); then re-run against the frozen set (r) or refresh
+retrieval (R). ``screens.curation`` and ``screens.memo_edit`` do the work on disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
+
+from core.urls import host_of, normalise_url
+from screens.section_actions import SectionActions
+from screens.section_state import SectionView
+from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
+from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
+from tui.widgets.source_rows import SourceRow, row_cells, source_rows
+
+REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
+REPORT_COLUMNS = (("key", "Key", 5), ("status", "Status", 20), ("claim", "Claim", 30), ("cited", "Cited URL", 20),
+                  ("resolved", "Resolved URL", 20), ("score", "Score", 5))
+WEB_COLUMNS = (("n", "#", 3), ("title", "Title", 48), ("host", "Host", 22), ("date", "Date", 10), ("inset", "In set", 6))
+PANE_FOCUS = {"tab-sources": "#sources", "tab-report": "#report", "tab-warnings": "#warnings-scroll",
+              "tab-note": "#note-scroll", "tab-web": "#web"}
+TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web")
+WARNING_ICONS = {"degraded": "⚠", "truncated": "✂", "pin_without_url": "⚠", "pin_refused": "⚠",
+                 "namesakes_removed": "✗", "excluded": "−", "short": "…", "stale": "⏲", "out_of_range": "#",
+                 "writer": "✎", "info": "ℹ"}
+
+
+class SectionScreen(SectionActions, Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("r", "run", "Run"),
+        Binding("R", "refresh_run", "Refresh", key_display="R"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("p", "toggle_pin", "Pin"),
+        Binding("x", "reject", "Reject"),
+        Binding("d", "drop", "Drop"),
+        Binding("u", "unreject", "Un-reject"),
+        Binding("k", "keep", "Keep"),
+        Binding("f", "cycle_filter", "Filter"),
+        *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
+    ]
+
+    def __init__(self, section_id: str) -> None:
+        super().__init__()
+        self.section_id = section_id
+        self.view: SectionView | None = None
+        self.rows: dict[str, SourceRow] = {}
+        self.run_record: dict[str, Any] | None = None
+        self.web_results: list[dict[str, Any]] = []
+        self.report_filter: str | None = None
+        self._frame = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="§")
+        yield Static(id="section-head", markup=False)
+        yield Static(id="section-why", markup=False)
+        with Horizontal(id="section-body"):
+            with TabbedContent(id="section-tabs", initial="tab-sources"):
+                with TabPane("Sources", id="tab-sources"):
+                    yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
+                with TabPane("Report", id="tab-report"):
+                    yield Static(id="report-counts", markup=False)
+                    yield Select([(s.replace("_", " "), s) for s in REPORT_STATUSES], prompt="all statuses",
+                                 id="report-filter", allow_blank=True, compact=True)
+                    yield DataTable(id="report", cursor_type="row", zebra_stripes=True)
+                with TabPane("Warnings", id="tab-warnings"):
+                    with VerticalScroll(id="warnings-scroll"):
+                        yield Static(id="warnings", markup=False)
+                with TabPane("Note", id="tab-note"):
+                    with VerticalScroll(id="note-scroll"):
+                        yield Static(id="note", markup=False)
+                with TabPane("Web results", id="tab-web"):
+                    yield DataTable(id="web", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="detail-pane"):
+                yield Static(id="detail", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for table_id, columns in (("#sources", SOURCE_COLUMNS), ("#report", REPORT_COLUMNS), ("#web", WEB_COLUMNS)):
+            table = self.query_one(table_id, DataTable)
+            for key, label, width in columns:
+                table.add_column(label, key=key, width=width)
+        # No reload here: ScreenResume follows the mount (and every return to this screen).
+        self.set_interval(0.12, self._spin)
+        self.query_one("#sources", DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    # ------------------------------------------------------------------ loading
+
+    def reload(self) -> None:
+        app = self.app
+        try:
+            self.view = app.describe(self.section_id)
+        except KeyError:  # the section left memo.yaml
+            app.say(f"Section {self.section_id} is no longer in memo.yaml.", "warning")
+            app.pop_screen()
+            return
+        self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
+        raw = (self.run_record or {}).get("raw_response")
+        results = raw.get("search_results") if isinstance(raw, dict) else None
+        self.web_results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        self.sub_title = self.view.section.title
+        self._fill_head()
+        self._fill_sources()
+        self._fill_report()
+        self._fill_warnings()
+        self._fill_note()
+        self._fill_web()
+        self._show_detail()
+
+    def section_changed(self, section_id: str | None) -> None:
+        if not self.is_mounted:
+            return
+        if section_id is None or (section_id == self.section_id and section_id not in self.app.jobs):
+            self.reload()
+        elif section_id == self.section_id:
+            self._fill_head()
+
+    def _spin(self) -> None:
+        if self.section_id in self.app.jobs and self.is_current:
+            self._frame += 1
+            self._fill_head()
+
+    def _fill_head(self) -> None:
+        view, app = self.view, self.app
+        if view is None:
+            return
+        palette = app.palette
+        job = app.jobs.get(self.section_id)
+        out = Text()
+        out.append(view.section.title, style="bold")
+        out.append(f"  {view.id}   ", style="dim")
+        out.append_text(status_cell("running", palette, job.stage_text, self._frame) if job
+                        else status_cell(view.status, palette))
+        modes = sorted(set(view.pin_modes))
+        out.append(f"   pin: {'/'.join(modes) if modes else '—'}")
+        ss = view.source_set
+        if ss is not None:
+            out.append(f"   set {ss.id} · {len(ss.sources)} kept")
+            if ss.omitted:
+                out.append(f", {len(ss.omitted)} omitted by budget", style=palette.warning)
+            if ss.namesakes:
+                out.append(f", {len(ss.namesakes)} namesakes removed")
+            if ss.excluded:
+                out.append(f", {len(ss.excluded)} excluded")
+        if view.cost is not None:
+            out.append(f"   ${view.cost:.3f}")
+        self.query_one("#section-head", Static).update(out)
+        why = Text()
+        if job is not None:
+            why.append(f"Running: {job.stage_text}… c cancels; the current note stays until the run succeeds.")
+        elif view.why:
+            why.append(view.why)
+        self.query_one("#section-why", Static).update(why)
+
+    def _fill_sources(self) -> None:
+        table = self.query_one("#sources", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        view = self.view
+        rows = source_rows(view.source_set if view else None)
+        self.rows = {r.key: r for r in rows}
+        palette = self.app.palette
+        for row in rows:
+            table.add_row(*row_cells(row, view.source_set, palette), key=row.key)
+        if rows:
+            table.move_cursor(row=min(keep, len(rows) - 1))
+
+    def _citations(self) -> list[dict[str, Any]]:
+        report = (self.run_record or {}).get("report")
+        cites = report.get("citations") if isinstance(report, dict) else None
+        return [c for c in cites if isinstance(c, dict)] if isinstance(cites, list) else []
+
+    def _fill_report(self) -> None:
+        view = self.view
+        counts = view.counts if view and view.note_path else {}
+        head = Text()
+        if not counts:
+            head.append("No report yet: run the section (r).", style="dim")
+        else:
+            labels = (("verified", "verified"), ("retitled", "retitled"), ("substituted", "substituted"),
+                      ("dropped", "dropped"), ("out_of_range", "out of range"), ("protected", "protected"))
+            head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
+            if self.report_filter:
+                head.append(f"   showing: {self.report_filter.replace('_', ' ')}", style="bold")
+        self.query_one("#report-counts", Static).update(head)
+        table = self.query_one("#report", DataTable)
+        table.clear()
+        palette = self.app.palette
+        styles = {"verified": palette.success, "substituted": palette.warning, "dropped": palette.error,
+                  "out_of_range": palette.error, "protected": "dim"}
+        for i, cite in enumerate(self._citations()):
+            status = str(cite.get("status", ""))
+            if self.report_filter and status != self.report_filter:
+                continue
+            label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
+            score = cite.get("score")
+            table.add_row(
+                plain(cite.get("key")),
+                Text(label, style=styles.get(status, "")),
+                plain(cite.get("claim")),
+                plain(cite.get("cited_url")),
+                plain(cite.get("resolved_url")),
+                Text("" if score is None else f"{float(score):.2f}", justify="right"),
+                key=f"cite:{i}",
+            )
+
+    def _fill_warnings(self) -> None:
+        view = self.view
+        out = Text()
+        if view is None:
+            return
+        if view.why:
+            out.append("Status\n", style="bold")
+            out.append(f"  {view.status}: {view.why}\n\n")
+        ss = view.source_set
+        if ss is not None and ss.warnings:
+            out.append(f"Retrieval ({ss.id})\n", style="bold")
+            for w in ss.warnings:
+                out.append(f"  {WARNING_ICONS.get(w.code, '•')} {w.code.replace('_', ' ')}: ", style="bold")
+                out.append(w.message + "\n")
+            out.append("\n")
+        retrieval = {f"{w.code}: {w.message}" for w in (ss.warnings if ss else [])}
+        note_only = [w for w in view.warnings if w not in retrieval]
+        if note_only:
+            out.append("Last written note\n", style="bold")
+            for w in note_only:
+                out.append(f"  • {w}\n")
+        if not out:
+            out.append("No warnings.", style="dim")
+        self.query_one("#warnings", Static).update(out)
+
+    def _fill_note(self) -> None:
+        view = self.view
+        if view is None or view.note_path is None:
+            text = Text("No note yet — r writes it from the frozen sources.", style="dim")
+        elif view.note_error:
+            text = Text(view.note_error, style="bold")
+        else:
+            text = Text(f"{view.note_path.name}\n\n", style="dim")
+            text.append_text(highlight_markers(view.body.strip("\n"), self.app.palette))
+        self.query_one("#note", Static).update(text)
+
+    def _fill_web(self) -> None:
+        table = self.query_one("#web", DataTable)
+        table.clear()
+        ss = self.view.source_set if self.view else None
+        in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
+        for i, result in enumerate(self.web_results):
+            url = str(result.get("url") or "")
+            marker = in_set.get(normalise_url(url)) if url else None
+            table.add_row(
+                Text(str(i + 1), justify="right"),
+                plain(result.get("title") or host_of(url) or url),
+                plain(host_of(url) or ""),
+                plain(str(result.get("date") or result.get("last_updated") or "")[:10]),
+                Text(marker or "", style="bold"),
+                key=f"web:{i}",
+            )
+
+    # ------------------------------------------------------------------ detail pane
+
+    def _active_table(self) -> DataTable | None:
+        active = self.query_one("#section-tabs", TabbedContent).active
+        table_id = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web"}.get(active)
+        return self.query_one(table_id, DataTable) if table_id else None
+
+    def _row_key(self, table: DataTable) -> str | None:
+        if table.row_count == 0:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - empty or changing table
+            return None
+
+    def highlighted_source(self) -> SourceRow | None:
+        key = self._row_key(self.query_one("#sources", DataTable))
+        return self.rows.get(key) if key else None
+
+    def highlighted_web_result(self) -> dict[str, Any] | None:
+        key = self._row_key(self.query_one("#web", DataTable))
+        if not key:
+            return None
+        index = int(key.split(":", 1)[1])
+        return self.web_results[index] if index < len(self.web_results) else None
+
+    def _show_detail(self) -> None:
+        palette = self.app.palette
+        table = self._active_table()
+        out = Text()
+        key = self._row_key(table) if table is not None else None
+        if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
+            row = self.rows.get(key)
+            if row is not None and row.source is not None:
+                out = source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
+            elif row is not None and row.removed is not None:
+                out.append_text(plain(row.title or row.host))
+                out.stylize("bold")
+                out.append("\n" + row.url + "\n", style=palette.primary)
+                out.append(f"\nremoved: {row.removed.reason}", style="bold")
+                if row.removed.rule:
+                    out.append(f" ({row.removed.rule})")
+                out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
+        elif key and key.startswith("cite:"):
+            cite = self._citations()[int(key.split(":", 1)[1])]
+            out.append(f"[^{cite.get('key')}]  {cite.get('status')}\n\n", style="bold")
+            out.append(str(cite.get("claim") or "") + "\n\n")
+            out.append("cited: ", style="dim")
+            out.append(str(cite.get("cited_url") or "—") + "\n")
+            out.append("resolved: ", style="dim")
+            out.append(str(cite.get("resolved_url") or "—") + "\n")
+        elif key and key.startswith("web:"):
+            result = self.highlighted_web_result() or {}
+            out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
+            out.stylize("bold")
+            out.append("\n" + str(result.get("url") or "") + "\n", style=palette.primary)
+            out.append("\n" + str(result.get("snippet") or "") + "\n")
+            out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
+        else:
+            out.append("Highlight a row to see its details.", style="dim")
+        self.query_one("#detail", Static).update(out)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id in PANE_FOCUS:
+            self._focus_pane(event.pane.id)
+        self._show_detail()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        value = event.value
+        self.report_filter = value if isinstance(value, str) and value in REPORT_STATUSES else None
+        self._fill_report()
+
+    # ------------------------------------------------------------------ actions
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#section-tabs", TabbedContent).active = tab
+        self._focus_pane(tab)
+        self.call_after_refresh(self._show_detail)
+
+    def _focus_pane(self, tab: str) -> None:
+        """Move focus into the shown pane: focus left in a hidden pane pulls the tabs back to it."""
+        pane = self.query_one(f"#{tab}", TabPane)
+        focused = self.focused
+        if focused is None or pane not in focused.ancestors_with_self:
+            self.query_one(PANE_FOCUS[tab]).focus()
+
+    def action_run(self) -> None:
+        self.app.start_run(self.section_id)
+
+    def action_refresh_run(self) -> None:
+        self.app.start_run(self.section_id, refresh=True)
+
+    def action_cancel(self) -> None:
+        self.app.cancel_run(self.section_id)
+
+    def action_cycle_filter(self) -> None:
+        order = [None, *REPORT_STATUSES]
+        self.report_filter = order[(order.index(self.report_filter) + 1) % len(order)]
+        select = self.query_one("#report-filter", Select)
+        with self.prevent(Select.Changed):
+            select.value = self.report_filter if self.report_filter else Select.BLANK
+        self.query_one("#section-tabs", TabbedContent).active = "tab-report"
+        self._fill_report()

@@ -1,0 +1,289 @@
+"""The workbench as an analyst drives it: keys in, screens and files out.
+
+Each test opens a fresh copy of the bundled demo memo against the real sandbox
+over loopback (real httpx clients), through Textual's Pilot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import yaml
+from textual.widgets import DataTable
+
+from core.memo_loader import load_memo
+from core.settings import config_dir
+from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
+from screens.reject_modal import RejectScreen
+from screens.section_screen import SectionScreen
+from test_tui_support import (
+    SIZE,
+    cells,
+    column,
+    control,
+    exa_requests,
+    make_app,
+    run_and_wait,
+    screen_text,
+    select_row,
+    wait_for,
+)
+from themes import DARK, LIGHT
+
+SECTIONS = ["overview", "product", "competitors", "funding", "news"]
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=0, fault_hold_s=2.0) as server:
+        yield server
+
+
+@pytest.fixture
+def sb(sandbox):
+    control(sandbox.url, "/_sandbox/reset")
+    yield sandbox
+    control(sandbox.url, "/_sandbox/reset")
+
+
+def test_the_demo_memo_lists_every_section_as_never_run(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, MemoScreen)
+            table = app.screen.query_one("#sections", DataTable)
+            assert [r.key.value for r in table.ordered_rows] == SECTIONS
+            assert column(table, "status") == ["never run"] * 5
+            assert "Company overview" in cells(table, "overview")[1]
+            assert app.notices == []  # the demo has its keys: no warnings at start
+
+    asyncio.run(scenario())
+
+
+def test_running_a_section_shows_its_status_and_counts(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.screen.query_one("#sections", DataTable)
+            await run_and_wait(pilot, "r", "overview")
+            row = cells(table, "overview")
+            assert row[2] in ("fresh", "degraded"), row
+            assert row[4] == "6"  # kept sources
+            outcome = app.last_outcomes["overview"]
+            assert f"{outcome.report['verified']}✓" in row[5]
+            assert row[7].startswith("$")
+            assert (app.loaded.dir / "sections" / "01-overview.md").is_file()
+            assert any(m.startswith("overview: ok") for _s, m in app.notices), app.notices
+            # the other sections are untouched
+            assert cells(table, "product")[2] == "never run"
+
+    asyncio.run(scenario())
+
+
+def test_the_section_screen_lists_the_kept_sources(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            table = app.screen.query_one("#sources", DataTable)
+            latest = app.store.latest_source_set("overview")
+            rows = [cells(table, r.key.value) for r in table.ordered_rows]
+            kept = [r for r in rows if r[6] == "included"]
+            assert [(r[0], r[1]) for r in kept] == [(s.marker, s.title or s.host) for s in latest.sources]
+            assert all(r[5] == "✓ pinned" for r in kept)
+            # the report tab has one row per citation
+            await pilot.press("2")
+            report = app.screen.query_one("#report", DataTable)
+            citations = app.last_outcomes["overview"].report["citations"]
+            assert report.row_count == len(citations)
+            await pilot.press("f")  # filter: verified only
+            verified = [c for c in citations if c["status"] == "verified"]
+            assert 0 < report.row_count == len(verified) < len(citations)
+            assert all(v.startswith("verified") for v in column(report, "status"))
+            await pilot.press("f")  # next filter: substituted
+            assert report.row_count == sum(c["status"] == "substituted" for c in citations)
+            # rejecting the subject's own domain is flagged; escape cancels and changes nothing
+            await pilot.press("1")
+            await select_row(pilot, table, lambda r: r[2] == "www.synadia.com")
+            await pilot.press("x")
+            await wait_for(pilot, lambda: isinstance(app.screen, RejectScreen), what="the reject dialog")
+            preview = str(app.screen.query_one("#reject-preview").render())
+            assert "synadia.com is the subject's own domain" in preview
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            assert app.store.rejects() == [] and app.store.latest_source_set("overview").version == latest.version
+            await pilot.press("escape")
+            assert isinstance(app.screen, MemoScreen)
+
+    asyncio.run(scenario())
+
+
+def test_rejecting_a_namesake_domain_takes_it_out_of_the_frozen_set(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.screen.query_one("#sections", DataTable)
+            table.move_cursor(row=SECTIONS.index("news"))
+            await run_and_wait(pilot, "r", "news")
+            before = app.store.latest_source_set("news")
+            aero = [s for s in before.sources if s.host.endswith("nats.aero")]
+            assert aero, "the demo's wide news search should pick up the air-traffic namesake"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            sources = app.screen.query_one("#sources", DataTable)
+            await select_row(pilot, sources, lambda r: r[2] == "www.nats.aero" and r[6] == "included")
+            await pilot.press("x")
+            await wait_for(pilot, lambda: isinstance(app.screen, RejectScreen), what="the reject dialog")
+            assert "Takes 3 kept source(s)" in str(app.screen.query_one("#reject-preview").render())
+            await pilot.click("#reject-ok")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            rows = [cells(sources, r.key.value) for r in sources.ordered_rows]
+            included = [r for r in rows if r[6] == "included"]
+            assert included and all("nats.aero" not in r[2] for r in included)
+            assert [r[0] for r in included] == [f"E{i}" for i in range(1, len(included) + 1)]  # re-packed
+            assert sum(1 for r in rows if r[6] == "rejected (memo)") == len(aero)
+            assert "nats.aero" in app.store.rejects()
+            assert app.global_store.rejects() == []
+            # re-running uses the curated set: no new search
+            searches = exa_requests(sb.url)
+            await run_and_wait(pilot, "r", "news")
+            assert exa_requests(sb.url) == searches
+            assert app.last_outcomes["news"].source_set_reused
+            note = (app.loaded.dir / "sections" / "05-news.md").read_text(encoding="utf-8")
+            assert "nats.aero" not in note.split("## Sources (retrieved)")[-1]
+
+    asyncio.run(scenario())
+
+
+def test_a_writer_failure_is_a_notification_and_the_old_note_stays(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            note = app.loaded.dir / "sections" / "01-overview.md"
+            before = note.read_bytes()
+            control(sb.url, "/_sandbox/faults", ["writer:401"])
+            app.notices.clear()
+            await run_and_wait(pilot, "r", "overview")
+            assert app.is_running
+            errors = [m for s, m in app.notices if s == "error"]
+            assert errors and "writer failed" in errors[0] and "previous note is unchanged" in errors[0]
+            assert note.read_bytes() == before
+            table = app.screen.query_one("#sections", DataTable)
+            assert cells(table, "overview")[2] == "failed"
+            assert "Traceback" not in screen_text(app)
+
+    asyncio.run(scenario())
+
+
+def test_a_running_section_can_be_cancelled(sb, tmp_path):
+    async def scenario():
+        control(sb.url, "/_sandbox/latency", {"writer": 3000})
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.screen.query_one("#sections", DataTable)
+            await pilot.press("r")
+            await wait_for(pilot, lambda: app.jobs.get("overview") is not None
+                           and app.jobs["overview"].stage == "writing", what="the writer stage")
+            assert "writing" in cells(table, "overview")[2]
+            await pilot.press("c")
+            await wait_for(pilot, lambda: not app.jobs, timeout=5, what="the cancel")
+            assert any("cancelled while writing" in m for _s, m in app.notices), app.notices
+            assert not (app.loaded.dir / "sections" / "01-overview.md").exists()
+            assert cells(table, "overview")[2] == "never run"  # stopped on purpose: not a failure
+
+    asyncio.run(scenario())
+
+
+def test_the_theme_toggles_and_is_remembered(sb, tmp_path):
+    async def scenario(expect_first: str):
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.theme == expect_first
+            await pilot.press("t")
+            assert app.theme != expect_first
+            return app.theme
+
+    assert asyncio.run(scenario(DARK.name)) == LIGHT.name
+    saved = yaml.safe_load((config_dir() / "ui.yaml").read_text(encoding="utf-8"))
+    assert saved == {"theme": LIGHT.name}
+    assert asyncio.run(scenario(LIGHT.name)) == DARK.name
+
+
+def test_the_pin_toggle_edits_memo_yaml_and_marks_the_section_stale(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.screen.query_one("#sections", DataTable)
+            table.move_cursor(row=SECTIONS.index("competitors"))
+            await run_and_wait(pilot, "r", "competitors")
+            original = app.loaded.path.read_text(encoding="utf-8")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("p")
+            await pilot.pause()
+            edited = app.loaded.path.read_text(encoding="utf-8")
+            diff = [(a, b) for a, b in zip(original.splitlines(), edited.splitlines()) if a != b]
+            assert diff == [("        pin: none", "        pin: entity")]
+            assert load_memo(app.loaded.dir).memo.section("competitors").include_sources[0].pin == "entity"
+            assert app.screen.view.status == "stale"
+            await pilot.press("escape")
+            assert cells(table, "competitors")[2] == "stale"
+            assert cells(table, "competitors")[3] == "entity"
+
+    asyncio.run(scenario())
+
+
+def test_the_command_palette_runs_an_export(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*"export memo")
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: (app.loaded.dir / "memo.md").is_file(), what="memo.md")
+            assert any(m.startswith("Wrote memo.md — 1 section(s)") for _s, m in app.notices), app.notices
+
+    asyncio.run(scenario())
+
+
+def test_a_retrieval_outage_degrades_the_section_with_a_visible_warning(sb, tmp_path):
+    async def scenario():
+        control(sb.url, "/_sandbox/faults", ["exa:500"])
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            table = app.screen.query_one("#sections", DataTable)
+            await run_and_wait(pilot, "r", "overview")
+            assert cells(table, "overview")[2] == "degraded"
+            assert any(s == "warning" and "overview: degraded" in m for s, m in app.notices), app.notices
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("3")
+            warnings = str(app.screen.query_one("#warnings").render())
+            assert "degraded" in warnings and "writer-only" in warnings
+
+    asyncio.run(scenario())
+
+
+def test_missing_keys_are_announced_at_start(tmp_path):
+    from store.global_store import GlobalStore
+    from tui.app import SourcedeskApp
+    from tui.demo import DemoSettings, prepare_demo
+
+    async def scenario():
+        memo = prepare_demo(root=tmp_path / "demo")
+        app = SourcedeskApp(memo, settings=DemoSettings(), global_store=GlobalStore(tmp_path / "g.json"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            warnings = [m for s, m in app.notices if s == "warning"]
+            assert any("No EXA_API_KEY" in m for m in warnings) and any("No PERPLEXITY_API_KEY" in m for m in warnings)
+
+    asyncio.run(scenario())

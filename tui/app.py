@@ -1,0 +1,347 @@
+"""The Textual workbench: one memo, its sections, their runs.
+
+The app owns what outlives a screen: the loaded memo, the one open ``MemoStore``
+(its inter-process lock is held for the whole session), the shared HTTP clients
+(so rate limiters and connection pools are shared by every section's run), and
+the running jobs. Each section's run is its own async worker (exclusive per
+section); progress arrives through ``run_section``'s callback on the app's event
+loop, so nothing blocks the interface. Screens ask the app to start, cancel or
+describe work and are told when a section changed.
+
+Every message to the analyst goes through ``say`` (a toast with markup off, plus a
+log the tests read); no exception reaches the terminal as a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from textual.app import App
+from textual.binding import Binding
+from textual.worker import Worker
+
+from core.errors import UserError
+from core.memo_loader import LoadedMemo, load_memo
+from core.retrieval import exa_client_from_settings
+from core.run import RunOutcome, run_section, writer_from_settings
+from core.settings import Settings, load_settings
+from screens.palette import SourcedeskCommands
+from screens.section_state import SectionView, describe_memo, describe_section
+from store.global_store import GlobalStore
+from store.memo_store import MemoStore
+from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
+from tui.widgets.cells import Palette
+
+log = logging.getLogger("sourcedesk.tui")
+
+STAGE_WORDS = {
+    "queued": "queued",
+    "retrieving": "retrieving",
+    "writing": "writing",
+    "reconciling": "reconciling",
+    "saved": "saving",
+    "failed": "failing",
+}
+
+
+@dataclass
+class Job:
+    """One section's run in progress."""
+
+    section_id: str
+    refresh: bool
+    stage: str = "queued"
+    cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    worker: Worker | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def stage_text(self) -> str:
+        word = STAGE_WORDS.get(self.stage, self.stage)
+        return "cancelling" if self.cancel.is_set() else word
+
+
+class SourcedeskApp(App[None]):
+    CSS_PATH = str(STYLESHEET)
+    TITLE = "sourcedesk"
+    COMMANDS = App.COMMANDS | {SourcedeskCommands}
+    NOTIFICATION_TIMEOUT = 6
+    BINDINGS = [
+        Binding("t", "toggle_theme", "Theme"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        memo_dir: Path | str,
+        *,
+        settings: Settings | None = None,
+        store: MemoStore | None = None,
+        global_store: GlobalStore | None = None,
+        banner: str = "",
+    ) -> None:
+        super().__init__()
+        self.loaded: LoadedMemo = load_memo(Path(memo_dir))
+        self.settings = settings or load_settings()
+        self._own_store = store is None
+        self.store = store or MemoStore(self.loaded.dir)
+        self.global_store = global_store or GlobalStore()
+        self.banner = banner
+        self.jobs: dict[str, Job] = {}
+        self.notices: list[tuple[str, str]] = []  # (severity, message), oldest first
+        self.last_outcomes: dict[str, RunOutcome] = {}
+        self._memo_mtime = self._mtime()
+        self._http: httpx.AsyncClient | None = None
+        self._exa: Any = None
+        self._slots: asyncio.Semaphore | None = None
+        self.title = self.loaded.memo.title
+        self.sub_title = banner
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_mount(self) -> None:
+        from screens.memo_screen import MemoScreen
+
+        self.register_theme(DARK)
+        self.register_theme(LIGHT)
+        self.theme = load_theme_name()
+        self._slots = asyncio.Semaphore(max(1, int(self.settings.max_concurrent_sections)))
+        self.push_screen(MemoScreen())
+        if self.settings.retrieval_enabled and not self.settings.exa_api_key:
+            self.say("No EXA_API_KEY is set: runs continue writer-only, without retrieved sources.", "warning")
+        if not self.settings.perplexity_api_key:
+            self.say("No PERPLEXITY_API_KEY is set: runs will fail at the writer until one is set.", "warning")
+
+    async def on_unmount(self) -> None:
+        for job in list(self.jobs.values()):
+            job.cancel.set()
+        if self._exa is not None:
+            try:
+                await self._exa.aclose()
+            except Exception:  # noqa: BLE001 - shutting down
+                log.debug("closing the Exa client failed", exc_info=True)
+        if self._http is not None:
+            await self._http.aclose()
+        if self._own_store:
+            self.store.close()
+
+    # ------------------------------------------------------------------ messages
+
+    def say(self, message: str, severity: str = "information", *, title: str = "") -> None:
+        """Tell the analyst something: a toast (never markup) and an entry in ``notices``."""
+        self.notices.append((severity, message))
+        timeout = 12 if severity == "error" else self.NOTIFICATION_TIMEOUT
+        self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
+
+    def say_error(self, exc: BaseException, what: str = "") -> None:
+        if isinstance(exc, UserError):
+            text = exc.message + (f" — {exc.hint}" if exc.hint else "")
+        else:
+            log.exception("unexpected error%s", f" while {what}" if what else "")
+            text = f"{type(exc).__name__}: {exc}"
+        self.say(f"{what}: {text}" if what else text, "error")
+
+    @property
+    def palette(self) -> Palette:
+        return Palette(self.current_theme)
+
+    # ------------------------------------------------------------------ memo and state
+
+    def _mtime(self) -> float | None:
+        try:
+            return self.loaded.path.stat().st_mtime
+        except OSError:
+            return None
+
+    def reload_memo(self, *, quiet: bool = False) -> bool:
+        """Read memo.yaml again (after the pin toggle or an outside edit). A memo that no
+        longer loads keeps the previous one on screen and says why."""
+        try:
+            self.loaded = load_memo(self.loaded.path)
+        except UserError as exc:
+            if not quiet:
+                self.say_error(exc, "memo.yaml")
+            return False
+        self._memo_mtime = self._mtime()
+        self.title = self.loaded.memo.title
+        return True
+
+    def reload_if_changed(self) -> bool:
+        if self._mtime() != self._memo_mtime:
+            return self.reload_memo()
+        return False
+
+    def global_rejects(self) -> list[str]:
+        try:
+            return self.global_store.rejects()
+        except UserError as exc:
+            self.say_error(exc, "global rejections")
+            return []
+
+    def describe(self, section_id: str) -> SectionView:
+        return describe_section(self.loaded, section_id, store=self.store, settings=self.settings,
+                                global_rejects=self.global_rejects())
+
+    def describe_all(self) -> list[SectionView]:
+        return describe_memo(self.loaded, store=self.store, settings=self.settings,
+                             global_rejects=self.global_rejects())
+
+    def section_changed(self, section_id: str | None = None) -> None:
+        """Tell every screen on the stack that a section (or, with None, everything) changed."""
+        for screen in list(self.screen_stack):
+            handler = getattr(screen, "section_changed", None)
+            if handler is not None:
+                try:
+                    handler(section_id)
+                except Exception:  # noqa: BLE001 - a display glitch must not stop a run
+                    log.exception("screen %s failed to show a change", screen)
+
+    # ------------------------------------------------------------------ runs
+
+    def _clients(self) -> tuple[Any, Any]:
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.settings.writer_timeout_s))
+        if self._exa is None and self.settings.retrieval_enabled:
+            self._exa = exa_client_from_settings(self.settings)
+        writer = writer_from_settings(self.settings, self.loaded.memo, http=self._http)
+        return writer, self._exa
+
+    def start_run(self, section_id: str, *, refresh: bool = False) -> bool:
+        """Run one section in its own worker; False when it is already running or unknown."""
+        if section_id not in {s.id for s in self.loaded.memo.sections}:
+            self.say(f"There is no section {section_id!r} in memo.yaml.", "error")
+            return False
+        if section_id in self.jobs:
+            self.say(f"{section_id} is already running (c cancels it).", "warning")
+            return False
+        job = Job(section_id=section_id, refresh=refresh)
+        self.jobs[section_id] = job
+        job.worker = self.run_worker(
+            self._run(job), name=f"run {section_id}", group=f"section:{section_id}", exclusive=True,
+            exit_on_error=False,
+        )
+        self.section_changed(section_id)
+        return True
+
+    def run_all(self, *, refresh: bool = False) -> int:
+        started = 0
+        for section in self.loaded.memo.sections:
+            if section.id not in self.jobs and self.start_run(section.id, refresh=refresh):
+                started += 1
+        if not started:
+            self.say("Every section is already running.", "warning")
+        return started
+
+    def cancel_run(self, section_id: str) -> bool:
+        job = self.jobs.get(section_id)
+        if job is None:
+            self.say(f"{section_id} is not running.", "warning")
+            return False
+        job.cancel.set()
+        self.section_changed(section_id)
+        return True
+
+    def _progress(self, section_id: str, stage: str) -> None:
+        job = self.jobs.get(section_id)
+        if job is not None:
+            job.stage = stage
+            self.section_changed(section_id)
+
+    async def _run(self, job: Job) -> None:
+        sid = job.section_id
+        try:
+            assert self._slots is not None
+            async with self._slots:
+                if job.cancel.is_set():
+                    self.say(f"{sid}: cancelled before it started.")
+                    return
+                writer, exa = self._clients()
+                outcome = await run_section(
+                    self.loaded, sid, store=self.store, settings=self.settings, refresh=job.refresh,
+                    writer=writer, exa_client=exa, global_rejects=self.global_rejects(),
+                    progress=self._progress, cancel=job.cancel,
+                )
+            self.last_outcomes[sid] = outcome
+            self._report(outcome)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug in one run is a toast, not a crash
+            self.say_error(exc, f"{sid} failed")
+        finally:
+            self.jobs.pop(sid, None)
+            self.section_changed(sid)
+
+    def _report(self, outcome: RunOutcome) -> None:
+        sid = outcome.section
+        if outcome.status == "failed":
+            severity = "information" if outcome.error_kind == "cancelled" else "error"
+            self.say(f"{sid}: {outcome.message}", severity)
+            return
+        report = outcome.report or {}
+        parts = [f"{report.get(k, 0)} {label}" for k, label in
+                 (("verified", "verified"), ("substituted", "substituted"), ("dropped", "dropped"),
+                  ("out_of_range", "out of range")) if report.get(k)]
+        reused = "frozen set reused" if outcome.source_set_reused else "sources retrieved"
+        text = f"{sid}: {outcome.status} — {', '.join(parts) or 'no citations'}; {reused}; ${outcome.cost['total']:.3f}"
+        if outcome.status == "degraded":
+            first = next((w for w in outcome.warnings if w.startswith(("degraded", "stale"))), "")
+            self.say(text + (f"\n{first}" if first else ""), "warning")
+        else:
+            self.say(text)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_toggle_theme(self) -> None:
+        self.theme = toggled(self.theme)
+        save_theme_name(self.theme)
+        self.section_changed(None)
+
+    def action_help(self) -> None:
+        from screens.help_screen import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_run_all(self) -> None:
+        self.run_all()
+
+    def action_export(self) -> None:
+        from core.export import export_memo
+
+        try:
+            result = export_memo(self.loaded.dir)
+        except UserError as exc:
+            self.say_error(exc, "export")
+            return
+        except OSError as exc:
+            self.say(f"export: cannot write memo.md ({exc.strerror or exc})", "error")
+            return
+        missing = f"; not written yet: {', '.join(result.missing)}" if result.missing else ""
+        name = result.path.name if result.path else "memo.md"
+        self.say(f"Wrote {name} — {result.sections} section(s), {result.footnotes} footnote(s){missing}")
+        for warning in result.warnings[:3]:
+            self.say(f"export: {warning}", "warning")
+
+    def open_section(self, section_id: str) -> None:
+        from screens.section_screen import SectionScreen
+
+        if section_id not in {s.id for s in self.loaded.memo.sections}:
+            self.say(f"There is no section {section_id!r}.", "error")
+            return
+        while isinstance(self.screen, SectionScreen) or getattr(self.screen, "is_modal", False):
+            if isinstance(self.screen, SectionScreen) and self.screen.section_id == section_id:
+                return
+            self.pop_screen()
+        self.push_screen(SectionScreen(section_id))
+
+    async def action_quit(self) -> None:
+        for job in self.jobs.values():
+            job.cancel.set()
+        self.exit()

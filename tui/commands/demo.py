@@ -1,0 +1,38 @@
+"""``sourcedesk demo [--keep]`` — the workbench on the bundled NATS/Synadia memo, fully offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="open the bundled demo memo against the offline sandbox",
+        description="Copy the bundled NATS/Synadia memo to a scratch folder in the user data dir, start the "
+        "offline sandbox on a free loopback port and open the workbench on it. No network, no real keys.",
+    )
+    p.add_argument("--keep", action="store_true", help="reopen the previous demo memo (notes, sources, rejections) "
+                   "instead of starting fresh")
+    p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+                   help="where to put the demo memo (default: the user data dir's demo/ folder)")
+    p.set_defaults(func=_demo)
+
+
+def _demo(args) -> int:
+    from store.global_store import GlobalStore
+    from tui.app import SourcedeskApp
+    from tui.demo import demo_root, demo_sandbox, demo_settings, prepare_demo
+
+    root = args.dir or demo_root()
+    memo_dir = prepare_demo(keep=args.keep, root=root)
+    with demo_sandbox() as server:
+        app = SourcedeskApp(
+            memo_dir,
+            settings=demo_settings(server.url),
+            global_store=GlobalStore(root / "global.json"),
+            banner="demo · offline sandbox",
+        )
+        app.run()
+    print(f"The demo memo is in {memo_dir} — `sourcedesk demo --keep` reopens it as you left it.")
+    return 0

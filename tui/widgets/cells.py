@@ -1,0 +1,154 @@
+"""Table cells and text blocks as ``rich.text.Text`` — never as markup strings.
+
+Titles, snippets, URLs and note text come from the web or from the writer. A
+DataTable renders a plain ``str`` cell as Rich markup, so ``"[bold red]pwn[/]"``
+would be styled and ``"[link=…]"`` would become a link. Every cell here is a
+``Text`` built from the raw string (``Text(value)`` never parses markup); styles
+are applied as spans afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from rich.text import Text
+
+from core.models import Source
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+BAR_WIDTH = 12
+_MARKER_RE = re.compile(r"\[\^[^\]\s]+\](?::)?|\[\d+\]")
+_HEADING_RE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+
+
+class Palette:
+    """Colours taken from the active Textual theme, so cells follow the light/dark switch."""
+
+    def __init__(self, theme: Any = None):
+        get = (lambda name, default: getattr(theme, name, None) or default) if theme is not None else (
+            lambda name, default: default
+        )
+        self.success = get("success", "green")
+        self.warning = get("warning", "yellow")
+        self.error = get("error", "red")
+        self.accent = get("accent", "cyan")
+        self.primary = get("primary", "blue")
+        variables = getattr(theme, "variables", None) or {}
+        self.marker = variables.get("marker-foreground", self.accent)
+        self.dim = "dim"
+
+
+def plain(value: Any, style: str = "") -> Text:
+    """Untrusted text as a cell: one line, literal."""
+    text = "" if value is None else " ".join(str(value).split())
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def block(value: Any, style: str = "") -> Text:
+    """Untrusted multi-line text, literal, wrapping."""
+    return Text("" if value is None else str(value), style=style)
+
+
+def status_cell(status: str, palette: Palette, stage: str = "", frame: int = 0) -> Text:
+    if status == "running":
+        return Text(f"{SPINNER[frame % len(SPINNER)]} {stage or 'running'}", style=f"bold {palette.accent}")
+    style = {
+        "never run": palette.dim,
+        "fresh": f"bold {palette.success}",
+        "stale": palette.warning,
+        "degraded": f"bold {palette.warning}",
+        "failed": f"bold {palette.error}",
+    }.get(status, "")
+    return Text(status, style=style)
+
+
+def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int = BAR_WIDTH) -> Text:
+    """Verified / substituted / dropped (incl. out of range) as a proportional bar plus numbers."""
+    if not counts:
+        return Text("—", style=palette.dim)
+    verified = int(counts.get("verified", 0) or 0)
+    substituted = int(counts.get("substituted", 0) or 0)
+    dropped = int(counts.get("dropped", 0) or 0) + int(counts.get("out_of_range", 0) or 0)
+    total = verified + substituted + dropped
+    if total == 0:
+        return Text("no citations", style=palette.dim)
+    cells = [round(width * n / total) for n in (verified, substituted, dropped)]
+    # Every non-zero part stays visible; the bar keeps its width.
+    for i, n in enumerate((verified, substituted, dropped)):
+        if n and not cells[i]:
+            cells[i] = 1
+    while sum(cells) > width:
+        cells[cells.index(max(cells))] -= 1
+    while sum(cells) < width:
+        cells[cells.index(max(cells))] += 1
+    bar = Text()
+    for n, style in zip(cells, (palette.success, palette.warning, palette.error)):
+        bar.append("█" * n, style=style)
+    bar.append(f" {verified}✓ {substituted}≈ {dropped}✗")
+    return bar
+
+
+def flags_cell(truncated: int, warnings: int, palette: Palette) -> Text:
+    out = Text()
+    if truncated:
+        out.append(f"✂{truncated} ", style=f"bold {palette.warning}")
+    if warnings:
+        out.append(f"⚠{warnings}", style=palette.warning)
+    return out
+
+
+def cost_cell(cost: float | None) -> Text:
+    return Text("—" if cost is None else f"${cost:.3f}", justify="right")
+
+
+def pin_cell(modes: list[str]) -> Text:
+    if not modes:
+        return Text("—", style="dim")
+    unique = sorted(set(modes))
+    return Text(unique[0] if len(unique) == 1 else "mixed")
+
+
+def source_label(source_title: str, host: str) -> Text:
+    """A source's title, or its host (dimmed) when the title is empty."""
+    if source_title and source_title.strip():
+        return plain(source_title)
+    return plain(host or "(no title)", style="italic dim")
+
+
+def highlight_markers(body: str, palette: Palette) -> Text:
+    """A note body, literal, with citation markers and headings emphasised by spans."""
+    text = Text(body)
+    for match in _HEADING_RE.finditer(body):
+        text.stylize("bold", match.start(), match.end())
+    for match in _MARKER_RE.finditer(body):
+        text.stylize(f"bold {palette.marker}", match.start(), match.end())
+    return text
+
+
+def source_detail(source: Source, palette: Palette, *, state: str = "") -> Text:
+    """Facts (as the prompt shows them), summary, highlights and a text excerpt."""
+    out = Text()
+    out.append_text(source_label(source.title, source.host).copy())
+    out.stylize("bold")
+    out.append("\n")
+    out.append(source.url, style=palette.primary)
+    meta = [p for p in (source.marker, source.provider, source.host, (source.published_date or "")[:10], state) if p]
+    out.append("\n" + " · ".join(meta) + "\n", style="dim")
+    if source.facts:
+        out.append("\nFacts\n", style=f"bold {palette.accent}")
+        out.append(source.facts_yaml)
+    if source.summary:
+        out.append("\nSummary\n", style=f"bold {palette.accent}")
+        out.append(source.summary + "\n")
+    if source.highlights:
+        out.append("\nHighlights\n", style=f"bold {palette.accent}")
+        for h in source.highlights:
+            out.append(f"• {h}\n")
+    if source.text:
+        excerpt = source.text[:1500] + ("…" if len(source.text) > 1500 else "")
+        out.append(f"\nText ({len(source.text):,} chars)\n", style=f"bold {palette.accent}")
+        out.append(excerpt + "\n")
+    if not (source.facts or source.summary or source.highlights or source.text):
+        out.append("\n(no content stored for this source)\n", style="dim")
+    return out

@@ -1,0 +1,145 @@
+"""The rows of a section's source table: kept, omitted by budget, namesakes, excluded.
+
+One list for everything the latest retrieval saw, so the analyst can tell at a
+glance what the writer will get and what was filtered out — and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from core.hosts import host_matches_any
+from core.models import RemovedSource, Source, SourceSet
+from core.urls import host_of
+from screens.curation import DROPPED_RULE
+from tui.widgets.cells import Palette, plain, source_label
+
+# (key, label, width): titles and hosts are cut with an ellipsis so every column stays
+# in view at 160 columns; the detail pane shows them in full.
+COLUMNS = (
+    ("marker", "Marker", 6),
+    ("title", "Title", 30),
+    ("host", "Host", 17),
+    ("date", "Date", 10),
+    ("provider", "Provider", 8),
+    ("pin", "Pin", 10),
+    ("state", "State", 20),
+)
+
+REASON_WORDS = {
+    "namesake": "namesake removed",
+    "rejected": "rejected",
+    "aggregator": "aggregator excluded",
+    "excluded": "excluded by the entry",
+    "duplicate": "duplicate",
+}
+
+
+@dataclass
+class SourceRow:
+    key: str
+    kind: str  # kept | omitted | namesake | excluded
+    source: Source | None = None
+    removed: RemovedSource | None = None
+    size: int = 0
+
+    @property
+    def url(self) -> str:
+        return self.source.url if self.source is not None else (self.removed.url if self.removed else "")
+
+    @property
+    def host(self) -> str:
+        if self.source is not None:
+            return self.source.host
+        return (self.removed.host if self.removed else "") or (host_of(self.url) or "")
+
+    @property
+    def title(self) -> str:
+        return self.source.title if self.source is not None else (self.removed.title if self.removed else "")
+
+    @property
+    def dropped(self) -> bool:
+        """Taken out of the frozen set by the analyst (``d``), not by a rule."""
+        return self.removed is not None and self.removed.rule == DROPPED_RULE
+
+    @property
+    def rejected_domain(self) -> str | None:
+        """The domain whose rejection removed this row (from the rule ``memo:nats.aero``)."""
+        if self.removed is None or self.removed.reason != "rejected":
+            return None
+        rule = self.removed.rule or ""
+        return rule.split(":", 1)[1] if ":" in rule else (rule or self.host)
+
+
+def source_rows(source_set: SourceSet | None) -> list[SourceRow]:
+    if source_set is None:
+        return []
+    rows = [SourceRow(f"kept:{i}", "kept", source=s, size=s.size) for i, s in enumerate(source_set.sources)]
+    rows += [SourceRow(f"omitted:{i}", "omitted", source=o.source, size=o.size) for i, o in enumerate(source_set.omitted)]
+    rows += [SourceRow(f"namesake:{i}", "namesake", removed=r) for i, r in enumerate(source_set.namesakes)]
+    rows += [SourceRow(f"excluded:{i}", "excluded", removed=r) for i, r in enumerate(source_set.excluded)]
+    return rows
+
+
+def _entry_request(source_set: SourceSet, entry: int) -> dict:
+    """The include-sources entry as it was sent when this set was retrieved."""
+    entries = (source_set.request or {}).get("entries") or []
+    if 0 <= entry < len(entries) and isinstance(entries[entry], dict):
+        return entries[entry]
+    return {}
+
+
+def _pin_text(row: SourceRow, source_set: SourceSet, palette: Palette) -> Text:
+    if row.kind == "namesake":
+        return Text("✗ namesake", style=f"bold {palette.error}")
+    source = row.source
+    if source is None:
+        return Text("")
+    if source.provider == "writer":
+        return Text("web result", style="dim")
+    if source.provider != "exa":
+        return Text("local", style="dim")
+    entry = _entry_request(source_set, source.entry)
+    if entry.get("pin") == "entity":
+        pins = [p for p in entry.get("pins") or [] if isinstance(p, str)]
+        if host_matches_any(source.url, pins):
+            return Text("✓ pinned", style=palette.success)
+        return Text("✗ off-pin", style=palette.error)
+    return Text("wide", style="dim")
+
+
+def _state_text(row: SourceRow, palette: Palette) -> Text:
+    if row.kind == "kept":
+        return Text("included", style=palette.success)
+    if row.kind == "omitted":
+        return Text(f"omitted by budget ({row.size:,} chars)", style=palette.warning)
+    reason = row.removed.reason if row.removed else ""
+    if row.dropped:
+        return Text("dropped (this set)", style=palette.warning)
+    word = REASON_WORDS.get(reason, reason)
+    if reason == "rejected" and row.removed and row.removed.rule:
+        scope = row.removed.rule.split(":", 1)[0]
+        word = f"rejected ({'global' if scope == 'global' else 'memo'})"
+    style = palette.error if reason in ("namesake", "rejected") else "dim"
+    return Text(word, style=style)
+
+
+def row_cells(row: SourceRow, source_set: SourceSet, palette: Palette) -> list[Text]:
+    source = row.source
+    marker = Text(source.marker or "—", style="bold") if source is not None and row.kind == "kept" else Text("—", style="dim")
+    date = (source.published_date or "")[:10] if source is not None else ""
+    provider = source.provider if source is not None else ""
+    title = source_label(row.title, row.host)
+    if row.kind != "kept":
+        title.stylize("dim")
+    return [
+        marker,
+        title,
+        plain(row.host),
+        plain(date),
+        plain(provider),
+        _pin_text(row, source_set, palette),
+        _state_text(row, palette),
+    ]
