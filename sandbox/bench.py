@@ -21,8 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import contextlib
+import re
+import socket
+import subprocess
+import sys
+
 from core.settings import Settings
-from sandbox.server import SandboxServer
 
 QUERIES = [
     ("overview", "{{subject}} overview product funding customers", "entity"),
@@ -68,10 +73,37 @@ async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=F
     return time.perf_counter() - t0, outcomes
 
 
+@contextlib.contextmanager
+def sandbox_process(exa_ms: int, writer_ms: int):
+    """The sandbox in its own process, as the real services would be: its CPU work
+    (ranking, composing answers) must not share the client's interpreter lock."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "sandbox", "--port", str(port),
+         "--exa-latency-ms", str(exa_ms), "--writer-latency-ms", str(writer_ms)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        url = None
+        for line in proc.stdout:
+            m = re.search(r"http://127\.0\.0\.1:\d+", line)
+            if m:
+                url = m.group(0)
+                break
+        if url is None:
+            raise SystemExit("bench: the sandbox did not start")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
-    with SandboxServer(port=0, latency_ms={"exa": exa_ms, "writer": writer_ms}) as server, tempfile.TemporaryDirectory() as tmp:
+    with sandbox_process(exa_ms, writer_ms) as url, tempfile.TemporaryDirectory() as tmp:
         memo_dir = write_bench_memo(Path(tmp), sections)
-        base = dict(exa_url=server.url, writer_url=server.url, exa_api_key="bench", perplexity_api_key="bench")
+        base = dict(exa_url=url, writer_url=url, exa_api_key="bench", perplexity_api_key="bench")
         settings = Settings(**base)
         from core.memo_loader import load_memo
 

@@ -291,7 +291,7 @@ def _summarise_warnings(report: ReconcileReport, doc: ParsedDoc, truth: GroundTr
         n = sum(1 for c in citations if c.status == "dropped" and c.occurrences)
         report.warn("empty_ground_truth", f"no retrieved sources and no search results: all {n} unprotected citations dropped")
     if report.placeholder_urls:
-        report.warn("placeholder_url", f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (example.com, XXXX, /path/to/, {{…}})")
+        report.warn("placeholder_url", f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (reserved example domains, XXXX, /path/to/, {{…}})")
     with_urls = sum(1 for note in doc.inline_notes if re.search(r"https?://|www\.", note))
     if with_urls:
         report.warn("inline_note", f"{with_urls} inline note(s) ^[…] carry a URL the reconciler does not check")
