@@ -4,7 +4,7 @@ Decision: the pin mode is written back to memo.yaml (not kept as a hidden overri
 in the store), because memo.yaml is the one place an analyst reads to know what a
 section asks for; a store-side override would make the file lie. To make that safe:
 
-- the edit is **textual and minimal**: only the ``pin:`` value of the section's Exa
+- the edit is a **minimal text edit**: only the ``pin:`` value of the section's Exa
   entries changes (or one ``pin: none`` line / ``, pin: none`` item is inserted
   where the key was absent); comments, order, quoting and blank lines stay;
 - the result is **verified** before it is written: parsed again, it must equal the
@@ -20,7 +20,6 @@ telling the analyst which line to edit by hand. Nothing is ever half-written.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,7 +145,6 @@ def set_section_pin(memo_path: Path, section_id: str, new: str) -> PinEdit:
     path = Path(memo_path)
     try:
         raw = path.read_bytes()
-        stat = path.stat()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -180,8 +178,7 @@ def set_section_pin(memo_path: Path, section_id: str, new: str) -> PinEdit:
     try:
         if path.read_bytes() != raw:
             raise UserError(f"{path.name} changed on disk while it was being edited", hint="toggle the pin again")
-        atomic_write_bytes(path, (b"\xef\xbb\xbf" if bom else b"") + edited.encode("utf-8"))
-        os.chmod(path, stat.st_mode & 0o7777)
+        atomic_write_bytes(path, (b"\xef\xbb\xbf" if bom else b"") + edited.encode("utf-8"))  # keeps the mode
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
     return result

@@ -46,8 +46,9 @@ from core.writer import WriterClient, WriterError, WriterResponse, domain_filter
 
 log = logging.getLogger("sourcedesk.run")
 
-Status = Literal["ok", "degraded", "failed"]
-Stage = Literal["retrieving", "writing", "reconciling", "saved", "failed"]
+# "cancelled" is not "failed": the analyst stopped the run, nothing went wrong with the section.
+Status = Literal["ok", "degraded", "failed", "cancelled"]
+Stage = Literal["retrieving", "writing", "reconciling", "saved", "failed", "cancelled"]
 Progress = Callable[[str, str], Any]
 T = TypeVar("T")
 
@@ -64,8 +65,8 @@ class RunOutcome:
 
     section: str
     status: Status
-    message: str = ""  # why it failed (or "" when it did not)
-    error_kind: str | None = None  # cancelled, auth, server, timeout, ... (WriterError kinds), user, internal
+    message: str = ""  # why it failed or was cancelled ("" when it did neither)
+    error_kind: str | None = None  # auth, server, timeout, ... (WriterError kinds), user, internal; cancelled
     note_path: Path | None = None
     report: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -79,7 +80,8 @@ class RunOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status != "failed"
+        """A note was written (a degraded one is still a note)."""
+        return self.status in ("ok", "degraded")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -225,8 +227,9 @@ async def run_section(
     cancel: asyncio.Event | None = None,
 ) -> RunOutcome:
     """Run one section end to end. Never raises for writer or retrieval trouble: the
-    outcome says ``failed`` and why, and the previous note is untouched. An
-    ``asyncio.CancelledError`` is recorded and then re-raised."""
+    outcome says ``failed`` and why, and the previous note is untouched. Setting ``cancel``
+    ends the run with status ``cancelled`` (the note is untouched too); an
+    ``asyncio.CancelledError`` is recorded the same way and then re-raised."""
     memo = loaded_memo.memo
     try:
         section = memo.section(section_id)
@@ -369,11 +372,11 @@ async def run_section(
         record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
         _emit(progress, section_id, "saved")
     except asyncio.CancelledError:
-        _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged")
+        _cancelled(outcome, stage)
         _finish(store, record, outcome, t0, progress)
         raise
     except RunCancelled:
-        _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged")
+        _cancelled(outcome, stage)
     except WriterError as exc:
         _fail(outcome, exc.kind, f"writer failed: {exc.message}; the previous note is unchanged")
         outcome.requests["writer"] = exc.requests
@@ -387,11 +390,15 @@ async def run_section(
     return outcome
 
 
-def _fail(outcome: RunOutcome, kind: str, message: str) -> None:
-    outcome.status = "failed"
+def _fail(outcome: RunOutcome, kind: str, message: str, *, status: Status = "failed") -> None:
+    outcome.status = status
     outcome.message = _short(message)
     outcome.note_path = None
     outcome.error_kind = kind
+
+
+def _cancelled(outcome: RunOutcome, stage: str) -> None:
+    _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged", status="cancelled")
 
 
 def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
@@ -411,8 +418,8 @@ def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
 def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, progress: Progress | None) -> None:
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
-    if outcome.status == "failed":
-        _emit(progress, outcome.section, "failed")
+    if outcome.status in ("failed", "cancelled"):
+        _emit(progress, outcome.section, outcome.status)
     record.update(
         status=outcome.status,
         message=outcome.message,
@@ -425,7 +432,7 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
     try:
         outcome.run_id = store.save_run(record)
         state = {"last_run": outcome.run_id, "last_status": outcome.status}
-        if outcome.status != "failed":
+        if outcome.ok:  # only a written note has a new hash
             state["note_sha256"] = record.get("note_sha256")
         store.update_section_state(outcome.section, state)
     except Exception as exc:  # noqa: BLE001 - the note is already safe; say the record is missing

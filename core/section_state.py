@@ -6,6 +6,7 @@ tested (and reused by a headless ``status`` command) without a terminal.
 Statuses, in the order they are decided:
 
 - ``failed``   — the last run failed (its message is kept; the previous note, if any, stays);
+  a *cancelled* last run is not a failure: the section keeps the status of the note it left;
 - ``never run`` — there is no note;
 - ``degraded`` — the note was written with degraded retrieval (writer-only, or a kept stale set);
 - ``stale``    — the note no longer matches what a run would use now: the section's source set
@@ -148,20 +149,17 @@ def describe_section(
         except (OSError, UnicodeDecodeError) as exc:
             view.note_error = f"cannot read {path.name}: {exc}"
 
-    state = store.section_state(section_id)
-    cancelled = False
-    if state.get("last_status") == "failed":
-        last = _last_run(store, section_id)
-        cancelled = _error_kind(last) == "cancelled"
-        if not cancelled:  # a run the analyst stopped is not a failure of the section
-            view.status = "failed"
-            message = _message(last)
-            kept = path is not None and "previous note" not in message
-            view.why = message + ("; the previous note is kept" if kept else "")
-            return view
+    last_status = store.section_state(section_id).get("last_status")
+    if last_status == "failed":
+        view.status = "failed"
+        message = _message(_last_run(store, section_id))
+        kept = path is not None and "previous note" not in message
+        view.why = message + ("; the previous note is kept" if kept else "")
+        return view
+    # a cancelled run is not a failure of the section: it keeps the status of the note it left alone
     if path is None:
         view.status = "never run"
-        view.why = "the last run was cancelled" if cancelled else ""
+        view.why = "the last run was cancelled" if last_status == "cancelled" else ""
         return view
     if view.note_error:
         view.status = "stale"
@@ -201,11 +199,6 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
 def _last_run(store: Any, section_id: str) -> dict[str, Any]:
     runs = store.runs(section_id, with_payloads=False)
     return runs[0] if runs else {}
-
-
-def _error_kind(run: dict[str, Any]) -> str | None:
-    outcome = run.get("outcome")
-    return outcome.get("error_kind") if isinstance(outcome, dict) else None
 
 
 def _message(run: dict[str, Any]) -> str:

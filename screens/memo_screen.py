@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from screens.section_state import SectionView
+from core.section_state import SectionView
 from tui.widgets.cells import (
     citations_bar,
     cost_cell,

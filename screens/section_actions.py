@@ -1,16 +1,14 @@
 """The section screen's curation actions: pin mode, reject / un-reject, drop / restore, keep.
 
 Kept apart from the screen's layout (``screens.section_screen``) so each file says one
-thing; the work on disk is in ``screens.curation`` and ``screens.memo_edit``.
+thing; the work on disk is in ``core.curation`` and ``core.memo_edit``.
 """
 
 from __future__ import annotations
 
 from textual.widgets import TabbedContent
 
-from core.errors import UserError
-from core.hosts import PinRefused, validate_pin
-from screens.curation import (
+from core.curation import (
     domain_for,
     drop_source,
     preview_reject,
@@ -20,7 +18,9 @@ from screens.curation import (
     restore_source,
     unreject_domain,
 )
-from screens.memo_edit import toggle_section_pin
+from core.errors import UserError
+from core.hosts import PinRefused, validate_pin
+from core.memo_edit import toggle_section_pin
 
 
 def subject_hosts(memo) -> list[str]:

@@ -8,7 +8,7 @@ on the right follows the highlighted row of whichever table has focus.
 Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
 it (u), drop one source from the set (d; u restores it), keep a web result (k),
 toggle the pin mode (p); then re-run against the frozen set (r) or refresh
-retrieval (R). ``screens.curation`` and ``screens.memo_edit`` do the work on disk.
+retrieval (R). ``core.curation`` and ``core.memo_edit`` do the work on disk.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
+from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
-from screens.section_state import SectionView
 from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
 from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows

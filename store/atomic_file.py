@@ -2,15 +2,22 @@
 
 A reader (or a crash) can only ever see the old file or the new one, never a
 half-written mix; an in-place truncate-and-write cannot promise that.
+
+Permissions: replacing a file must not change who may read it. The new file gets the
+target's existing mode, or — for a file that did not exist — exactly what ``open()``
+gives (0666 minus the umask). ``tempfile.mkstemp`` is not used for that reason: it
+creates 0600 files, so notes and memo.md would silently become private to their owner.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-import tempfile
-from functools import lru_cache
 from pathlib import Path
+
+_NEW_FILE_MODE = 0o666  # the kernel takes the umask off, as for open()
+_ATTEMPTS = 100
 
 
 def fsync_dir(directory: Path) -> None:
@@ -27,34 +34,34 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-@lru_cache(maxsize=1)
-def _umask() -> int:
-    """The process umask, read without changing it (``os.umask`` would, for every thread)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
-def _mode_for(path: Path) -> int:
-    """Keep an existing file's permissions; a new file gets what ``open()`` would give it."""
+def _existing_mode(path: Path) -> int | None:
     try:
         return stat.S_IMODE(path.stat().st_mode)
     except OSError:
-        return 0o666 & ~_umask()
+        return None
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new, empty temp file beside ``path`` (``O_EXCL``: never someone else's file)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(_ATTEMPTS):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, _NEW_FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    mode = _existing_mode(path)
+    fd, tmp = _create_temp(path)
     try:
-        os.chmod(tmp, _mode_for(path))  # mkstemp makes 0600
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.chmod(tmp, mode)  # by path: os.fchmod does not exist everywhere
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

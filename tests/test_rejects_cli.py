@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
+from core.hosts import excluded_by
+from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from tui.cli import main
@@ -80,13 +83,6 @@ def test_no_scope_outside_a_memo_is_an_error_with_a_hint(tmp_path, data_dir, cap
     assert GlobalStore().rejects() == []
 
 
-def test_memo_and_global_together_are_refused(memo, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        main(["reject", "kestra.com", "--memo", str(memo), "--global"])
-    assert exit_.value.code == 2
-    assert "not allowed with" in capsys.readouterr().err
-
-
 def test_memo_flag_must_point_at_a_memo(tmp_path, data_dir, capsys):
     assert main(["reject", "kestra.com", "--memo", str(tmp_path)]) == 2
     assert "not a memo folder" in capsys.readouterr().err
@@ -145,3 +141,154 @@ def test_many_global_rejections_list_fine(data_dir, capsys):
     GlobalStore().add_rejects(f"n{i}.example.com" for i in range(5000))
     listed = _json(capsys, "--global")
     assert len(listed["global"]["rejects"]) == 5000
+
+
+
+# ---------------------------------------------------------------- the frozen source sets follow
+
+KEY = "sandbox-exa-key-rejects-5c1e"
+NEWS_MEMO = """\
+title: NATS — news check
+subject:
+  name: NATS
+  url: https://nats.io
+  domains: [synadia.com]
+sections:
+  - id: overview
+    title: Company overview
+    questions: ["What does NATS do?"]
+    include-sources:
+      - provider: exa
+        query: "{{subject}} {{url}} overview product"
+        num-results: 4
+        pin: entity
+  # searched wide: "NATS" is also UK air traffic services (nats.aero)
+  - id: news
+    title: Recent news
+    questions: ["What happened lately?"]
+    include-sources:
+      - provider: exa
+        query: "{{subject}} news 2025 outages reliability"
+        num-results: 6
+        pin: none
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, exa_key=KEY) as sb:
+        yield sb
+
+
+@pytest.fixture
+def exa(sandbox, monkeypatch):
+    httpx.post(f"{sandbox.url}/_sandbox/reset")
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
+    monkeypatch.setenv("EXA_API_KEY", KEY)
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "0")
+    return sandbox
+
+
+def exa_requests(sandbox) -> int:
+    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()["exa"]["requests"]
+
+
+@pytest.fixture
+def retrieved(tmp_path, data_dir, exa, capsys) -> Path:
+    """A memo whose ``news`` set holds nats.aero pages (the namesake) after one retrieval."""
+    d = tmp_path / "nats-news"
+    d.mkdir()
+    (d / "memo.yaml").write_text(NEWS_MEMO, encoding="utf-8")
+    assert main(["retrieve", str(d)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    with MemoStore(d) as store:
+        assert any(_on(s.url, "nats.aero") for s in store.latest_source_set("news").sources)  # precondition
+    return d
+
+
+def _on(url: str, domain: str) -> bool:
+    return excluded_by(url, [domain]) is not None
+
+
+def _sets(memo_dir: Path) -> dict:
+    with MemoStore(memo_dir) as store:
+        return {sid: store.source_set_versions(sid) for sid in ("overview", "news")}
+
+
+def _retrieve_requests(exa, memo_dir: Path, capsys) -> int:
+    before = exa_requests(exa)
+    assert main(["retrieve", str(memo_dir)]) == 0
+    capsys.readouterr()
+    return exa_requests(exa) - before
+
+
+def test_reject_takes_the_domains_sources_out_of_the_frozen_sets_and_says_which(retrieved, exa, capsys):
+    news_v1 = _sets(retrieved)["news"][-1]
+    hits = [s for s in news_v1.sources if _on(s.url, "nats.aero")]
+    assert main(["reject", "https://www.nats.aero/news/", "--memo", str(retrieved)]) == 0
+    out = capsys.readouterr().out
+    assert "Rejected nats.aero for memo" in out
+    assert f"news — Recent news: removed from its frozen set ({news_v1.id} → news@v2-" in out
+    for source in hits:  # what it removed: marker, title (or host) and host
+        assert f"{source.marker:<4} {source.title or source.host}  ({source.host})" in out
+    assert "--section news" in out and "--section overview" not in out
+
+    sets = _sets(retrieved)
+    news = sets["news"][-1]
+    assert news.version == 2 and not any(_on(s.url, "nats.aero") for s in news.sources)
+    assert [s.url for s in news.sources] == [s.url for s in news_v1.sources if not _on(s.url, "nats.aero")]
+    assert [s.marker for s in news.sources] == [f"E{i}" for i in range(1, len(news.sources) + 1)]
+    assert {r.rule for r in news.excluded if r.reason == "rejected"} == {"memo:nats.aero"}
+    with MemoStore(retrieved) as store:
+        assert store.rejects() == ["nats.aero"]
+    # every section's request changed; the sets were re-keyed, so nothing is searched again
+    assert _retrieve_requests(exa, retrieved, capsys) == 0
+    assert [v.version for v in _sets(retrieved)["news"]] == [1, 2]
+
+
+def test_unreject_puts_the_sources_back_with_their_markers(retrieved, exa, capsys):
+    news_v1 = _sets(retrieved)["news"][-1]
+    main(["reject", "nats.aero", "--memo", str(retrieved)])
+    capsys.readouterr()
+    assert main(["unreject", "nats.aero", "--memo", str(retrieved)]) == 0
+    out = capsys.readouterr().out
+    assert "Un-rejected nats.aero" in out and "put back into its frozen set" in out
+    news = _sets(retrieved)["news"][-1]
+    assert [(s.marker, s.url) for s in news.sources] == [(s.marker, s.url) for s in news_v1.sources]
+    assert _retrieve_requests(exa, retrieved, capsys) == 0
+
+
+def test_global_with_a_memo_also_curates_that_memo(retrieved, exa, capsys):
+    """Decision: ``--global --memo DIR`` = the global list plus that memo's frozen sets."""
+    assert main(["reject", "nats.aero", "--global", "--memo", str(retrieved)]) == 0
+    out = capsys.readouterr().out
+    assert "Rejected nats.aero globally" in out and "removed from its frozen set" in out
+    assert GlobalStore().rejects() == ["nats.aero"]
+    with MemoStore(retrieved) as store:
+        assert store.rejects() == []
+    news = _sets(retrieved)["news"][-1]
+    assert not any(_on(s.url, "nats.aero") for s in news.sources)
+    assert {r.rule for r in news.excluded if r.reason == "rejected"} == {"global:nats.aero"}
+    assert _retrieve_requests(exa, retrieved, capsys) == 0
+    assert main(["unreject", "nats.aero", "--global", "--memo", str(retrieved)]) == 0
+    assert GlobalStore().rejects() == []
+    assert any(_on(s.url, "nats.aero") for s in _sets(retrieved)["news"][-1].sources)
+
+
+def test_global_alone_edits_only_the_list_and_the_next_retrieve_searches_again(retrieved, exa, capsys):
+    assert main(["reject", "nats.aero", "--global"]) == 0
+    assert "not changed now" in capsys.readouterr().out
+    assert [v.version for v in _sets(retrieved)["news"]] == [1]
+    assert _retrieve_requests(exa, retrieved, capsys) == 2  # both sections' requests changed
+    assert not any(_on(s.url, "nats.aero") for s in _sets(retrieved)["news"][-1].sources)
+
+
+def test_a_memo_yaml_that_does_not_load_still_gets_its_list_edited(retrieved, capsys):
+    (retrieved / "memo.yaml").write_text("title: [unclosed\n", encoding="utf-8")
+    assert main(["reject", "nats.aero", "--memo", str(retrieved)]) == 0
+    out, err = capsys.readouterr()
+    assert "Rejected nats.aero" in out
+    assert "memo.yaml" in err and "frozen source sets were not changed" in err and "Traceback" not in err
+    with MemoStore(retrieved) as store:
+        assert store.rejects() == ["nats.aero"]
+    assert [v.version for v in _sets(retrieved)["news"]] == [1]

@@ -318,14 +318,26 @@ def test_cancelling_a_run_leaves_no_partial_note(env, memo_dir, how):
     _control(env, "/_sandbox/latency", {"writer": 3000})
     result = _run_with_cancel(memo_dir, how)
     if how == "event":
-        assert result.status == "failed" and result.error_kind == "cancelled"
+        assert result.status == "cancelled" and result.error_kind == "cancelled" and not result.ok
         assert "cancelled while writing" in result.message
     else:
         assert result == "cancelled"
     assert _snapshot(memo_dir) == before
     with MemoStore(memo_dir) as store:
         latest = store.runs("overview")[0]
-    assert latest["status"] == "failed" and "cancelled" in latest["message"]
+    assert latest["status"] == "cancelled" and "cancelled" in latest["message"]
+
+
+def test_a_cancelled_run_does_not_make_the_next_run_suspect_hand_edits(env, memo_dir):
+    _run(memo_dir, ["overview"])
+    _control(env, "/_sandbox/latency", {"writer": 3000})
+    assert _run_with_cancel(memo_dir, "event").status == "cancelled"
+    with MemoStore(memo_dir) as store:
+        assert store.section_state("overview")["last_status"] == "cancelled"
+    _control(env, "/_sandbox/latency", {"writer": 0})
+    [again] = _run(memo_dir, ["overview"])
+    assert again.status == "ok"
+    assert not any("edits made outside sourcedesk" in w for w in again.warnings)
 
 
 def test_hand_edits_to_a_note_are_kept_in_the_run_record_before_it_is_replaced(env, memo_dir):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -140,6 +141,41 @@ def test_crash_during_write_leaves_the_previous_file_byte_identical(memo_dir, mo
     store.close()
     with MemoStore(memo_dir) as again:
         assert again.rejects() == ["alcresta.com", "kestra.com"]
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test (and put the old one back)."""
+    old = os.umask(0o022)
+    os.umask(old)
+    try:
+        yield os.umask
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize("mask, expected", [(0o022, 0o644), (0o027, 0o640)])
+def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path, umask, mask, expected):
+    from core.notes import write_note_atomic
+
+    umask(mask)
+    atomic_file.atomic_write_text(tmp_path / "memo.md", "# Memo\n")
+    write_note_atomic(tmp_path / "sections" / "01-overview.md", "note\n")
+    assert stat.S_IMODE((tmp_path / "memo.md").stat().st_mode) == expected  # not mkstemp's 0600
+    assert stat.S_IMODE((tmp_path / "sections" / "01-overview.md").stat().st_mode) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memo.md", "sections"]  # no temp files left
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o755, 0o444], ids=oct)
+def test_replacing_a_file_keeps_its_mode(tmp_path, umask, mode):
+    umask(0o077)  # the umask must not matter for a file that exists
+    path = tmp_path / "memo.md"
+    path.write_text("old\n")
+    os.chmod(path, mode)
+    atomic_file.atomic_write_text(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+    assert [p.name for p in tmp_path.iterdir()] == ["memo.md"]
 
 
 def test_damaged_db_is_reported_and_kept_not_emptied(memo_dir):

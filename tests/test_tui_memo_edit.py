@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import UserError
+from core.memo_edit import set_section_pin, toggle_section_pin
 from core.memo_loader import load_memo
-from screens.memo_edit import set_section_pin, toggle_section_pin
 
 MEMO = """\
 # my memo — comments and layout must survive

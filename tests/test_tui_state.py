@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo
 from core.models import OmittedSource, Source, SourceSet
 from core.run import run_section
+from core.section_state import describe_section
 from sandbox.server import SandboxServer
-from screens.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
-from screens.section_state import describe_section
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from test_tui_support import control, exa_requests

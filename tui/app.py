@@ -30,9 +30,9 @@ from core.errors import UserError
 from core.memo_loader import LoadedMemo, load_memo
 from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, run_section, writer_from_settings
+from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, load_settings
 from screens.palette import SourcedeskCommands
-from screens.section_state import SectionView, describe_memo, describe_section
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
@@ -47,6 +47,7 @@ STAGE_WORDS = {
     "reconciling": "reconciling",
     "saved": "saving",
     "failed": "failing",
+    "cancelled": "cancelling",
 }
 
 
@@ -280,9 +281,11 @@ class SourcedeskApp(App[None]):
 
     def _report(self, outcome: RunOutcome) -> None:
         sid = outcome.section
+        if outcome.status == "cancelled":
+            self.say(f"{sid}: {outcome.message}")
+            return
         if outcome.status == "failed":
-            severity = "information" if outcome.error_kind == "cancelled" else "error"
-            self.say(f"{sid}: {outcome.message}", severity)
+            self.say(f"{sid}: {outcome.message}", "error")
             return
         report = outcome.report or {}
         parts = [f"{report.get(k, 0)} {label}" for k, label in

@@ -1,7 +1,8 @@
 """``sourcedesk run DIR [--section ID]… [--refresh] [--json]`` — write sections headlessly.
 
 Exit code 0 when every section ran (ok or degraded), 1 when any section failed
-(its previous note is untouched and the reason is printed), 2 on a UserError.
+or was cancelled (its previous note is untouched and the reason is printed; a
+script must not take the notes as written), 2 on a UserError.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def _line(outcome, memo_dir: Path) -> str:
     cost = outcome.cost.get("total", 0.0)
     if outcome.status == "failed":
         return f"{outcome.section}: FAILED — {outcome.message}"
+    if outcome.status == "cancelled":
+        return f"{outcome.section}: {outcome.message}"  # "cancelled while …; the previous note is unchanged"
     report = outcome.report or {}
     counts = ", ".join(f"{report.get(key, 0)} {label}" for key, label in COUNT_LABELS if report.get(key))
     try:
@@ -58,7 +61,8 @@ def _run(args) -> int:
                 print(f"    warning: {warning}")
         total = sum(o.cost.get("total", 0.0) for o in outcomes)
         print(f"{len(outcomes)} section(s), total ${total:.4f}")
-    failed = [o for o in outcomes if o.status == "failed"]
-    for outcome in failed:
-        print(f"sourcedesk: section {outcome.section} failed: {outcome.message}", file=sys.stderr)
-    return 1 if failed else 0
+    unwritten = [o for o in outcomes if not o.ok]
+    for outcome in unwritten:
+        what = "was cancelled" if outcome.status == "cancelled" else "failed"
+        print(f"sourcedesk: section {outcome.section} {what}: {outcome.message}", file=sys.stderr)
+    return 1 if unwritten else 0

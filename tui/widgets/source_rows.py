@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from core.curation import DROPPED_RULE
 from core.hosts import host_matches_any
 from core.models import RemovedSource, Source, SourceSet
 from core.urls import host_of
-from screens.curation import DROPPED_RULE
 from tui.widgets.cells import Palette, plain, source_label
 
 # (key, label, width): titles and hosts are cut with an ellipsis so every column stays
