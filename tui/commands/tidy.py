@@ -7,13 +7,11 @@ only reports and exits 1 when the file would change (for CI and hooks).
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from core.citations import tidy_with_stats
 from core.errors import UserError
+from store.atomic_file import atomic_write_bytes
 from tui.commands.reconcile import read_text
 
 
@@ -25,23 +23,8 @@ def register(sub) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader sees the old file or the new one, never half of one."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``text`` exactly as given (its line endings included), atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _describe(stats) -> str:
