@@ -167,6 +167,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _SandboxHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # keep-alive connections must not hold up stop()
+    # socketserver's default listen backlog is 5: a memo opening a dozen connections at
+    # once overflows it, the kernel drops SYNs and clients stall a full second on retry.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], ctx: SandboxContext, initial_latency: dict[str, int]) -> None:
         self.ctx = ctx
@@ -185,40 +188,46 @@ class _SandboxHTTPServer6(_SandboxHTTPServer):
 
 
 def _serve_service(service: str, req: Request, ctx: SandboxContext, arrived: float | None = None) -> Reply:
-    """Counters, latency, faults and rate limits around a service handler."""
+    """Counters, latency, faults and rate limits around a service handler.
+
+    Injected latency is the time from arrival to answer, whatever the handler's own
+    work took: a real service answers concurrent requests in parallel, so the
+    sandbox's CPU time (one interpreter) must not queue up behind the delay."""
     ctx.stats.begin(service)
+    started = arrived if arrived is not None else time.monotonic()
     reply: Reply | None = None
     try:
-        delay = ctx.latency_ms.get(service, 0)
-        if delay:
-            ctx.stopping.wait(delay / 1000)
-        kind = ctx.faults.next_fault(service)
-        if kind:
-            reply = fault_reply(kind, service, ctx)
-            return reply
-        limit = ctx.rate_limits.get(service)
-        if limit is not None and not limit.allow(arrived):
-            reply = service_error(
-                service,
-                429,
-                "Rate limit exceeded: too many requests per second",
-                tag="RATE_LIMIT_EXCEEDED",
-                kind="rate_limit_exceeded",
-                headers={"Retry-After": "1"},
-            )
-            return reply
-        handler = _service_handler(service)
-        if handler is None:
-            reply = json_reply(501, {"error": f"the sandbox has no {service} half yet"})
-            return reply
-        try:
-            reply = handler(req, ctx)
-        except Exception:  # a sandbox bug: say so loudly, answer like a server would
-            traceback.print_exc(file=sys.stderr)
-            reply = service_error(service, 500, "sandbox handler failed", tag="INTERNAL_ERROR")
+        reply = _answer(service, req, ctx, arrived)
+        remaining = ctx.latency_ms.get(service, 0) / 1000 - (time.monotonic() - started)
+        if remaining > 0:
+            ctx.stopping.wait(remaining)
         return reply
     finally:
         ctx.stats.finish(service, reply.status if reply is not None else 500)
+
+
+def _answer(service: str, req: Request, ctx: SandboxContext, arrived: float | None) -> Reply:
+    kind = ctx.faults.next_fault(service)
+    if kind:
+        return fault_reply(kind, service, ctx)
+    limit = ctx.rate_limits.get(service)
+    if limit is not None and not limit.allow(arrived):
+        return service_error(
+            service,
+            429,
+            "Rate limit exceeded: too many requests per second",
+            tag="RATE_LIMIT_EXCEEDED",
+            kind="rate_limit_exceeded",
+            headers={"Retry-After": "1"},
+        )
+    handler = _service_handler(service)
+    if handler is None:
+        return json_reply(501, {"error": f"the sandbox has no {service} half yet"})
+    try:
+        return handler(req, ctx)
+    except Exception:  # a sandbox bug: say so loudly, answer like a server would
+        traceback.print_exc(file=sys.stderr)
+        return service_error(service, 500, "sandbox handler failed", tag="INTERNAL_ERROR")
 
 
 def _control(req: Request, server: _SandboxHTTPServer) -> Reply:

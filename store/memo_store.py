@@ -30,7 +30,7 @@ from store.process_lock import ProcessLock
 STORE_DIRNAME = ".sourcedesk"
 SCHEMA_VERSION = 1
 # Run fields that move to a payload file as one JSON document when large.
-RUN_PAYLOAD_FIELDS = ("raw_response", "raw_responses", "prompt", "messages", "response")
+RUN_PAYLOAD_FIELDS = ("raw_response", "raw_responses", "prompt", "messages", "response", "report", "previous_note")
 
 _Q = Query()
 

@@ -388,3 +388,29 @@ def test_cli_reports_a_busy_port_and_bad_fault_without_traceback():
     proc = _start_cli("--port", "0", "--fault", "exa:teapot")
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2 and "teapot" in err and "Traceback" not in err
+
+
+def test_a_burst_of_connections_is_not_dropped_by_a_short_listen_backlog():
+    """A dozen sections connect at once; a backlog of 5 made some wait a 1 s SYN retry."""
+    import asyncio as _asyncio
+    import time as _time
+
+    import httpx as _httpx
+
+    from sandbox.server import SandboxServer as _Server
+
+    async def burst(url: str) -> list[float]:
+        # one pool, so 40 simultaneous requests open 40 connections at the same moment
+        async with _httpx.AsyncClient(limits=_httpx.Limits(max_connections=100)) as client:
+
+            async def one() -> float:
+                t0 = _time.perf_counter()
+                r = await client.get(f"{url}/_sandbox/health")
+                assert r.status_code == 200
+                return _time.perf_counter() - t0
+
+            return await _asyncio.gather(*(one() for _ in range(40)))
+
+    with _Server(port=0) as server:
+        took = _asyncio.run(burst(server.url))
+    assert max(took) < 0.9, sorted(took)[-5:]
