@@ -21,7 +21,7 @@ from tinydb import Query
 from tinydb.table import Table
 
 from core.errors import UserError
-from core.urls import host_of, strip_www
+from core.exclusions import canonical_domain as exclusion_domain
 
 _LABEL_RE = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
 _EXAMPLE_HINT = "give a registrable domain such as example.com (a URL is fine: its host is used)"
@@ -50,16 +50,13 @@ def canonical_domain(text: str, *, consequence: str = REJECT_CONSEQUENCE) -> str
     ``consequence`` finishes the public-suffix message ("rejecting it would …").
     """
     raw = (text or "").strip()
-    if raw.startswith("*."):
-        raw = raw[2:]
-    if not raw:
+    if not raw or raw in ("*.", "."):
         raise UserError("an empty domain name was given", hint=_EXAMPLE_HINT)
-    host = host_of(raw)
+    host = exclusion_domain(raw)  # the same canonical form the exclusion matcher uses
     if not host:
         raise UserError(f"{text.strip()!r} is not a domain name", hint=_EXAMPLE_HINT)
     if _is_ip(host):
         return host
-    host = strip_www(host)
     labels = host.split(".")
     if not all(_LABEL_RE.match(label) for label in labels):
         raise UserError(f"{text.strip()!r} is not a domain name", hint=_EXAMPLE_HINT)
