@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 
 def _kebab(name: str) -> str:
@@ -85,7 +85,41 @@ class FilesEntry(_Model):
         return [v] if isinstance(v, str) else v
 
 
-SourceEntry = Annotated[Union[ExaEntry, FilesEntry], Field(discriminator="provider")]
+class PluginEntry(BaseModel):
+    """An entry for a provider this schema does not know (a vector store, say).
+
+    Its keys are kept as written; the loader checks that the provider is registered
+    in ``core.providers`` and, when that provider declares an ``entry_model``,
+    validates the entry with it. So a new provider needs no change here."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, alias_generator=_kebab)
+
+    provider: str
+    full_text: bool = False
+
+
+BUILTIN_PROVIDERS = ("exa", "files")
+
+
+def _entry_tag(value: Any) -> str | None:
+    provider = value.get("provider") if isinstance(value, dict) else getattr(value, "provider", None)
+    if not isinstance(provider, str):
+        return None
+    return provider if provider in BUILTIN_PROVIDERS else "plugin"
+
+
+SourceEntry = Annotated[
+    Union[
+        Annotated[ExaEntry, Tag("exa")],
+        Annotated[FilesEntry, Tag("files")],
+        Annotated[PluginEntry, Tag("plugin")],
+    ],
+    Discriminator(
+        _entry_tag,
+        custom_error_type="union_tag_not_found",
+        custom_error_context={"discriminator": "'provider'"},
+    ),
+]
 
 
 class Section(_Model):

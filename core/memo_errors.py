@@ -142,7 +142,7 @@ def _field_at(loc: tuple[Any, ...]) -> _FieldAt:
             args = typing.get_args(tp)
             tp = (args[0] if el == "[key]" else args[1]) if args else None
         elif origin in (typing.Union, types.UnionType):
-            members = [m for m in typing.get_args(tp) if m is not type(None)]
+            members = [_unwrap(m) for m in typing.get_args(tp) if m is not type(None)]
             chosen = next(
                 (m for m in members if (_is_model(m) and str(el) in _tag_values(m)) or getattr(m, "__name__", None) == el),
                 None,

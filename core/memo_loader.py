@@ -11,6 +11,7 @@ can contain produces a traceback.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from pydantic import ValidationError
 
 from core import templates
 from core.errors import MemoError
-from core.memo import ExaEntry, Memo, SummarySpec
+from core.memo import ExaEntry, Memo, PluginEntry, SummarySpec
 from core.memo_errors import Problem, describe_error, locate, mapping_get, merge_same_place, node_line
 
 __all__ = ["MEMO_FILENAME", "LoadedMemo", "MemoValidationError", "Problem", "load_memo", "memo_file"]
@@ -103,7 +104,7 @@ def load_memo(memo_dir_or_file: Path) -> LoadedMemo:
             problems.append(describe_error(err, root))
         problems = merge_same_place(problems)
     if memo is not None:
-        problems += _vars_problems(memo, root) + _template_problems(memo, root)
+        problems += _provider_problems(memo, root) + _vars_problems(memo, root) + _template_problems(memo, root)
     if problems:
         raise _error(shown, problems)
     return LoadedMemo(memo=memo, path=path, dir=path.parent, section_lines=_section_lines(memo, root))
@@ -267,6 +268,38 @@ def _vars_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
             line, shown, _ = locate(root, ("vars", name))
             message = f"{{{{{name}}}}} is a built-in template variable and cannot be redefined"
             problems.append(Problem(line, shown, message, f"rename it (e.g. my_{name})"))
+    return problems
+
+
+def _provider_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
+    """Entries for providers the schema does not know: the provider must be registered,
+    and its own entry model (if it has one) must accept the entry."""
+    from core.providers import PROVIDERS
+
+    problems: list[Problem] = []
+    for i, section in enumerate(memo.sections):
+        for j, entry in enumerate(section.include_sources):
+            if not isinstance(entry, PluginEntry):
+                continue
+            _, shown, node = locate(root, ("sections", i, "include-sources", j, "provider"))
+            provider = PROVIDERS.get(entry.provider)
+            if provider is None:
+                known = sorted(PROVIDERS)
+                close = difflib.get_close_matches(entry.provider, known, n=1)
+                quoted = [f"'{k}'" for k in known]
+                expected = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+                hint = (f"did you mean '{close[0]}'? " if close else "") + "providers: " + ", ".join(known)
+                problems.append(Problem(node_line(node), shown, hint=hint, expected=expected, got=repr(entry.provider)))
+            elif provider.entry_model is not None:
+                try:
+                    section.include_sources[j] = provider.entry_model.model_validate(
+                        {**(entry.model_extra or {}), "provider": entry.provider, "full_text": entry.full_text}
+                    )
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"])
+                    problems.append(Problem(node_line(node), shown, f"{where}: {first['msg']}",
+                                            f"see the {entry.provider} provider's documentation"))
     return problems
 
 

@@ -329,3 +329,68 @@ def test_date_window_applied_to_results_when_exa_cannot_take_it(tmp_path):
     assert [(r.host, r.rule) for r in out.excluded] == [
         ("old.example", "date:2024-01-01..2024-12-31"), ("late.example", "date:2024-01-01..2024-12-31")]
     assert [s.rank for s in out.kept] == [1, 3]  # ranks are Exa's, before filtering
+
+
+# ------------------------------------------------------------------ a provider the schema does not know
+
+NOTEBOOK_MEMO = """\
+title: T
+subject: {name: NATS, url: https://nats.io}
+sections:
+  - id: overview
+    title: Overview
+    include-sources:
+      - provider: notebook
+        topic-name: pricing
+"""
+
+
+class _NotebookEntry(ExaEntry.__base__):  # the schema's kebab-case base model
+    provider: str
+    topic_name: str
+    full_text: bool = False
+
+
+class _SchemaFreeNotebook(NotebookProvider):
+    entry_model = _NotebookEntry
+
+    def describe(self, entry, ctx):
+        return {"provider": self.name, "topic": entry.topic_name}
+
+    async def fetch(self, entry, ctx):
+        return ProviderResult(
+            sources=[
+                Source(provider=self.name, url=f"https://notebook.test/{i}", title=f"{entry.topic_name} {i}",
+                       summary="s" * 40, rank=i, entry=ctx.entry_index)
+                for i in range(3)
+            ]
+        )
+
+
+def test_a_registered_provider_is_usable_from_memo_yaml_without_a_schema_change(tmp_path):
+    register(_SchemaFreeNotebook())
+    try:
+        loaded = _loaded(tmp_path, NOTEBOOK_MEMO)
+        entry = loaded.memo.sections[0].include_sources[0]
+        assert isinstance(entry, _NotebookEntry) and entry.topic_name == "pricing"
+        with MemoStore(loaded.dir) as store:
+            ss = asyncio.run(retrieve_section(loaded, "overview", store=store, settings=Settings(), global_rejects=[]))
+    finally:
+        unregister("notebook")
+    assert [s.marker for s in ss.sources] == ["N1", "N2", "N3"]
+    assert ss.sources[0].title == "pricing 0"
+
+
+def test_an_unregistered_or_malformed_provider_entry_is_a_load_error(tmp_path):
+    from core.errors import MemoError
+
+    with pytest.raises(MemoError) as err:
+        _loaded(tmp_path, NOTEBOOK_MEMO)
+    assert "include-sources[0].provider: expected 'exa' or 'files', got 'notebook'" in err.value.message
+    register(_SchemaFreeNotebook())
+    try:
+        with pytest.raises(MemoError) as err:
+            _loaded(tmp_path, NOTEBOOK_MEMO.replace("topic-name", "topic-nam"))
+    finally:
+        unregister("notebook")
+    assert "topic-name" in err.value.message and "memo.yaml:7" in err.value.message

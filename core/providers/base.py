@@ -16,6 +16,8 @@ Adding a provider means a new module that subclasses ``Provider`` and calls
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,6 +78,10 @@ class ProviderResult:
 
 class Provider(ABC):
     """One kind of include-sources entry (``provider: exa``, ``provider: files``, …)."""
+
+    #: A provider the memo schema does not know validates its entries with this model
+    #: (kebab-case keys welcome); None accepts the entry's keys as written.
+    entry_model: "type[BaseModel] | None" = None
 
     name: str = ""
     marker_prefix: str = ""
