@@ -21,3 +21,39 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     for name in ("EXA_API_KEY", "PERPLEXITY_API_KEY", "SOURCEDESK_EXA_URL", "SOURCEDESK_WRITER_URL"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+# -- a real Exa sandbox on loopback, shared by the retrieval tests of one module -----------
+
+EXA_KEY = "sandbox-exa-key-7d41c9"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    from sandbox.server import SandboxServer
+
+    with SandboxServer(port=0, exa_key=EXA_KEY, fault_hold_s=3) as sb:
+        yield sb
+
+
+@pytest.fixture
+def exa(sandbox, monkeypatch):
+    """The sandbox, reset, with the product's settings pointing at it (fast retries and timeouts)."""
+    import httpx
+
+    httpx.post(f"{sandbox.url}/_sandbox/reset")
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
+    monkeypatch.setenv("EXA_API_KEY", EXA_KEY)
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "1")
+    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "0.5")
+    return sandbox
+
+
+def exa_stats(sandbox) -> dict:
+    import httpx
+
+    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()["exa"]
+
+
+def exa_requests(sandbox) -> int:
+    return exa_stats(sandbox)["requests"]

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
 from core.hosts import excluded_by
-from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
+from tests.conftest import exa_requests
 from tui.cli import main
 
 
@@ -146,7 +145,6 @@ def test_many_global_rejections_list_fine(data_dir, capsys):
 
 # ---------------------------------------------------------------- the frozen source sets follow
 
-KEY = "sandbox-exa-key-rejects-5c1e"
 NEWS_MEMO = """\
 title: NATS — news check
 subject:
@@ -172,25 +170,6 @@ sections:
         num-results: 6
         pin: none
 """
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(port=0, exa_key=KEY) as sb:
-        yield sb
-
-
-@pytest.fixture
-def exa(sandbox, monkeypatch):
-    httpx.post(f"{sandbox.url}/_sandbox/reset")
-    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
-    monkeypatch.setenv("EXA_API_KEY", KEY)
-    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "0")
-    return sandbox
-
-
-def exa_requests(sandbox) -> int:
-    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()["exa"]["requests"]
 
 
 @pytest.fixture

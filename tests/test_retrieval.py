@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
-import pytest
 
 from core.exa import ExaClient
 from core.hosts import host_matches_pin
@@ -20,32 +19,13 @@ from core.settings import Settings
 from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
+from tests.conftest import EXA_KEY, exa_stats
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
-KEY = "sandbox-exa-key-7d41c9"
+KEY = EXA_KEY
 IMPOSTORS = {"alcresta.com", "codecresta.com", "ridgecresta.com", "cresta.com.au", "grupocresta.com.gt"}
 AGGREGATORS = ("github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com")
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(port=0, exa_key=KEY, fault_hold_s=3) as sb:
-        yield sb
-
-
-@pytest.fixture
-def exa(sandbox, monkeypatch):
-    """The sandbox, reset, with the product's settings pointing at it."""
-    httpx.post(f"{sandbox.url}/_sandbox/reset")
-    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
-    monkeypatch.setenv("EXA_API_KEY", KEY)
-    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "1")
-    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "0.5")
-    return sandbox
-
-
-def stats(sandbox) -> dict:
-    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()["exa"]
+stats = exa_stats
 
 
 def faults(sandbox, *specs: str) -> None:

@@ -9,31 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sandbox.server import SandboxServer
+from tests.conftest import EXA_KEY as KEY, exa_requests
 from tui.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
-KEY = "sandbox-exa-key-cli-93b1f0"
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with SandboxServer(port=0, exa_key=KEY, fault_hold_s=3) as sb:
-        yield sb
-
-
-@pytest.fixture
-def exa(sandbox, monkeypatch):
-    httpx.post(f"{sandbox.url}/_sandbox/reset")
-    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
-    monkeypatch.setenv("EXA_API_KEY", KEY)
-    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "1")
-    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "0.5")
-    return sandbox
-
-
-def exa_requests(sandbox) -> int:
-    return httpx.get(f"{sandbox.url}/_sandbox/stats").json()["exa"]["requests"]
 
 
 def memo(tmp_path, name="cresta-profile") -> str:
