@@ -12,7 +12,6 @@ import asyncio
 import random
 import time
 import weakref
-from collections import deque
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Awaitable, Callable
@@ -68,43 +67,55 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
 
 
 class RateLimiter:
-    """At most ``rate`` acquisitions in any rolling ``per`` seconds, shared by every caller.
+    """A token bucket: ``rate`` requests per ``per`` seconds sustained, bursts up to ``burst``.
 
-    A sliding window (not a token bucket with burst credit) because the services
-    themselves count requests in a rolling second.
+    A published "10 requests/s" is a rate, and gateways enforce rates as buckets (the
+    sandbox does exactly this): a full bucket of ten, refilled at ten a second. A strict
+    rolling-second count would make the 11th of twelve concurrent sections wait a whole
+    second for no reason. ``burst`` below ``rate`` keeps tokens in reserve because the
+    service counts *arrivals* and we count *sends*: requests that leave together can
+    arrive bunched (connection set-up, a busy loop), and each reserved token absorbs
+    ``per / rate`` seconds of that. A stricter server answers 429, which is retried.
     """
 
-    def __init__(self, rate: float, per: float = 1.0):
+    def __init__(self, rate: float, per: float = 1.0, burst: int | None = None):
         self.rate = max(int(rate), 1)
         self.per = per
-        self._stamps: deque[float] = deque()
+        self.burst = self.rate if burst is None else min(max(int(burst), 1), self.rate)
+        self.acquired = 0  # every token handed out, retries included
+        self._tokens = float(self.burst)
+        self._updated: float | None = None
         self._lock = asyncio.Lock()
+
+    def _refill(self, now: float) -> None:
+        if self._updated is not None:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._updated) * self.rate / self.per)
+        self._updated = now
 
     async def acquire(self) -> None:
         async with self._lock:
             while True:
-                now = time.monotonic()
-                while self._stamps and now - self._stamps[0] >= self.per:
-                    self._stamps.popleft()
-                if len(self._stamps) < self.rate:
-                    self._stamps.append(now)
+                self._refill(time.monotonic())
+                if self._tokens >= 1.0:
+                    self._tokens -= 1.0
+                    self.acquired += 1
                     return
-                await asyncio.sleep(self.per - (now - self._stamps[0]) + 0.001)
+                await asyncio.sleep((1.0 - self._tokens) * self.per / self.rate + 0.001)
 
 
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float, float], RateLimiter]]" = (
+_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float, float, int | None], RateLimiter]]" = (
     weakref.WeakKeyDictionary()
 )
 
 
-def shared_limiter(key: str, rate: float, per: float = 1.0) -> RateLimiter:
+def shared_limiter(key: str, rate: float, per: float = 1.0, burst: int | None = None) -> RateLimiter:
     """One limiter per (service base URL, rate) in this event loop's process, so
     concurrent sections share the service's budget instead of each taking its own."""
     per_loop = _limiters.setdefault(asyncio.get_running_loop(), {})
-    k = (key, rate, per)
+    k = (key, rate, per, burst)
     lim = per_loop.get(k)
     if lim is None:
-        lim = per_loop[k] = RateLimiter(rate, per)
+        lim = per_loop[k] = RateLimiter(rate, per, burst)
     return lim
 
 

@@ -330,7 +330,9 @@ class WriterClient:
     ) -> WriterResponse:
         scrub = _Scrubber(self._key.get_secret_value() if self._key else None)
         limiter = (
-            shared_limiter(self.url, self.requests_per_minute, 60.0) if self.requests_per_minute else None
+            shared_limiter(self.url, self.requests_per_minute, 60.0, burst=max(int(self.requests_per_minute) - 1, 1))
+            if self.requests_per_minute
+            else None
         )
         streaming = bool(body.get("stream"))
         headers = self._headers(streaming)

@@ -100,6 +100,26 @@ def sandbox_process(exa_ms: int, writer_ms: int):
         proc.wait(timeout=10)
 
 
+def _control(url: str, method: str, path: str) -> dict:
+    import httpx
+
+    r = httpx.request(method, f"{url}/_sandbox/{path}", timeout=10)
+    r.raise_for_status()
+    return r.json()
+
+
+def _phase(url: str, go):
+    """Run one timed phase on a fresh sandbox (stats and rate-limit buckets reset, as
+    for a new process) and return its result with each service's requests and 429 answers."""
+    _control(url, "POST", "reset")
+    result = go()
+    stats = _control(url, "GET", "stats")
+    return result, {
+        name: (stats.get(name, {}).get("requests", 0), stats.get(name, {}).get("by_status", {}).get("429", 0))
+        for name in ("exa", "writer")
+    }
+
+
 def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
     with sandbox_process(exa_ms, writer_ms) as url, tempfile.TemporaryDirectory() as tmp:
         memo_dir = write_bench_memo(Path(tmp), sections)
@@ -114,13 +134,13 @@ def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
             _check(outs)
             singles.append(took)
         slowest = max(singles)
-        whole, outs = asyncio.run(_timed(memo_dir, settings, refresh=True))
+        (whole, outs), whole_counts = _phase(url, lambda: asyncio.run(_timed(memo_dir, settings, refresh=True)))
         _check(outs)
-        frozen, outs = asyncio.run(_timed(memo_dir, settings))
+        (frozen, outs), frozen_counts = _phase(url, lambda: asyncio.run(_timed(memo_dir, settings)))
         _check(outs)
         frozen_single = max(asyncio.run(_timed(memo_dir, settings, [sid]))[0] for sid in ids[:3])
         serial_settings = Settings(**base, max_concurrent_sections=1)
-        serial, outs = asyncio.run(_timed(memo_dir, serial_settings, refresh=True))
+        (serial, outs), _ = _phase(url, lambda: asyncio.run(_timed(memo_dir, serial_settings, refresh=True)))
         _check(outs)
     return {
         "sections": len(ids),
@@ -128,6 +148,8 @@ def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
         "median_single_s": statistics.median(singles),
         "whole_s": whole,
         "ratio_whole_vs_slowest": whole / slowest,
+        "whole_requests": whole_counts,  # {service: (requests, 429 answers)}
+        "frozen_requests": frozen_counts,
         "frozen_whole_s": frozen,
         "frozen_single_s": frozen_single,
         "ratio_frozen_whole_vs_single": frozen / frozen_single,
@@ -171,6 +193,13 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
     return statistics.median(times)
 
 
+TARGET_RATIO = 1.3  # issue 3: a whole memo within 1.3x its slowest section
+
+
+def _requests(counts: dict[str, tuple[int, int]]) -> str:
+    return ", ".join(f"{name} {n} ({refused} answered 429)" for name, (n, refused) in counts.items())
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sandbox.bench", description=__doc__.split("\n")[0])
     p.add_argument("--exa-latency-ms", type=int, default=300)
@@ -182,7 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms")
     print(f"  slowest single section (cold)     {r['slowest_single_s']:6.2f} s   (median {r['median_single_s']:.2f} s)")
     print(f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section")
+    print(f"    requests {_requests(r['whole_requests'])}; target <= {TARGET_RATIO:.2f}x: "
+          f"{'met' if r['ratio_whole_vs_slowest'] <= TARGET_RATIO else 'MISSED'}")
     print(f"  whole memo, frozen sets (re-run)   {r['frozen_whole_s']:6.2f} s   = {r['ratio_frozen_whole_vs_single']:.2f}x one re-run section ({r['frozen_single_s']:.2f} s)")
+    print(f"    requests {_requests(r['frozen_requests'])}")
     print(f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section")
     ms = bench_reconcile()
     print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")

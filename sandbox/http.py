@@ -7,7 +7,6 @@ wire, latency, faults, rate limits and the request counters.
 
 from __future__ import annotations
 
-import bisect
 import hmac
 import json
 import threading
@@ -127,30 +126,38 @@ class Stats:
 
 
 class RateLimit:
-    """At most ``limit`` accepted requests in any rolling ``window_s`` (rejected ones don't count)."""
+    """A token bucket of ``limit`` requests refilled at ``limit`` per ``window_s``, counted
+    on arrival: "10 requests/s" admits a burst of ten, then one every 100 ms. Refused
+    requests take no token. Arrivals may be stamped slightly out of order by concurrent
+    handler threads; an earlier stamp than the last one counts as arriving at the last.
+    """
 
     def __init__(self, limit: int, window_s: float = 1.0) -> None:
         if limit < 1:
             raise ValueError("a rate limit must allow at least one request per window")
         self.limit = limit
         self.window_s = window_s
-        self._times: list[float] = []  # accepted arrivals, sorted
+        self._tokens = float(limit)
+        self._updated: float | None = None
         self._lock = threading.Lock()
 
     def allow(self, now: float | None = None) -> bool:
         """Admit (and count) a request that arrived at ``now`` (``time.monotonic()``), or refuse it."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            while self._times and now - self._times[0] >= self.window_s:
-                self._times.pop(0)
-            if sum(1 for t in self._times if abs(now - t) < self.window_s) >= self.limit:
+            if self._updated is not None and now > self._updated:
+                self._tokens = min(float(self.limit), self._tokens + (now - self._updated) * self.limit / self.window_s)
+            if self._updated is None or now > self._updated:
+                self._updated = now
+            if self._tokens < 1.0 - 1e-9:
                 return False
-            bisect.insort(self._times, now)  # concurrent arrivals may be stamped out of order
+            self._tokens -= 1.0
             return True
 
     def reset(self) -> None:
         with self._lock:
-            self._times.clear()
+            self._tokens = float(self.limit)
+            self._updated = None
 
 
 @dataclass

@@ -39,6 +39,7 @@ from sandbox.http import (
 
 DEFAULT_PORT = 8765
 EXA_REQUESTS_PER_SECOND = 10
+WRITER_REQUESTS_PER_MINUTE = 50  # sonar-pro at the entry tier
 IDLE_CONNECTION_TIMEOUT_S = 60
 
 SERVICE_ROUTES = {

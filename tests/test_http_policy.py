@@ -125,19 +125,36 @@ def test_parse_retry_after_forms():
     assert 25 <= parse_retry_after(format_datetime(later, usegmt=True)) <= 31
 
 
-def test_rate_limiter_never_exceeds_rate_in_any_window():
+def _acquire_times(lim: RateLimiter, n: int) -> list[float]:
     async def go():
-        lim = RateLimiter(10, per=0.5)
+        start = time.monotonic()
         stamps = []
 
         async def one():
             await lim.acquire()
-            stamps.append(time.monotonic())
+            stamps.append(time.monotonic() - start)
 
-        await asyncio.gather(*(one() for _ in range(25)))
+        await asyncio.gather(*(one() for _ in range(n)))
         return sorted(stamps)
 
-    stamps = asyncio.run(go())
-    for i in range(len(stamps) - 10):
-        assert stamps[i + 10] - stamps[i] >= 0.5 - 0.01
-    assert stamps[-1] - stamps[0] < 1.5  # and it does not stall
+    return asyncio.run(go())
+
+
+def test_rate_limiter_bursts_then_paces_at_the_rate():
+    stamps = _acquire_times(RateLimiter(10, per=1.0, burst=8), 12)
+    assert all(t < 0.05 for t in stamps[:8])  # eight go at once…
+    for i, t in enumerate(stamps[8:], start=1):  # …then one every 100 ms
+        assert 0.1 * i - 0.005 <= t <= 0.1 * i + 0.08
+
+
+def test_rate_limiter_never_admits_more_than_the_bucket_allows():
+    stamps = _acquire_times(RateLimiter(20, per=0.5, burst=20), 60)
+    # token-bucket conformance: over any span, at most burst + rate × span acquisitions
+    for i in range(len(stamps)):
+        for j in range(i, len(stamps)):
+            assert j - i + 1 <= 20 + 40 * (stamps[j] - stamps[i]) + 1e-6
+    assert stamps[-1] < 1.2  # and it does not stall: 40 more after the burst take ~1 s
+
+
+def test_rate_limiter_burst_never_exceeds_the_rate():
+    assert RateLimiter(10, burst=50).burst == 10 and RateLimiter(10, burst=0).burst == 1

@@ -257,16 +257,28 @@ def test_exa_rate_limit_answers_429_past_10_requests_in_its_window(http):
         assert limited.json()["tag"] == "RATE_LIMIT_EXCEEDED"
 
 
-def test_rate_limit_window_rolls_and_recovers():
+def test_rate_limit_is_a_bucket_of_ten_refilled_at_ten_per_second():
     from sandbox.http import RateLimit
 
     limit = RateLimit(10, window_s=1.0)
-    assert all(limit.allow(100.0 + i * 0.05) for i in range(10))  # 10 within 0.45 s
-    assert not limit.allow(100.9)  # an 11th inside the same rolling second
-    assert not limit.allow(100.99)  # refused requests don't count, but the window still holds 10
-    assert limit.allow(101.0)  # the first arrival (100.0) has left the window
-    assert not limit.allow(101.01)
-    assert limit.allow(101.06)  # …and the second (100.05)
+    assert all(limit.allow(100.0) for _ in range(10))  # a burst of ten at once
+    assert not limit.allow(100.05)  # half a token back: the 11th is refused
+    assert not limit.allow(100.05)  # refused requests take nothing, but add nothing either
+    assert limit.allow(100.10)  # one token every 100 ms
+    assert not limit.allow(100.15)
+    assert limit.allow(100.20)
+    assert all(limit.allow(102.0) for _ in range(10))  # idle time refills to ten, never more
+    assert not limit.allow(102.0)
+
+
+def test_rate_limit_counts_out_of_order_stamps_as_arriving_together():
+    from sandbox.http import RateLimit
+
+    limit = RateLimit(2, window_s=1.0)
+    assert limit.allow(50.0) and limit.allow(50.0) and not limit.allow(50.0)
+    assert limit.allow(50.5)  # 0.5 s refills one token
+    assert not limit.allow(50.4)  # a thread stamped earlier than the last arrival gains nothing
+    assert limit.allow(51.0)
 
 
 def test_rate_limit_is_configurable_and_carries_retry_after(http):

@@ -14,7 +14,7 @@ from core.errors import UserError
 
 def register(sub) -> None:
     from sandbox.faults import DEFAULT_HOLD_S, FAULT_KINDS
-    from sandbox.server import DEFAULT_PORT, EXA_REQUESTS_PER_SECOND
+    from sandbox.server import DEFAULT_PORT, EXA_REQUESTS_PER_SECOND, WRITER_REQUESTS_PER_MINUTE
 
     p = sub.add_parser(
         "sandbox",
@@ -46,6 +46,13 @@ def register(sub) -> None:
         metavar="N",
         help=f"Exa rate limit in requests per second (default {EXA_REQUESTS_PER_SECOND}; 0 disables)",
     )
+    p.add_argument(
+        "--writer-rpm",
+        type=int,
+        default=WRITER_REQUESTS_PER_MINUTE,
+        metavar="N",
+        help=f"writer rate limit in requests per minute (default {WRITER_REQUESTS_PER_MINUTE}, sonar-pro's entry tier; 0 disables)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log one line per request to stderr")
     p.set_defaults(func=_run)
 
@@ -61,6 +68,9 @@ def _announce(server) -> None:
     latency = {k: v for k, v in ctx.latency_ms.items() if v}
     if latency:
         lines.append("Latency: " + ", ".join(f"{k} {v} ms" for k, v in latency.items()))
+    limits = [f"{name} {limit.limit} per {limit.window_s:g} s" for name, limit in ctx.rate_limits.items()]
+    if limits:
+        lines.append("Rate limits: " + ", ".join(limits))
     if ctx.faults.rules:
         lines.append("Faults: " + ", ".join(ctx.faults.specs()))
     lines.append("Press Ctrl-C to stop.")
@@ -70,7 +80,7 @@ def _announce(server) -> None:
 def _run(args) -> int:
     from sandbox.server import serve_forever
 
-    for name in ("port", "latency_ms", "exa_latency_ms", "writer_latency_ms", "exa_rps"):
+    for name in ("port", "latency_ms", "exa_latency_ms", "writer_latency_ms", "exa_rps", "writer_rpm"):
         value = getattr(args, name)
         if value is not None and value < 0:
             raise UserError(f"--{name.replace('_', '-')} must not be negative (got {value}).")
@@ -86,6 +96,7 @@ def _run(args) -> int:
             faults=args.fault,
             seed=args.seed,
             exa_rps=args.exa_rps or None,
+            writer_rpm=args.writer_rpm or None,
             fault_hold_s=args.fault_hold_s,
             verbose=args.verbose,
             on_ready=_announce,
