@@ -27,7 +27,10 @@ In both modes footnote numbers skip the bare ``[N]`` numbers of the same answer,
 so every key names one citation (the reconcile report's ``key`` does not say
 which namespace a number came from).
 
-With the writer's own search disabled, only retrieved markers appear.
+With the writer's own search disabled there are no search results and no bare
+``[N]``; in field mode ~35% of answers still carry one or two footnotes whose URLs
+the model typed from memory (seeds 003/004: asked to type URLs, a model recalls
+them) — all ``invented``, for the reconciler to substitute or drop.
 Every choice comes from the ``random.Random`` the caller seeds, so the same
 seed and prompt give the same text. ``Composition.truth`` records the class of
 every citation so a bench can score raw writer output.
@@ -60,6 +63,8 @@ from sandbox.writer_truth import truth_entries
 NEEDS_SOURCE = "[needs source]"  # what the product's prompt asks for after an unsupported claim
 INVENTED_HOSTS = ("example", "example", "bloomberg", "techcrunch", "subject", "reuters", "forbes", "venturebeat")
 
+
+MEMORY_CITATION_RATE = 0.35  # strict-mode answers that still invent a footnote URL
 
 # --------------------------------------------------------------------------- plan records
 
@@ -227,6 +232,9 @@ class _Composer:
             if self.results and rng.random() < 0.4:
                 n = len(self.results) + rng.randint(1, 5)
                 self._body_unit().cites.append(Cite("numeric", "out_of_range", None, label=str(n)))
+        elif rng.random() < MEMORY_CITATION_RATE:  # no search, but asked to cite: URLs typed from memory
+            for _ in range(rng.randint(1, 2)):
+                self._invented()
         prefix, top = self._retrieved_range()
         if (self.p.sources and rng.random() < 0.45) or (not self.p.sources and rng.random() < 0.12):
             label = f"{prefix}{top + rng.randint(1, 4)}" if self.p.sources else f"E{rng.randint(1, 3)}"

@@ -172,6 +172,32 @@ def test_strict_section_cites_only_the_frozen_set(env, memo_dir):
     assert {normalise_url(u) for u in note_urls(text)} <= frozen
 
 
+def test_strict_section_keeps_no_url_the_writer_typed_from_memory(env, memo_dir):
+    """With its search disabled the writer still types URLs from memory in some answers;
+    none of them may reach the note. The guiding question varies until one answer does."""
+    memo_yaml = memo_dir / "memo.yaml"
+    original = memo_yaml.read_text(encoding="utf-8")
+    for attempt in range(12):
+        memo_yaml.write_text(original.replace("and from whom?", f"and from whom? ({attempt})"), encoding="utf-8")
+        [outcome] = _run(memo_dir, ["funding"], refresh=attempt == 0)
+        if (outcome.raw_citation_classes or {}).get("invented"):
+            break
+    else:
+        pytest.fail("the sandbox writer never typed a URL from memory in strict mode")
+    assert outcome.status == "ok", outcome.message
+    text = outcome.note_path.read_text(encoding="utf-8")
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+        frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
+    invented = [c["url"] for c in run["raw_response"]["sandbox_truth"]["citations"] if c["class"] == "invented"]
+    assert invented and run["raw_response"]["search_results"] == []
+    assert {normalise_url(u) for u in note_urls(text)} <= frozen
+    assert not any(normalise_url(u) in {normalise_url(x) for x in note_urls(text)} for u in invented)
+    report = outcome.report
+    assert report["substituted"] + report["dropped"] >= 1
+    assert "## Sources (web search)" not in text
+
+
 def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
     [outcome] = _run(memo_dir, ["overview"])
     with MemoStore(memo_dir) as store:
