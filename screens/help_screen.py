@@ -26,7 +26,7 @@ KEYS = {
         ("e", "export memo.md"),
     ],
     "Section screen": [
-        ("1 … 5", "tabs: sources, report, warnings, note, web results"),
+        ("1 … 6", "tabs: sources, report, warnings, note, web results, history of runs"),
         ("r / R / c", "run / refresh and run / cancel this section"),
         ("p", "toggle the pin mode (entity ↔ none) in memo.yaml"),
         ("x", "reject the highlighted source's domain (memo or global)"),

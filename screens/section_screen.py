@@ -2,7 +2,8 @@
 
 Tabs: sources (kept, omitted by budget, namesakes removed, excluded — from the
 latest frozen set), the reconcile report (filterable by status), warnings, the
-note preview (markers highlighted), and the writer's web results. A detail pane
+note preview (markers highlighted), the writer's web results, and the history of
+every run of the section (failed and cancelled ones included). A detail pane
 on the right follows the highlighted row of whichever table has focus.
 
 Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
@@ -25,6 +26,7 @@ from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedCon
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
+from tui.widgets import run_history
 from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
 from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
@@ -34,8 +36,8 @@ REPORT_COLUMNS = (("key", "Key", 5), ("status", "Status", 20), ("claim", "Claim"
                   ("resolved", "Resolved URL", 20), ("score", "Score", 5))
 WEB_COLUMNS = (("n", "#", 3), ("title", "Title", 48), ("host", "Host", 22), ("date", "Date", 10), ("inset", "In set", 6))
 PANE_FOCUS = {"tab-sources": "#sources", "tab-report": "#report", "tab-warnings": "#warnings-scroll",
-              "tab-note": "#note-scroll", "tab-web": "#web"}
-TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web")
+              "tab-note": "#note-scroll", "tab-web": "#web", "tab-history": "#history"}
+TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web", "tab-history")
 WARNING_ICONS = {"degraded": "⚠", "truncated": "✂", "pin_without_url": "⚠", "pin_refused": "⚠",
                  "namesakes_removed": "✗", "excluded": "−", "short": "…", "stale": "⏲", "out_of_range": "#",
                  "writer": "✎", "info": "ℹ"}
@@ -63,6 +65,7 @@ class SectionScreen(SectionActions, Screen[None]):
         self.rows: dict[str, SourceRow] = {}
         self.run_record: dict[str, Any] | None = None
         self.web_results: list[dict[str, Any]] = []
+        self.history: dict[str, dict[str, Any]] = {}
         self.report_filter: str | None = None
         self._frame = 0
 
@@ -87,12 +90,15 @@ class SectionScreen(SectionActions, Screen[None]):
                         yield Static(id="note", markup=False)
                 with TabPane("Web results", id="tab-web"):
                     yield DataTable(id="web", cursor_type="row", zebra_stripes=True)
+                with TabPane("History", id="tab-history"):
+                    yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        for table_id, columns in (("#sources", SOURCE_COLUMNS), ("#report", REPORT_COLUMNS), ("#web", WEB_COLUMNS)):
+        for table_id, columns in (("#sources", SOURCE_COLUMNS), ("#report", REPORT_COLUMNS), ("#web", WEB_COLUMNS),
+                                  ("#history", run_history.COLUMNS)):
             table = self.query_one(table_id, DataTable)
             for key, label, width in columns:
                 table.add_column(label, key=key, width=width)
@@ -124,6 +130,7 @@ class SectionScreen(SectionActions, Screen[None]):
         self._fill_warnings()
         self._fill_note()
         self._fill_web()
+        self._fill_history()
         self._show_detail()
 
     def section_changed(self, section_id: str | None) -> None:
@@ -276,11 +283,25 @@ class SectionScreen(SectionActions, Screen[None]):
                 key=f"web:{i}",
             )
 
+    def _fill_history(self) -> None:
+        table = self.query_one("#history", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        records = self.app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
+        self.history = {str(r.get("id")): r for r in records if r.get("id")}
+        current = self.view.run_id if self.view else None
+        palette = self.app.palette
+        for run_id, record in self.history.items():
+            table.add_row(*run_history.row_cells(record, current, palette), key=f"run:{run_id}")
+        if records:
+            table.move_cursor(row=min(keep, table.row_count - 1))
+
     # ------------------------------------------------------------------ detail pane
 
     def _active_table(self) -> DataTable | None:
         active = self.query_one("#section-tabs", TabbedContent).active
-        table_id = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web"}.get(active)
+        table_id = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web",
+                    "tab-history": "#history"}.get(active)
         return self.query_one(table_id, DataTable) if table_id else None
 
     def _row_key(self, table: DataTable) -> str | None:
@@ -334,6 +355,10 @@ class SectionScreen(SectionActions, Screen[None]):
             out.append("\n" + str(result.get("url") or "") + "\n", style=palette.primary)
             out.append("\n" + str(result.get("snippet") or "") + "\n")
             out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
+        elif key and key.startswith("run:"):
+            record = self.history.get(key.split(":", 1)[1])
+            if record is not None:
+                out = run_history.detail(record, self.view.run_id if self.view else None, palette)
         else:
             out.append("Highlight a row to see its details.", style="dim")
         self.query_one("#detail", Static).update(out)

@@ -287,3 +287,34 @@ def test_missing_keys_are_announced_at_start(tmp_path):
             assert any("No EXA_API_KEY" in m for m in warnings) and any("No PERPLEXITY_API_KEY" in m for m in warnings)
 
     asyncio.run(scenario())
+
+
+def test_the_history_tab_lists_every_run_newest_first(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            first = app.last_outcomes["overview"]
+            control(sb.url, "/_sandbox/faults", ["writer:401"])
+            await run_and_wait(pilot, "r", "overview")
+            failed = app.last_outcomes["overview"]
+            assert failed.status == "failed"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("6")
+            history = app.screen.query_one("#history", DataTable)
+            assert [r.key.value for r in history.ordered_rows] == [f"run:{failed.run_id}", f"run:{first.run_id}"]
+            newest, oldest = (cells(history, f"run:{failed.run_id}"), cells(history, f"run:{first.run_id}"))
+            assert newest[1] == "failed" and newest[6] == "unchanged"
+            assert oldest[1] == "ok" and oldest[6] == "current"
+            assert oldest[2].startswith(first.source_set_id)
+            assert oldest[3].startswith(f"{first.report['verified']}✓")
+            # the detail pane explains the highlighted run: the failure says why
+            detail = str(app.screen.query_one("#detail").render())
+            assert failed.run_id in detail and "rejected the API key" in detail
+            await pilot.press("down")
+            detail = str(app.screen.query_one("#detail").render())
+            assert "the current note" in detail and first.source_set_id in detail
+            assert f"{first.report['verified']} verified" in detail
+
+    asyncio.run(scenario())
