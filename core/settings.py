@@ -78,6 +78,11 @@ class Settings(BaseSettings):
     writer_timeout_s: float = 120.0
     max_retries: int = 4
     retry_max_wait_s: float = 60.0
+    # check-urls (design §2.6 "Verify"): liveness requests are bounded and never reach private,
+    # loopback or link-local addresses unless allowed here (or with --allow-private).
+    check_timeout_s: float = 10.0
+    check_concurrency: int = 8
+    check_max_retries: int = 2
     allow_private_urls: bool = False
 
     def model_post_init(self, __context: Any) -> None:

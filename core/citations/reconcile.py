@@ -25,7 +25,7 @@ from core.citations.parse import ParsedDoc, normalise_source, parse
 from core.citations.placeholders import is_placeholder_url
 from core.citations.report import CitationRecord, ReconcileReport
 from core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
-from core.citations.sentences import SentenceIndex
+from core.citations.sentences import ClaimIndex
 from core.citations.support import Match, SupportIndex
 from core.citations.tidy import tidy_with_stats
 from core.citations.tokens import meaningful_tokens
@@ -61,23 +61,6 @@ class _Citation:
     position: int = 0
 
 
-class _Claims:
-    """Claim sentences, with sentence boundaries computed once per inline block."""
-
-    def __init__(self, doc: ParsedDoc):
-        self.doc = doc
-        self._index: dict[int, SentenceIndex] = {}
-
-    def text(self, marker_index: int) -> str:
-        m = self.doc.markers[marker_index]
-        index = self._index.get(m.block)
-        if index is None:
-            block = self.doc.blocks[m.block]
-            spans = [(self.doc.markers[i].cstart, self.doc.markers[i].cend) for i in block.markers]
-            index = self._index[m.block] = SentenceIndex(block.content, spans)
-        return index.claim_for(m.cstart)
-
-
 def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation], set[int]]:
     """Citations keyed by (kind, label) in order of first appearance, and the definitions to delete."""
     deleted_defs = {i for i, d in enumerate(doc.definitions) if d.label.lower() not in protected}
@@ -99,7 +82,7 @@ class _Decider:
 
     def __init__(self, doc: ParsedDoc, truth: GroundTruth, protected: frozenset[str], report: ReconcileReport):
         self.doc, self.truth, self.protected, self.report = doc, truth, protected, report
-        self.claims = _Claims(doc)
+        self.claims = ClaimIndex(doc)
         candidates = truth.candidates()
         self.index = SupportIndex(candidates, (s.evidence for s in candidates))
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # parse imports nothing from here; the type is only for readers
+    from core.citations.parse import ParsedDoc
 
 _TERMINATORS = ".!?…"
 _CLOSERS = "\"'”’)]»*_"
@@ -97,3 +101,34 @@ class SentenceIndex:
 
     def claim_for(self, cstart: int) -> str:
         return self.claim_text(*self.sentence_for(cstart))
+
+
+class ClaimIndex:
+    """The claim binding of a parsed document: which sentence each marker cites.
+
+    One ``SentenceIndex`` per inline block, built on first use (every marker of
+    the block is transparent to sentence boundaries). The reconciler and
+    ``check-urls`` grounding both bind through here, so they can never disagree
+    about which sentence a citation supports.
+    """
+
+    def __init__(self, doc: "ParsedDoc"):
+        self.doc = doc
+        self._index: dict[int, SentenceIndex] = {}
+
+    def index(self, block: int) -> SentenceIndex:
+        found = self._index.get(block)
+        if found is None:
+            content = self.doc.blocks[block]
+            spans = [(self.doc.markers[i].cstart, self.doc.markers[i].cend) for i in content.markers]
+            found = self._index[block] = SentenceIndex(content.content, spans)
+        return found
+
+    def range(self, marker_index: int) -> tuple[int, int]:
+        """Content range (in the marker's block) of the sentence the marker cites."""
+        m = self.doc.markers[marker_index]
+        return self.index(m.block).sentence_for(m.cstart)
+
+    def text(self, marker_index: int) -> str:
+        m = self.doc.markers[marker_index]
+        return self.index(m.block).claim_for(m.cstart)

@@ -1,0 +1,226 @@
+"""Is a cited page alive? One real GET per URL, redirects followed hop by hop.
+
+Order of checks for one URL, cheapest and safest first:
+
+1. not ``http(s)`` (a local file source, ``mailto:``) → ``skipped``, no request;
+2. a placeholder or fabrication pattern (``core.citations.placeholders``) →
+   ``placeholder``, no request — not even DNS;
+3. each hop is vetted by ``addresses.vet_url`` (private, loopback, link-local →
+   ``blocked_private``, no request to it) and then fetched with the shared retry
+   policy (``core.http_policy.send_with_retries``: 429/5xx/connection errors
+   retried with backoff); redirects are followed here, not by httpx, so a public
+   URL that redirects to ``127.0.0.1`` is refused at that hop;
+4. the final answer is classified: 200 (after a body sniff for soft-404 and
+   paywall stubs, and a check for "deep link redirected to the home page"),
+   404/410 dead, 401/403 ``auth`` (whether that proves anything depends on the
+   retrieved set — decided by the caller), 402 paywall, other answers error.
+
+DNS: a name that does not exist is reported as ``dns_failed``; the caller turns
+it into ``dead`` only when some other URL got an HTTP answer from a public
+address in the same check (the internet works, so the name really is gone) and
+into ``unreachable`` otherwise — an offline machine must not call every URL dead,
+and a loopback or intranet server answering proves nothing about public names. Connection
+failures are ``unreachable``, never ``dead``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable
+
+import httpx
+
+from core.citations.placeholders import is_placeholder_url
+from core.http_policy import RetryPolicy, send_with_retries
+from core.verify.addresses import HostNotFound, ResolutionFailed, Resolver, is_public_address, vet_url
+from core.verify.sniff import redirected_home, sniff_page
+from core.urls import normalise_url
+
+#: Checks are polite: fewer, shorter retries than the API clients (a page is not a paid call).
+CHECK_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.5, max_delay_s=4.0, max_retry_after_s=10.0)
+USER_AGENT = "Mozilla/5.0 (compatible; sourcedesk-check-urls/0.1; citation liveness check)"
+HEADERS = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+MAX_REDIRECTS = 10
+MAX_BODY_BYTES = 128 * 1024
+
+# Fetch statuses (the caller maps auth/dns_failed to citation statuses).
+OK, REDIRECTED, DEAD, SOFT_404, PAYWALL = "ok", "redirected", "dead", "soft_404", "paywall"
+AUTH, DNS_FAILED = "auth", "dns_failed"
+ERROR, UNREACHABLE, PLACEHOLDER, BLOCKED_PRIVATE, SKIPPED = (
+    "error", "unreachable", "placeholder", "blocked_private", "skipped"
+)
+
+
+@dataclass
+class Fetch:
+    """What fetching one URL observed."""
+
+    url: str
+    status: str
+    http_status: int | None = None
+    final_url: str | None = None  # set once a request was answered (equals url without redirects)
+    redirects: list[str] = field(default_factory=list)  # every Location followed, in order
+    detail: str = ""
+    requests: int = 0
+    public: bool = False  # every hop that answered was at a public address
+
+    @property
+    def answered(self) -> bool:
+        """A public server answered over HTTP: proof that the internet is reachable (a
+        loopback or intranet server answering proves nothing about public names)."""
+        return self.http_status is not None and self.public
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    timeout_s: float = 10.0
+    allow_private: bool = False
+    retry: RetryPolicy = CHECK_RETRY
+    max_redirects: int = MAX_REDIRECTS
+    max_body_bytes: int = MAX_BODY_BYTES
+
+
+def _is_public(address: str) -> bool:
+    try:
+        return is_public_address(address)
+    except ValueError:
+        return False
+
+
+def is_web_url(url: str) -> bool:
+    return url.strip().lower().startswith(("http://", "https://"))
+
+
+def _tries(n: int) -> str:
+    return "1 try" if n == 1 else f"{n} tries"
+
+
+def _transport_failure(fetch: Fetch, exc: Exception, tries: int) -> Fetch:
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+        fetch.status = UNREACHABLE
+        what = "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else "could not connect"
+        fetch.detail = f"{what} after {_tries(tries)} (network down or host refusing connections)"
+    elif isinstance(exc, httpx.TimeoutException):
+        fetch.status, fetch.detail = ERROR, f"timed out after {_tries(tries)}"
+    else:
+        fetch.status, fetch.detail = ERROR, f"{type(exc).__name__} after {_tries(tries)}"
+    return fetch
+
+
+async def _read_start(response: httpx.Response, limit: int) -> str:
+    """The first ``limit`` bytes of the body, decoded leniently (a broken stream keeps what arrived)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
+    except httpx.HTTPError:
+        pass
+    finally:
+        await response.aclose()
+    raw = b"".join(chunks)[:limit]
+    return raw.decode(response.charset_encoding or "utf-8", errors="replace")
+
+
+def _classify_answer(fetch: Fetch, response_status: int, body: str, content_type: str, tries: int) -> Fetch:
+    fetch.http_status = response_status
+    if response_status in (404, 410):
+        fetch.status, fetch.detail = DEAD, f"HTTP {response_status}"
+    elif response_status in (401, 403):
+        fetch.status, fetch.detail = AUTH, f"HTTP {response_status}"
+    elif response_status == 402:
+        fetch.status, fetch.detail = PAYWALL, "HTTP 402 (payment required)"
+    elif 200 <= response_status < 300:
+        sniff = sniff_page(body, content_type)
+        if sniff is not None:
+            fetch.status, fetch.detail = sniff.status, sniff.reason
+        elif fetch.redirects and redirected_home(fetch.url, fetch.final_url or fetch.url):
+            fetch.status, fetch.detail = SOFT_404, "a deep link redirected to the site's home page"
+        elif fetch.final_url and normalise_url(fetch.final_url) != normalise_url(fetch.url):
+            fetch.status, fetch.detail = REDIRECTED, f"{len(fetch.redirects)} redirect(s)"
+        else:
+            fetch.status = OK
+    elif response_status == 429 or response_status >= 500:
+        fetch.status, fetch.detail = ERROR, f"HTTP {response_status} after {_tries(tries)}"
+    else:
+        fetch.status, fetch.detail = ERROR, f"HTTP {response_status}"
+    return fetch
+
+
+async def fetch_url(
+    url: str,
+    client: httpx.AsyncClient,
+    resolve: Resolver,
+    options: FetchOptions = FetchOptions(),
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> Fetch:
+    """Fetch ``url`` (see the module docstring); never raises for network or HTTP trouble."""
+    fetch = Fetch(url=url, status=ERROR)
+    if not is_web_url(url):
+        fetch.status, fetch.detail = SKIPPED, "not a web URL (local file or other scheme): nothing to fetch"
+        return fetch
+    if is_placeholder_url(url):
+        fetch.status, fetch.detail = PLACEHOLDER, "placeholder or fabricated URL pattern; not requested"
+        return fetch
+    current = url
+    for hop in range(options.max_redirects + 1):
+        where = "" if hop == 0 else f"redirect {hop} to {current}: "
+        try:
+            verdict = await vet_url(current, resolve, allow_private=options.allow_private)
+        except HostNotFound as exc:
+            fetch.status, fetch.detail = DNS_FAILED, f"{where}{exc}"
+            return fetch
+        except ResolutionFailed as exc:
+            fetch.status, fetch.detail = UNREACHABLE, f"{where}{exc}"
+            return fetch
+        if not verdict.allowed:
+            status = BLOCKED_PRIVATE if verdict.host else DEAD  # no usable host: no page can be there
+            hint = "; not requested (--allow-private to check it)" if verdict.host else ""
+            fetch.status, fetch.detail = status, f"{where}{verdict.reason}{hint}"
+            return fetch
+        fetch.public = (hop == 0 or fetch.public) and all(_is_public(a) for a in verdict.addresses)
+
+        def send(target: str = current) -> Awaitable[httpx.Response]:
+            request = client.build_request("GET", target, headers=HEADERS)
+            return client.send(request, stream=True, follow_redirects=False)
+
+        try:
+            outcome = await send_with_retries(send, options.retry, sleep=sleep, rng=rng)
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # not transient: bad URL, TLS setup…
+            fetch.requests += 1
+            return _transport_failure(fetch, exc, 1)
+        fetch.requests += outcome.requests
+        response = outcome.response
+        if response is None:
+            assert outcome.error is not None
+            return _transport_failure(fetch, outcome.error, outcome.requests)
+        fetch.final_url = str(response.url)
+        if response.is_redirect:
+            location = response.headers.get("location", "")
+            await response.aclose()
+            fetch.http_status = response.status_code
+            try:
+                current = str(response.url.join(location))
+            except (httpx.InvalidURL, ValueError):
+                fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
+                return fetch
+            fetch.redirects.append(current)
+            fetch.final_url = current
+            if not is_web_url(current):
+                fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
+                return fetch
+            continue
+        body = await _read_start(response, options.max_body_bytes) if 200 <= response.status_code < 300 else ""
+        if not body:
+            await response.aclose()
+        content_type = response.headers.get("content-type", "")
+        return _classify_answer(fetch, response.status_code, body, content_type, outcome.requests)
+    fetch.status, fetch.detail = ERROR, f"more than {options.max_redirects} redirects"
+    return fetch

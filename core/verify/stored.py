@@ -1,0 +1,102 @@
+"""Read each note's evidence from the memo store: its frozen source set and its run.
+
+A note's frontmatter names the run that wrote it (``run_id``) and the frozen set
+it was written from (``source_set.id``); exactly those are used — a newer set
+for the same section would be a different document. The exported ``memo.md``
+names neither, so it gets the union of every section note's evidence.
+
+Checking never creates a store: a folder without ``.sourcedesk/db.json`` simply
+has no stored text (grounding says "unverifiable"). A store another sourcedesk
+process holds open, or a damaged one, is a warning, not a failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.errors import UserError
+from core.verify.evidence import Evidence, run_search_results
+from core.verify.targets import SECTIONS, NoteCitations, read_note
+
+STORE_WAIT_S = 2.0
+
+
+def _store_file(memo_dir: Path) -> Path:
+    from store.memo_store import store_dir
+
+    return store_dir(memo_dir) / "db.json"
+
+
+def _note_evidence(store: Any, note: NoteCitations, warnings: list[str]) -> Evidence | None:
+    """The evidence a note's frontmatter points at; None when it points at nothing stored."""
+    evidence = Evidence()
+    found = False
+    if note.source_set_id:
+        source_set = store.get_source_set(note.source_set_id)
+        if source_set is None:
+            warnings.append(f"{note.name}: source set {note.source_set_id} is not in the memo store")
+        else:
+            evidence.add_source_set(source_set)
+            found = True
+    if note.run_id:
+        run = store.get_run(note.run_id)
+        if run is None:
+            warnings.append(f"{note.name}: run {note.run_id} is not in the memo store (web-search snippets unknown)")
+        else:
+            evidence.add_search_results(run_search_results(run))
+            found = True
+    return evidence if found else None
+
+
+def _section_notes(memo_dir: Path) -> list[NoteCitations]:
+    folder = memo_dir / SECTIONS
+    notes = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        try:
+            notes.append(read_note(path))
+        except UserError:
+            continue
+    return notes
+
+
+def load_evidence(memo_dir: Path, notes: list[NoteCitations]) -> tuple[dict[str, Evidence], list[str]]:
+    """``{note name: Evidence}`` for the notes whose run is stored, and warnings.
+
+    A note missing from the mapping has no stored evidence at all."""
+    warnings: list[str] = []
+    if not _store_file(memo_dir).is_file():
+        warnings.append(
+            f"no memo store in {memo_dir} (.sourcedesk/db.json): quotations and statistics are unverifiable, "
+            "and a 401/403 only counts for URLs under '## Sources (retrieved)'"
+        )
+        return {}, warnings
+    from store.memo_store import MemoStore
+
+    result: dict[str, Evidence] = {}
+    try:
+        with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
+            section_evidence: Evidence | None = None
+            for note in notes:
+                if note.is_export:
+                    if section_evidence is None:
+                        section_evidence = Evidence()
+                        for section in _section_notes(memo_dir):
+                            found = _note_evidence(store, section, [])
+                            if found is not None:
+                                section_evidence.merge(found)
+                    if section_evidence.texts:
+                        result[note.name] = section_evidence
+                    continue
+                found = _note_evidence(store, note, warnings)
+                if found is not None:
+                    result[note.name] = found
+                elif not note.source_set_id and not note.run_id:
+                    warnings.append(f"{note.name}: no run recorded in its frontmatter; its sources' text is unknown")
+    except UserError as err:
+        warnings.append(f"the memo store could not be read ({err.message}); stored source text is unknown")
+        return {}, warnings
+    except (OSError, ValueError, KeyError) as exc:  # a damaged payload file, a half-written record
+        warnings.append(f"the memo store could not be read ({type(exc).__name__}); stored source text is unknown")
+        return {}, warnings
+    return result, warnings
