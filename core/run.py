@@ -200,8 +200,9 @@ def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncCli
     )
     return WriterClient(
         settings.writer_url,
-        settings.perplexity_api_key,
+        settings.writer_api_key,
         model=memo.writer.model or settings.writer_model,
+        flavor=settings.writer_api,
         http=http,
         timeout=settings.writer_timeout_s,
         retry=retry,
@@ -241,7 +242,9 @@ async def run_section(
     started = now or datetime.now(timezone.utc)
     run_id = _new_run_id(started)
     path = note_path(loaded_memo.dir, memo, section_id)
-    web_search = effective_web_search(memo, section)
+    # An OpenAI-compatible writer has no web search: the retrieved set is all it may cite.
+    flavor = writer.flavor if writer is not None else settings.writer_api
+    web_search = effective_web_search(memo, section) and flavor == "perplexity"
     outcome = RunOutcome(section=section_id, status="failed", run_id=run_id)
     record: dict[str, Any] = {
         "id": run_id,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 
-SECRET_ENV_VARS = ("EXA_API_KEY", "PERPLEXITY_API_KEY")
+SECRET_ENV_VARS = ("EXA_API_KEY", "PERPLEXITY_API_KEY", "OPENAI_API_KEY")
 MIN_SECRET_LEN = 8
 
 _registered: set[str] = set()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from platformdirs import user_config_dir, user_data_dir
@@ -65,6 +65,13 @@ class Settings(BaseSettings):
     perplexity_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("PERPLEXITY_API_KEY", "perplexity_api_key")
     )
+    # "perplexity": sonar models with their own web search (search_domain_filter, disable_search).
+    # "openai": any OpenAI-compatible /chat/completions (OpenAI, a gateway, a local model): no web
+    # search of its own, so every section is written strictly from its retrieved set.
+    writer_api: Literal["perplexity", "openai"] = "perplexity"
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
+    )
     writer_model: str = "sonar-pro"
     retrieval_enabled: bool = True
     budget_chars: int = 12_000
@@ -86,15 +93,29 @@ class Settings(BaseSettings):
     allow_private_urls: bool = False
 
     def model_post_init(self, __context: Any) -> None:
-        for key in (self.exa_api_key, self.perplexity_api_key):
+        for key in (self.exa_api_key, self.perplexity_api_key, self.openai_api_key):
             if key is not None:
                 register_secret(key.get_secret_value())
+
+    @property
+    def writer_api_key(self) -> SecretStr | None:
+        """The key for the configured writer API (PERPLEXITY_API_KEY or OPENAI_API_KEY)."""
+        return self.openai_api_key if self.writer_api == "openai" else self.perplexity_api_key
+
+    @property
+    def writer_key_name(self) -> str:
+        return "OPENAI_API_KEY" if self.writer_api == "openai" else "PERPLEXITY_API_KEY"
 
     @classmethod
     def settings_customise_sources(
         cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
     ):
         return (init_settings, env_settings, _YamlConfigSource(settings_cls))
+
+
+def is_set(key: SecretStr | None) -> bool:
+    """A key that is present and not blank (``PERPLEXITY_API_KEY=`` counts as unset)."""
+    return key is not None and bool(key.get_secret_value().strip())
 
 
 def load_settings(**overrides: Any) -> Settings:

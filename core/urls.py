@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import idna
 
@@ -202,6 +202,28 @@ def _is_tracking(key: str) -> bool:
     return k.startswith("utm_") or k in TRACKING_PARAMS
 
 
+# RFC 3986 unreserved, plus RFC 2396's "mark" characters ( ) ! * ' that servers and
+# browsers treat the same escaped or not (Wikipedia's /wiki/NATS_(company)).
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~()!*'")
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _normalise_path(path: str) -> str:
+    """RFC 3986 §6.2.2 path equivalence: ``%7E`` is ``~``, ``%c3%a9`` is ``%C3%A9`` is ``é``.
+
+    Non-ASCII and other unsafe characters are percent-encoded (UTF-8), escapes of
+    unreserved characters are decoded and the rest are upper-cased — so the same
+    page written three ways compares equal, while ``%2F`` stays distinct from ``/``."""
+    encoded = quote(_STRAY_PERCENT.sub("%25", path), safe="/:@!$&'()*+,;=-._~%")
+
+    def fix(m: re.Match[str]) -> str:
+        ch = chr(int(m.group(1), 16))
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    return _ESCAPE.sub(fix, encoded)
+
+
 def normalise_url(url: str) -> str:
     """Comparison key for a URL: scheme-insensitive, no ``www.``, no trailing slash,
     no tracking parameters, no fragment. Path case is kept (paths are case-sensitive).
@@ -223,7 +245,7 @@ def normalise_url(url: str) -> str:
             port = f":{parts.port}"
     except ValueError:
         pass
-    path = re.sub(r"/{2,}", "/", parts.path or "").rstrip("/")
+    path = _normalise_path(re.sub(r"/{2,}", "/", parts.path or "").rstrip("/"))
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
     q = ("?" + urlencode(query)) if query else ""
     return f"{host}{port}{path}{q}"

@@ -240,7 +240,9 @@ class WriterClient:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         if isinstance(api_key, str):
-            api_key = SecretStr(api_key) if api_key.strip() else None
+            api_key = SecretStr(api_key)
+        if api_key is not None and not api_key.get_secret_value().strip():
+            api_key = None  # PERPLEXITY_API_KEY= (set but blank) is a missing key, not a key
         self._key = api_key
         self.model = model
         self.flavor: Flavor = flavor

@@ -314,5 +314,6 @@ def test_concurrent_searches_stay_within_ten_per_second():
     for i, start in enumerate(stamps):
         for j in range(i, len(stamps)):
             assert j - i + 1 <= 8 + 10 * (stamps[j] - start) + 1e-6
-    assert stamps[7] - stamps[0] < 0.05
-    assert stamps[-1] - stamps[0] >= 0.6 - 0.005
+    # a burst, not pacing: paced, the eighth would come 0.7 s after the first
+    assert stamps[7] - stamps[0] < 0.35
+    assert stamps[-1] - stamps[0] >= 0.6 - 0.005  # sleeps never end early: the pacing floor is exact

@@ -410,3 +410,50 @@ def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
     body = note.split("---", 2)[2]  # after the frontmatter, which names the rejected hosts in its warning
     assert "synadia.com" not in body
     assert all("synadia.com" not in (c["resolved_url"] or "") for c in outcome.report["citations"])
+
+
+# ---------------------------------------------------------------- writer API choice
+
+
+def test_an_openai_compatible_writer_writes_strictly_from_the_frozen_set(env, memo_dir, monkeypatch):
+    """SOURCEDESK_WRITER_API=openai: OPENAI_API_KEY, no Perplexity-only fields, no web search —
+    the retrieved set is the only citable material, and a URL the model types is not kept."""
+    import json
+
+    import respx
+
+    monkeypatch.setenv("SOURCEDESK_WRITER_API", "openai")
+    monkeypatch.setenv("SOURCEDESK_WRITER_URL", "https://llm.test/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-key")
+    monkeypatch.delenv("PERPLEXITY_API_KEY")
+    answer = ("Synadia maintains NATS and sells Synadia Cloud. [^E1]\n\n"
+              "It was founded in 2017. [^9]\n\n[^9]: [Invented](https://www.bloomberg.com/news/synadia-invented)\n")
+    with respx.mock(assert_all_called=True) as mock:
+        mock.route(host="127.0.0.1").pass_through()  # Exa: the sandbox
+        route = mock.post("https://llm.test/v1/chat/completions").respond(
+            200, json={"model": "gpt-4o-mini", "choices": [{"message": {"role": "assistant", "content": answer}}],
+                       "usage": {"prompt_tokens": 900, "completion_tokens": 60}})
+        [outcome] = _run(memo_dir, ["overview"], settings=Settings())
+    assert outcome.status in ("ok", "degraded"), outcome.message
+    request = route.calls[0].request
+    assert request.headers["authorization"] == "Bearer sk-openai-test-key"
+    body = json.loads(request.content)
+    assert body["model"] == load_memo(memo_dir).memo.writer.model  # the memo's model, as written
+    assert "search_domain_filter" not in body and "disable_search" not in body
+    text = outcome.note_path.read_text(encoding="utf-8")
+    front, note = parse_note(text)
+    assert front["web_search"] is False and "## Sources (web search)" not in note
+    assert "bloomberg.com" not in text
+    with MemoStore(memo_dir) as store:
+        frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
+    assert {normalise_url(u) for u in note_urls(text)} <= frozen
+    assert "sk-openai-test-key" not in text
+
+
+def test_a_blank_perplexity_key_fails_the_writer_clearly_and_sends_nothing(env, memo_dir, monkeypatch):
+    monkeypatch.setenv("PERPLEXITY_API_KEY", "")
+    before = _writer_requests(env)
+    [outcome] = _run(memo_dir, ["overview"])
+    assert outcome.status == "failed" and "set PERPLEXITY_API_KEY" in outcome.message
+    assert _writer_requests(env) == before
+    assert not (memo_dir / "sections" / NOTES["overview"]).exists()

@@ -153,6 +153,26 @@ def test_normalise_url_keeps_what_identifies_a_document():
     assert not same_url("https://cresta.com:8080/x", "https://cresta.com/x")
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("https://example.org/%7Euser/page", "https://example.org/~user/page"),  # unreserved escape
+        ("https://example.org/caf%c3%a9", "https://example.org/café"),  # lower-case escape, raw UTF-8
+        ("https://example.org/caf%C3%A9", "https://example.org/caf%c3%a9"),
+        ("https://en.wikipedia.org/wiki/NATS_(company)", "https://en.wikipedia.org/wiki/NATS_%28company%29"),
+        ("https://example.org/a%20b", "https://example.org/a b"),
+        ("https://example.org/100%", "https://example.org/100%25"),  # a stray % is a literal percent
+    ],
+)
+def test_normalise_url_treats_equivalent_path_escapes_as_one_page(a, b):
+    assert same_url(a, b), (normalise_url(a), normalise_url(b))
+
+
+def test_normalise_url_keeps_escaped_delimiters_distinct():
+    assert not same_url("https://example.org/a%2Fb", "https://example.org/a/b")  # %2F is not a segment break
+    assert not same_url("https://example.org/a%3Fb", "https://example.org/a?b")
+
+
 def test_normalise_url_preserves_the_order_of_real_query_parameters():
     assert normalise_url("https://cresta.com/s?b=2&utm_source=x&a=1") == "cresta.com/s?b=2&a=1"
     assert normalise_url("https://cresta.com/s?a=1&b=2") == "cresta.com/s?a=1&b=2"

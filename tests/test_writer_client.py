@@ -541,3 +541,13 @@ def test_sandbox_openai_flavour_at_a_v1_base_url():
         client, _ = _client(base_url=s.url + "/v1", api_key=SANDBOX_KEY, flavor="openai", model="sonar")
         result = asyncio.run(client.complete(_sandbox_prompt(), web_search=False))
     assert result.content.strip() and result.model == "sonar"
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_key_is_a_missing_key_not_a_request(blank):
+    from pydantic import SecretStr
+
+    for key in (blank, SecretStr(blank)):
+        result, route, _ = _serve([_ok()], client=_client(api_key=key))
+        assert isinstance(result, WriterError) and result.kind == "auth" and route.call_count == 0
+        assert "set PERPLEXITY_API_KEY" in result.message
