@@ -26,8 +26,9 @@ KEYS = {
         ("e", "export memo.md"),
     ],
     "Section screen": [
-        ("1 … 6", "tabs: sources, report, warnings, note, web results, history of runs"),
-        ("r / R / c", "run / refresh and run / cancel this section"),
+        ("1 … 7", "tabs: sources, report, warnings, note, web results, history, checks"),
+        ("r / R / c", "run / refresh and run / cancel this section (or its check)"),
+        ("v", "verify: fetch every cited URL, ground quotes and figures (tab 7)"),
         ("p", "toggle the pin mode (entity ↔ none) in memo.yaml"),
         ("x", "reject the highlighted source's domain (memo or global)"),
         ("d", "drop the highlighted source from this frozen set only"),

@@ -2,8 +2,10 @@
 
 One row per section: number, title, status (never run / fresh / stale / running /
 degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
-truncation and warning badges, cost. Under the table, the highlighted section's
-"why" (what makes it stale, why it failed). Enter opens the section.
+truncation and warning badges (and ✗N: problems the last check of the current note
+found — dead, soft-404 or placeholder URLs, figures not found in their source), cost.
+Under the table, the highlighted section's "why" (what makes it stale, why it failed).
+Enter opens the section.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ class MemoScreen(Screen[None]):
             pin_cell(view.pin_modes),
             sources,
             citations_bar(counts, palette),
-            flags_cell(omitted, len(view.warnings), palette),
+            flags_cell(omitted, len(view.warnings), palette, self.app.check_problems(view.id, view.note_path)),
             cost_cell(view.cost),
         ]
 
@@ -131,6 +133,10 @@ class MemoScreen(Screen[None]):
             return
         # While a section runs only its status changes; read the disk again once it stops.
         self._update_row(section_id, fresh=section_id not in self.app.jobs)
+
+    def check_changed(self, section_id: str) -> None:
+        if self.is_mounted and section_id in self.views:
+            self._update_row(section_id, fresh=False)
 
     def _update_row(self, section_id: str, *, fresh: bool) -> None:
         if fresh:
@@ -168,6 +174,10 @@ class MemoScreen(Screen[None]):
             if view.truncated and view.source_set is not None:
                 out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.",
                            style="dim")
+            problems = self.app.check_problems(view.id, view.note_path)
+            if problems:
+                out.append(f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
+                           "or a quote or figure not in its source): enter, then 7.", style=self.app.palette.error)
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
         self.query_one("#memo-why", Static).update(out)

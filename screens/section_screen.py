@@ -2,9 +2,10 @@
 
 Tabs: sources (kept, omitted by budget, namesakes removed, excluded — from the
 latest frozen set), the reconcile report (filterable by status), warnings, the
-note preview (markers highlighted), the writer's web results, and the history of
-every run of the section (failed and cancelled ones included). A detail pane
-on the right follows the highlighted row of whichever table has focus.
+note preview (markers highlighted), the writer's web results, the history of
+every run of the section (failed and cancelled ones included), and the checks of
+the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
+pane on the right follows the highlighted row of whichever table has focus.
 
 Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
 it (u), drop one source from the set (d; u restores it), keep a web result (k),
@@ -26,7 +27,8 @@ from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedCon
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
-from tui.widgets import run_history
+from tui.checks import note_sha256
+from tui.widgets import check_rows, run_history
 from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
 from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
@@ -36,8 +38,10 @@ REPORT_COLUMNS = (("key", "Key", 5), ("status", "Status", 20), ("claim", "Claim"
                   ("resolved", "Resolved URL", 20), ("score", "Score", 5))
 WEB_COLUMNS = (("n", "#", 3), ("title", "Title", 48), ("host", "Host", 22), ("date", "Date", 10), ("inset", "In set", 6))
 PANE_FOCUS = {"tab-sources": "#sources", "tab-report": "#report", "tab-warnings": "#warnings-scroll",
-              "tab-note": "#note-scroll", "tab-web": "#web", "tab-history": "#history"}
-TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web", "tab-history")
+              "tab-note": "#note-scroll", "tab-web": "#web", "tab-history": "#history", "tab-checks": "#checks"}
+TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web", "tab-history", "tab-checks")
+TABLES = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web", "tab-history": "#history",
+          "tab-checks": "#checks"}
 WARNING_ICONS = {"degraded": "⚠", "truncated": "✂", "pin_without_url": "⚠", "pin_refused": "⚠",
                  "namesakes_removed": "✗", "excluded": "−", "short": "…", "stale": "⏲", "out_of_range": "#",
                  "writer": "✎", "info": "ℹ"}
@@ -55,6 +59,7 @@ class SectionScreen(SectionActions, Screen[None]):
         Binding("u", "unreject", "Un-reject"),
         Binding("k", "keep", "Keep"),
         Binding("f", "cycle_filter", "Filter"),
+        Binding("v", "verify", "Verify"),
         *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
     ]
 
@@ -68,6 +73,8 @@ class SectionScreen(SectionActions, Screen[None]):
         self.history: dict[str, dict[str, Any]] = {}
         self.report_filter: str | None = None
         self._frame = 0
+        self._note_sha: str | None = None  # the note's bytes as last read (for the check badge)
+        self._check_problems: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="§")
@@ -92,13 +99,16 @@ class SectionScreen(SectionActions, Screen[None]):
                     yield DataTable(id="web", cursor_type="row", zebra_stripes=True)
                 with TabPane("History", id="tab-history"):
                     yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
+                with TabPane("Checks", id="tab-checks"):
+                    yield Static(id="checks-summary", markup=False)
+                    yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
         for table_id, columns in (("#sources", SOURCE_COLUMNS), ("#report", REPORT_COLUMNS), ("#web", WEB_COLUMNS),
-                                  ("#history", run_history.COLUMNS)):
+                                  ("#history", run_history.COLUMNS), ("#checks", check_rows.COLUMNS)):
             table = self.query_one(table_id, DataTable)
             for key, label, width in columns:
                 table.add_column(label, key=key, width=width)
@@ -124,6 +134,7 @@ class SectionScreen(SectionActions, Screen[None]):
         results = raw.get("search_results") if isinstance(raw, dict) else None
         self.web_results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
         self.sub_title = self.view.section.title
+        self._read_check_state()
         self._fill_head()
         self._fill_sources()
         self._fill_report()
@@ -131,7 +142,24 @@ class SectionScreen(SectionActions, Screen[None]):
         self._fill_note()
         self._fill_web()
         self._fill_history()
+        self._fill_checks()
         self._show_detail()
+
+    def check_changed(self, section_id: str) -> None:
+        """A check of this section started, progressed or finished: head line and Checks tab."""
+        if not self.is_mounted or section_id != self.section_id:
+            return
+        self._read_check_state()
+        self._fill_head()
+        self._fill_checks()
+        if self._active_tab() == "tab-checks":
+            self._show_detail()
+
+    def _read_check_state(self) -> None:
+        """The note's hash and its last check's problems, read once (the head line repaints often)."""
+        note = self.view.note_path if self.view is not None else None
+        self._note_sha = note_sha256(note)
+        self._check_problems = self.app.check_problems(self.section_id, note)
 
     def section_changed(self, section_id: str | None) -> None:
         if not self.is_mounted:
@@ -142,9 +170,12 @@ class SectionScreen(SectionActions, Screen[None]):
             self._fill_head()
 
     def _spin(self) -> None:
-        if self.section_id in self.app.jobs and self.is_current:
+        checking = self.section_id in self.app.check_jobs
+        if (self.section_id in self.app.jobs or checking) and self.is_current:
             self._frame += 1
             self._fill_head()
+            if checking:  # progress (URLs done) without rebuilding the rows
+                self.query_one("#checks-summary", Static).update(self._checks_summary())
 
     def _fill_head(self) -> None:
         view, app = self.view, self.app
@@ -170,6 +201,12 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append(f", {len(ss.excluded)} excluded")
         if view.cost is not None:
             out.append(f"   ${view.cost:.3f}")
+        checking = app.check_jobs.get(self.section_id)
+        if checking is not None:
+            out.append("   ")
+            out.append_text(status_cell("running", palette, checking.text, self._frame))
+        elif self._check_problems:
+            out.append(f"   ✗{self._check_problems} check problem(s)", style=f"bold {palette.error}")
         self.query_one("#section-head", Static).update(out)
         why = Text()
         if job is not None:
@@ -296,12 +333,62 @@ class SectionScreen(SectionActions, Screen[None]):
         if records:
             table.move_cursor(row=min(keep, table.row_count - 1))
 
+    def _checks_summary(self) -> Text:
+        """What the Checks tab says above its rows: a check running, the last one, or why there is none."""
+        app, view = self.app, self.view
+        palette = app.palette
+        head = Text()
+        check = app.last_check(self.section_id)
+        checking = app.check_jobs.get(self.section_id)
+        note_path = view.note_path if view is not None else None
+        if checking is not None:
+            head.append(f"{checking.text}…", style=f"bold {palette.accent}")
+            head.append("  (the rows below are from the previous check)\n" if check else "\n", style=palette.dim)
+        if note_path is None:
+            head.append("No note yet — r writes it; then v checks its URLs, and its quotes and figures "
+                        "against the stored sources.", style=palette.dim)
+        elif check is None:
+            saved = app.saved_check(self.section_id) if checking is None else None
+            if saved and self._check_problems is not None:
+                problems = int(saved.get("problems") or 0)
+                head.append(f"Checked {str(saved.get('at', ''))[:16].replace('T', ' ')} UTC: ", style=palette.dim)
+                head.append(f"{problems} problem(s)", style=f"bold {palette.error}" if problems else palette.success)
+                head.append(" — v checks again to list them.", style=palette.dim)
+            elif checking is None:
+                head.append("Not checked yet: v checks every cited URL (network) and grounds each quote and "
+                            "figure in the stored text of its source.", style=palette.dim)
+        else:
+            kind = "URLs and grounding" if check.liveness else "grounding only (offline, after the run)"
+            head.append(f"{check.note_name} · {kind} · {check.at.astimezone():%H:%M:%S}", style=palette.dim)
+            if check.note_sha256 != self._note_sha:
+                head.append("  — the note changed since: v checks it again", style=palette.warning)
+            head.append("\n")
+            head.append_text(check_rows.summary(check.report, palette))
+            if check.report.warnings:
+                head.append("\n")
+                head.append_text(check_rows.warnings_block(check.report.warnings, palette))
+                head.rstrip()
+        return head
+
+    def _fill_checks(self) -> None:
+        """The last check of the note (grounding after a run; URLs too after v)."""
+        self.query_one("#checks-summary", Static).update(self._checks_summary())
+        table = self.query_one("#checks", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        check = self.app.last_check(self.section_id)
+        if check is None or self.view is None or self.view.note_path is None:
+            return
+        for key, cells in check_rows.rows(check.report, self.app.palette):
+            table.add_row(*cells, key=key)
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
+
     # ------------------------------------------------------------------ detail pane
 
     def _active_table(self) -> DataTable | None:
         active = self.query_one("#section-tabs", TabbedContent).active
-        table_id = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web",
-                    "tab-history": "#history"}.get(active)
+        table_id = TABLES.get(active)
         return self.query_one(table_id, DataTable) if table_id else None
 
     def _row_key(self, table: DataTable) -> str | None:
@@ -359,9 +446,25 @@ class SectionScreen(SectionActions, Screen[None]):
             record = self.history.get(key.split(":", 1)[1])
             if record is not None:
                 out = run_history.detail(record, self.view.run_id if self.view else None, palette)
+        elif key and key.startswith(("url:", "ground:")):
+            out = self._check_detail(key) or out
         else:
             out.append("Highlight a row to see its details.", style="dim")
         self.query_one("#detail", Static).update(out)
+
+    def _check_detail(self, key: str) -> Text | None:
+        check = self.app.last_check(self.section_id)
+        if check is None:
+            return None
+        kind, index = key.split(":", 1)
+        rows = check.report.urls if kind == "url" else check.report.grounding
+        i = int(index)
+        if i >= len(rows):
+            return None
+        if kind == "url":
+            return check_rows.url_detail(rows[i], self.app.palette)
+        row = rows[i]
+        return check_rows.grounding_detail(row, check.url_by_key.get(row.key), self.app.palette)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()
@@ -400,7 +503,15 @@ class SectionScreen(SectionActions, Screen[None]):
         self.app.start_run(self.section_id, refresh=True)
 
     def action_cancel(self) -> None:
-        self.app.cancel_run(self.section_id)
+        app = self.app
+        if self.section_id not in app.jobs and self.section_id in app.check_jobs:
+            app.cancel_check(self.section_id, why="cancelled")
+            return
+        app.cancel_run(self.section_id)
+
+    def action_verify(self) -> None:
+        if self.app.start_check(self.section_id):
+            self.action_tab("tab-checks")
 
     def action_cycle_filter(self) -> None:
         order = [None, *REPORT_STATUSES]

@@ -10,6 +10,9 @@ describe work and are told when a section changed.
 
 Every message to the analyst goes through ``say`` (a toast with markup off, plus a
 log the tests read); no exception reaches the terminal as a traceback.
+
+Verification (``tui.checks``): a successful run grounds its new note before it
+reports (offline), and ``v`` checks a section's URLs in a worker of its own.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from core.memo_loader import LoadedMemo, load_memo
 from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
-from core.settings import Settings, load_settings
+from core.settings import Settings, is_set, load_settings
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
+from tui.checks import CheckRunner
 from tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -46,6 +50,7 @@ STAGE_WORDS = {
     "writing": "writing",
     "reconciling": "reconciling",
     "saved": "saving",
+    "grounding": "grounding",
     "failed": "failing",
     "cancelled": "cancelling",
 }
@@ -68,7 +73,7 @@ class Job:
         return "cancelling" if self.cancel.is_set() else word
 
 
-class SourcedeskApp(App[None]):
+class SourcedeskApp(CheckRunner, App[None]):
     CSS_PATH = str(STYLESHEET)
     TITLE = "sourcedesk"
     COMMANDS = App.COMMANDS | {SourcedeskCommands}
@@ -98,6 +103,7 @@ class SourcedeskApp(App[None]):
         self.jobs: dict[str, Job] = {}
         self.notices: list[tuple[str, str]] = []  # (severity, message), oldest first
         self.last_outcomes: dict[str, RunOutcome] = {}
+        self._init_checks()
         self._memo_mtime = self._mtime()
         self._http: httpx.AsyncClient | None = None
         self._exa: Any = None
@@ -115,14 +121,17 @@ class SourcedeskApp(App[None]):
         self.theme = load_theme_name()
         self._slots = asyncio.Semaphore(max(1, int(self.settings.max_concurrent_sections)))
         self.push_screen(MemoScreen())
-        if self.settings.retrieval_enabled and not self.settings.exa_api_key:
+        if self.settings.retrieval_enabled and not is_set(self.settings.exa_api_key):
             self.say("No EXA_API_KEY is set: runs continue writer-only, without retrieved sources.", "warning")
-        if not self.settings.perplexity_api_key:
+        if self.settings.writer_api == "perplexity" and not is_set(self.settings.writer_api_key):
             self.say("No PERPLEXITY_API_KEY is set: runs will fail at the writer until one is set.", "warning")
 
     async def on_unmount(self) -> None:
         for job in list(self.jobs.values()):
             job.cancel.set()
+        for check in list(self.check_jobs.values()):
+            if check.worker is not None:
+                check.worker.cancel()
         if self._exa is not None:
             try:
                 await self._exa.aclose()
@@ -270,7 +279,11 @@ class SourcedeskApp(App[None]):
                     progress=self._progress, cancel=job.cancel,
                 )
             self.last_outcomes[sid] = outcome
-            self._report(outcome)
+            grounded = None
+            if outcome.ok:  # the new note's quotes and figures, offline, before the notice
+                self._progress(sid, "grounding")
+                grounded = await self.ground_section(sid)
+            self._report(outcome, grounded)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug in one run is a toast, not a crash
@@ -279,7 +292,7 @@ class SourcedeskApp(App[None]):
             self.jobs.pop(sid, None)
             self.section_changed(sid)
 
-    def _report(self, outcome: RunOutcome) -> None:
+    def _report(self, outcome: RunOutcome, grounded: Any = None) -> None:
         sid = outcome.section
         if outcome.status == "cancelled":
             self.say(f"{sid}: {outcome.message}")
@@ -293,6 +306,13 @@ class SourcedeskApp(App[None]):
                   ("out_of_range", "out of range")) if report.get(k)]
         reused = "frozen set reused" if outcome.source_set_reused else "sources retrieved"
         text = f"{sid}: {outcome.status} — {', '.join(parts) or 'no citations'}; {reused}; ${outcome.cost['total']:.3f}"
+        if grounded is not None:
+            from tui.widgets.check_rows import grounding_words
+
+            text += f"; grounding: {grounding_words(grounded.report)}"
+            if grounded.problems and outcome.status != "degraded":
+                self.say(text + " — the section's Checks tab (7) lists them", "warning")
+                return
         if outcome.status == "degraded":
             first = next((w for w in outcome.warnings if w.startswith(("degraded", "stale"))), "")
             self.say(text + (f"\n{first}" if first else ""), "warning")

@@ -14,6 +14,10 @@ to stay polite); the per-citation status then depends on where it is cited:
   same check got an HTTP answer from a public address; otherwise the network
   itself is in doubt and it is ``unreachable``.
 
+Grounding alone (``liveness=False``, or ``ground_notes``) needs no network at all:
+no DNS, no request, no URL rows — the workbench runs it after every run, and
+liveness only when the analyst asks for it.
+
 Problems (exit code 1): ``dead``, ``soft_404``, ``placeholder`` URLs and
 ``not_found`` grounding. Everything that could not be decided — ``unreachable``,
 ``error``, ``unverified_403``, ``paywall``, ``blocked_private``, ``unverifiable``
@@ -118,6 +122,7 @@ class CheckReport:
     warnings: list[str] = field(default_factory=list)
     notes: int = 0
     requests: int = 0  # HTTP requests sent (0 when every URL was refused before any request)
+    liveness: bool = True  # False: grounding only, the URLs were not checked (``urls`` is empty)
 
     def counts(self) -> dict[str, Any]:
         urls = Counter(r.status for r in self.urls)
@@ -147,6 +152,18 @@ class CheckReport:
         }
 
 
+Progress = Callable[[int, int], None]  # (distinct URLs fetched so far, distinct URLs in all)
+
+
+@dataclass
+class Prepared:
+    """What a check reads from disk before any request: the notes, their stored evidence."""
+
+    notes: list[NoteCitations]
+    evidence: dict[str, Evidence]
+    warnings: list[str] = field(default_factory=list)
+
+
 def _fetch_key(url: str) -> str:
     return url.strip().split("#", 1)[0]
 
@@ -166,18 +183,32 @@ async def fetch_all(
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Fetch]:
-    """Fetch each distinct URL once, ``options.concurrency`` at a time, ``PER_HOST`` per host."""
+    """Fetch each distinct URL once, ``options.concurrency`` at a time, ``PER_HOST`` per host.
+
+    ``progress(done, total)`` is called once before the first fetch and after each one."""
     resolve = resolve or _default_resolver(options.timeout_s)
     fetch_options = options.fetch_options()
     distinct = list(dict.fromkeys(_fetch_key(u) for u in urls))
     limit = asyncio.Semaphore(options.concurrency)
     per_host: dict[str, asyncio.Semaphore] = {}
+    done = 0
+
+    def tell() -> None:
+        if progress is not None:
+            progress(done, len(distinct))
 
     async def one(url: str, http: httpx.AsyncClient) -> Fetch:
+        nonlocal done
         host_gate = per_host.setdefault(host_of(url) or url, asyncio.Semaphore(PER_HOST))
         async with host_gate, limit:
-            return await fetch_url(url, http, resolve, fetch_options, sleep=sleep, rng=rng)
+            result = await fetch_url(url, http, resolve, fetch_options, sleep=sleep, rng=rng)
+        done += 1
+        tell()
+        return result
+
+    tell()
 
     async def run(http: httpx.AsyncClient) -> list[Fetch]:
         return list(await asyncio.gather(*(one(u, http) for u in distinct)))
@@ -238,23 +269,38 @@ def in_retrieved_set(cited, evidence: Evidence | None) -> bool:
     return cited.group == "retrieved"
 
 
+def ground_notes(notes: list[NoteCitations], evidence: dict[str, Evidence]) -> CheckReport:
+    """The grounding half alone: offline and cheap (no DNS, no request, no URL rows)."""
+    report = CheckReport(notes=len(notes), liveness=False)
+    for note in notes:
+        report.warnings += note.warnings
+        report.grounding += _grounding_rows(note, evidence.get(note.name))
+    return report
+
+
 async def check_notes(
     notes: list[NoteCitations],
     evidence: dict[str, Evidence],
     options: CheckOptions,
     *,
+    liveness: bool = True,
     resolve: Resolver | None = None,
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
     announce: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> CheckReport:
+    """Liveness of every cited URL and grounding of every item; ``liveness=False``: grounding only."""
+    if not liveness:
+        return ground_notes(notes, evidence)
     report = CheckReport(notes=len(notes))
     cited = [c for note in notes for c in note.urls]
     distinct = len({_fetch_key(c.url) for c in cited})
     if announce is not None and distinct:
         announce(f"checking {distinct} distinct URL(s) from {len(notes)} note(s), {options.concurrency} at a time…")
-    fetches = await fetch_all([c.url for c in cited], options, resolve=resolve, client=client, sleep=sleep, rng=rng)
+    fetches = await fetch_all([c.url for c in cited], options, resolve=resolve, client=client, sleep=sleep, rng=rng,
+                              progress=progress)
     network_ok = any(f.answered for f in fetches.values())
     report.requests = sum(f.requests for f in fetches.values())
     for note in notes:
@@ -268,22 +314,36 @@ async def check_notes(
     return report
 
 
+def prepare_path(path: Path, *, store: Any = None, name: str | None = None) -> Prepared:
+    """Read the notes PATH means and their stored evidence (``UserError`` for bad PATH).
+
+    ``store``: the memo's already open ``MemoStore`` (see ``stored.load_evidence``);
+    ``name``: how to call the note when PATH is one note (default: PATH as given)."""
+    target = resolve_target(Path(path))
+    single = len(target.notes) == 1 and target.notes[0] == target.path
+    notes = [read_note(p, name if single and name else display_name(target, p)) for p in target.notes]
+    evidence, warnings = load_evidence(target.memo_dir, notes, store=store)
+    return Prepared(notes, evidence, warnings)
+
+
 async def check_path(
     path: Path,
     options: CheckOptions = CheckOptions(),
     *,
+    liveness: bool = True,
+    store: Any = None,
     resolve: Resolver | None = None,
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
     announce: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> CheckReport:
     """Check a note, a memo folder or an exported memo (``UserError`` for bad PATH)."""
-    target = resolve_target(Path(path))
-    notes = [read_note(p, display_name(target, p)) for p in target.notes]
-    evidence, warnings = load_evidence(target.memo_dir, notes)
+    prepared = prepare_path(Path(path), store=store)
     report = await check_notes(
-        notes, evidence, options, resolve=resolve, client=client, sleep=sleep, rng=rng, announce=announce
+        prepared.notes, prepared.evidence, options, liveness=liveness, resolve=resolve, client=client, sleep=sleep,
+        rng=rng, announce=announce, progress=progress,
     )
-    report.warnings = warnings + report.warnings
+    report.warnings = prepared.warnings + report.warnings
     return report

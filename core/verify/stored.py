@@ -60,11 +60,18 @@ def _section_notes(memo_dir: Path) -> list[NoteCitations]:
     return notes
 
 
-def load_evidence(memo_dir: Path, notes: list[NoteCitations]) -> tuple[dict[str, Evidence], list[str]]:
+def load_evidence(
+    memo_dir: Path, notes: list[NoteCitations], *, store: Any = None
+) -> tuple[dict[str, Evidence], list[str]]:
     """``{note name: Evidence}`` for the notes whose run is stored, and warnings.
 
-    A note missing from the mapping has no stored evidence at all."""
+    A note missing from the mapping has no stored evidence at all. ``store`` is an
+    already open ``MemoStore`` for ``memo_dir`` (the workbench holds one for the whole
+    session, and a second open in the same process is refused): it is used as it is
+    and left open; without it the store is opened, read and closed."""
     warnings: list[str] = []
+    if store is not None:
+        return _read_evidence(store, memo_dir, notes, warnings), warnings
     if not _store_file(memo_dir).is_file():
         warnings.append(
             f"no memo store in {memo_dir} (.sourcedesk/db.json): quotations and statistics are unverifiable, "
@@ -73,30 +80,40 @@ def load_evidence(memo_dir: Path, notes: list[NoteCitations]) -> tuple[dict[str,
         return {}, warnings
     from store.memo_store import MemoStore
 
-    result: dict[str, Evidence] = {}
     try:
-        with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
-            section_evidence: Evidence | None = None
-            for note in notes:
-                if note.is_export:
-                    if section_evidence is None:
-                        section_evidence = Evidence()
-                        for section in _section_notes(memo_dir):
-                            found = _note_evidence(store, section, [])
-                            if found is not None:
-                                section_evidence.merge(found)
-                    if section_evidence.texts:
-                        result[note.name] = section_evidence
-                    continue
-                found = _note_evidence(store, note, warnings)
-                if found is not None:
-                    result[note.name] = found
-                elif not note.source_set_id and not note.run_id:
-                    warnings.append(f"{note.name}: no run recorded in its frontmatter; its sources' text is unknown")
+        with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as opened:
+            return _read_evidence(opened, memo_dir, notes, warnings), warnings
     except UserError as err:
         warnings.append(f"the memo store could not be read ({err.message}); stored source text is unknown")
-        return {}, warnings
+    except (OSError, ValueError, KeyError) as exc:  # a damaged db.json
+        warnings.append(f"the memo store could not be read ({type(exc).__name__}); stored source text is unknown")
+    return {}, warnings
+
+
+def _read_evidence(store: Any, memo_dir: Path, notes: list[NoteCitations], warnings: list[str]) -> dict[str, Evidence]:
+    result: dict[str, Evidence] = {}
+    try:
+        section_evidence: Evidence | None = None
+        for note in notes:
+            if note.is_export:
+                if section_evidence is None:
+                    section_evidence = Evidence()
+                    for section in _section_notes(memo_dir):
+                        found = _note_evidence(store, section, [])
+                        if found is not None:
+                            section_evidence.merge(found)
+                if section_evidence.texts:
+                    result[note.name] = section_evidence
+                continue
+            found = _note_evidence(store, note, warnings)
+            if found is not None:
+                result[note.name] = found
+            elif not note.source_set_id and not note.run_id:
+                warnings.append(f"{note.name}: no run recorded in its frontmatter; its sources' text is unknown")
+    except UserError as err:
+        warnings.append(f"the memo store could not be read ({err.message}); stored source text is unknown")
+        return {}
     except (OSError, ValueError, KeyError) as exc:  # a damaged payload file, a half-written record
         warnings.append(f"the memo store could not be read ({type(exc).__name__}); stored source text is unknown")
-        return {}, warnings
-    return result, warnings
+        return {}
+    return result

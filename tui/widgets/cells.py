@@ -89,12 +89,20 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     return bar
 
 
-def flags_cell(truncated: int, warnings: int, palette: Palette) -> Text:
-    out = Text()
+def flags_cell(truncated: int, warnings: int, palette: Palette, check_problems: int | None = None) -> Text:
+    """Truncation, warning and (last check of the current note) problem badges."""
+    parts = []
     if truncated:
-        out.append(f"✂{truncated} ", style=f"bold {palette.warning}")
+        parts.append((f"✂{truncated}", f"bold {palette.warning}"))
     if warnings:
-        out.append(f"⚠{warnings}", style=palette.warning)
+        parts.append((f"⚠{warnings}", palette.warning))
+    if check_problems:
+        parts.append((f"✗{check_problems}", f"bold {palette.error}"))
+    out = Text()
+    for i, (text, style) in enumerate(parts):
+        if i:
+            out.append(" ")
+        out.append(text, style=style)
     return out
 
 

@@ -1,0 +1,273 @@
+"""Verification in the workbench (design §2.6: "on demand and after runs").
+
+Two kinds of check of a section's note, both in the background:
+
+* **grounding** — offline and cheap (no DNS, no request): every quotation and
+  figure looked up verbatim in the stored text of the source it cites. It runs
+  after every successful run, inside that run's worker (a thread reads the
+  note and the store), and its counts join the run's notice;
+* **liveness and grounding** — ``v`` on the section screen: every cited URL is
+  fetched for real (``core.verify``), in its own worker, one per section at a
+  time, with progress (URLs done / distinct URLs) on the section's head line.
+
+The latest check of each section is kept in memory (``checks``) with the hash
+of the note it read, and its counts are saved in the section's state in the
+store (``last_check``), so the memo screen can flag problems after a restart —
+but only while the note is still the one that was checked.
+
+Tests (and anyone who must stay off the network) set ``check_resolve`` /
+``check_client``: the DNS resolver and the HTTP client the liveness check uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+from textual.worker import Worker
+
+from core.notes import find_note
+from core.verify.addresses import Resolver
+from core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
+
+log = logging.getLogger("sourcedesk.tui")
+
+STATE_KEY = "last_check"
+
+
+def note_sha256(path: Path | None) -> str | None:
+    """The hash of a note's bytes (None when there is no readable note)."""
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass
+class SectionCheck:
+    """One finished check of one section's note."""
+
+    section_id: str
+    report: CheckReport
+    note_name: str
+    note_sha256: str
+    url_by_key: dict[str, str] = field(default_factory=dict)
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def liveness(self) -> bool:
+        return self.report.liveness
+
+    @property
+    def problems(self) -> int:
+        return self.report.problems
+
+    def state(self) -> dict[str, Any]:
+        """What the store keeps: counts, not rows (a new check rebuilds the rows)."""
+        return {"at": self.at.isoformat(timespec="seconds"), "note": self.note_name, "note_sha256": self.note_sha256,
+                "liveness": self.liveness, "counts": self.report.counts(), "problems": self.problems}
+
+
+@dataclass
+class CheckJob:
+    """A liveness check in progress."""
+
+    section_id: str
+    done: int = 0
+    total: int | None = None  # distinct URLs (None: still reading the note)
+    worker: Worker | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def text(self) -> str:
+        if self.total is None:
+            return "checking: reading the note"
+        if self.total == 0:
+            return "checking: grounding"
+        return f"checking {self.done}/{self.total} URL(s)"
+
+
+def _prepare(path: Path, store: Any) -> tuple[Prepared, str]:
+    """Read the note (its hash first: the hash names exactly the bytes that were checked)."""
+    sha = note_sha256(path) or ""
+    return prepare_path(path, store=store, name=path.name), sha
+
+
+def _ground(path: Path, store: Any) -> tuple[CheckReport, Prepared, str]:
+    prepared, sha = _prepare(path, store)
+    report = ground_notes(prepared.notes, prepared.evidence)
+    report.warnings = prepared.warnings + report.warnings
+    return report, prepared, sha
+
+
+def _url_by_key(prepared: Prepared) -> dict[str, str]:
+    return {k: v for note in prepared.notes for k, v in note.url_by_key.items()}
+
+
+class CheckRunner:
+    """Mixed into ``SourcedeskApp`` (needs ``loaded``, ``store``, ``settings``, ``say``,
+    ``say_error``, ``run_worker``, ``screen_stack``)."""
+
+    checks: dict[str, SectionCheck]
+    check_jobs: dict[str, CheckJob]
+    check_resolve: Resolver | None
+    check_client: httpx.AsyncClient | None
+
+    def _init_checks(self) -> None:
+        self.checks = {}
+        self.check_jobs = {}
+        self.check_resolve = None
+        self.check_client = None
+
+    # ------------------------------------------------------------------ what screens ask
+
+    def note_of(self, section_id: str) -> Path | None:
+        return find_note(self.loaded.dir, self.loaded.memo, section_id)
+
+    def last_check(self, section_id: str) -> SectionCheck | None:
+        return self.checks.get(section_id)
+
+    def check_problems(self, section_id: str, note_path: Path | None) -> int | None:
+        """Problems found by the last check of the note as it is now (None: not checked)."""
+        sha = note_sha256(note_path)
+        if sha is None:
+            return None
+        check = self.checks.get(section_id)
+        if check is not None and check.note_sha256 == sha:
+            return check.problems
+        try:
+            saved = self.store.section_state(section_id).get(STATE_KEY)
+        except Exception:  # noqa: BLE001 - a flag is not worth an error
+            log.debug("could not read the last check of %s", section_id, exc_info=True)
+            return None
+        if isinstance(saved, dict) and saved.get("note_sha256") == sha:
+            try:
+                return int(saved.get("problems") or 0)
+            except (TypeError, ValueError):
+                return None
+        return None
+
+    def saved_check(self, section_id: str) -> dict[str, Any] | None:
+        """The stored counts of the section's last check (from an earlier session, too)."""
+        try:
+            saved = self.store.section_state(section_id).get(STATE_KEY)
+        except Exception:  # noqa: BLE001
+            return None
+        return saved if isinstance(saved, dict) else None
+
+    def checks_changed(self, section_id: str) -> None:
+        """Tell every screen that a section's check started, progressed or finished."""
+        for screen in list(self.screen_stack):
+            handler = getattr(screen, "check_changed", None)
+            if handler is not None:
+                try:
+                    handler(section_id)
+                except Exception:  # noqa: BLE001 - a display glitch must not stop a check
+                    log.exception("screen %s failed to show a check", screen)
+
+    def _keep(self, check: SectionCheck) -> None:
+        self.checks[check.section_id] = check
+        try:
+            self.store.update_section_state(check.section_id, {STATE_KEY: check.state()})
+        except Exception:  # noqa: BLE001 - the result is still on screen
+            log.exception("could not save the check of %s", check.section_id)
+
+    # ------------------------------------------------------------------ grounding after a run
+
+    async def ground_section(self, section_id: str) -> SectionCheck | None:
+        """Ground the section's note (offline); never raises — a failure is said, not thrown."""
+        self.cancel_check(section_id, why="a new note was written")
+        path = self.note_of(section_id)
+        if path is None:
+            return None
+        try:
+            report, prepared, sha = await asyncio.to_thread(_ground, path, self.store)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the run itself succeeded
+            self.say_error(exc, f"{section_id}: grounding")
+            return None
+        check = SectionCheck(section_id, report, path.name, sha, _url_by_key(prepared))
+        self._keep(check)
+        return check
+
+    # ------------------------------------------------------------------ liveness on demand
+
+    def start_check(self, section_id: str) -> bool:
+        """Check the section's note (liveness and grounding) in its own worker."""
+        if section_id in self.check_jobs:
+            self.say(f"{section_id}: a check is already running; its results replace these when it ends.", "warning")
+            return False
+        if section_id in self.jobs:
+            self.say(f"{section_id} is running: v checks the note once the run has finished.", "warning")
+            return False
+        if self.note_of(section_id) is None:
+            self.say(f"{section_id} has no note yet: r writes it, then v checks its citations.", "warning")
+            return False
+        job = CheckJob(section_id)
+        self.check_jobs[section_id] = job
+        job.worker = self.run_worker(
+            self._check(job), name=f"check {section_id}", group=f"check:{section_id}", exclusive=True,
+            exit_on_error=False,
+        )
+        self.checks_changed(section_id)
+        return True
+
+    def cancel_check(self, section_id: str, *, why: str = "") -> bool:
+        job = self.check_jobs.pop(section_id, None)
+        if job is None:
+            return False
+        if job.worker is not None:
+            job.worker.cancel()
+        self.say(f"{section_id}: URL check stopped{': ' + why if why else ''}; v checks again.")
+        self.checks_changed(section_id)
+        return True
+
+    async def _check(self, job: CheckJob) -> None:
+        sid = job.section_id
+        try:
+            path = self.note_of(sid)
+            if path is None:
+                self.say(f"{sid} has no note yet: r writes it, then v checks its citations.", "warning")
+                return
+            prepared, sha = await asyncio.to_thread(_prepare, path, self.store)
+            options = CheckOptions.from_settings(self.settings)
+
+            def progress(done: int, total: int) -> None:
+                job.done, job.total = done, total
+
+            report = await check_notes(prepared.notes, prepared.evidence, options, liveness=True,
+                                       resolve=self.check_resolve, client=self.check_client, progress=progress)
+            report.warnings = prepared.warnings + report.warnings
+            if self.check_jobs.get(sid) is not job:  # stopped meanwhile (a new note was written)
+                return
+            check = SectionCheck(sid, report, path.name, sha, _url_by_key(prepared))
+            self._keep(check)
+            self._announce(check)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug in a check is a toast, not a crash
+            self.say_error(exc, f"{sid}: check failed")
+        finally:
+            if self.check_jobs.get(sid) is job:
+                self.check_jobs.pop(sid, None)
+            self.checks_changed(sid)
+
+    def _announce(self, check: SectionCheck) -> None:
+        from tui.widgets.check_rows import summary
+
+        text = f"{check.section_id}: {summary(check.report, self.palette).plain}"
+        offline = next((w for w in check.report.warnings if "offline" in w), "")
+        if offline:
+            text += f"\n{offline}"
+        severity = "warning" if check.problems or offline else "information"
+        self.say(text, severity)
