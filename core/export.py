@@ -4,9 +4,28 @@ Each note numbers its own footnotes, so the same page may be ``[^E2]`` in one
 section and ``[^4]`` in another. Export gives the whole memo one numbering:
 markers become ``[^1]..[^n]`` in order of first appearance, one number (and one
 definition) per URL compared through ``normalise_url``, so two sections citing
-the same page share a number. Analyst-protected keys (``deck``, ``dataroom``…)
-pass through as written. A marker whose definition is missing is removed (no
-orphan markers) and a definition nobody cites is left out (no unused ones).
+the same page share a number. A marker whose definition is missing is removed
+(no orphan markers) and a definition nobody cites is left out (no unused ones).
+
+Notes are read with the reconciler's own markdown parser (``core.citations.parse``)
+and edited through its offset-exact rewriter, so export agrees with tidy and
+reconcile on what a marker, a definition, a block and code are:
+
+* repeated citations of one source are de-duplicated per inline block — a
+  paragraph, a list item's paragraph, a heading, a table cell — keeping the
+  last, exactly as ``tidy`` does;
+* a definition's URL is its link destination as ``read_definition`` reads it
+  (never a URL that happens to appear in the link's title);
+* fenced code, indented code and code spans are never edited; a fenced or raw
+  HTML block a note leaves open is closed at the end of its section, so it
+  cannot swallow the sections after it;
+* each note's ``# Title`` becomes its section's ``##`` heading and its other
+  headings move one level down (setext headings become ATX);
+* analyst-protected keys (``deck``, ``dataroom``…) pass through as written; the
+  same key defined differently in two sections gets distinct keys in memo.md
+  (``deck``, ``deck-2``) and a warning, identical definitions merge;
+* the result is passed through ``tidy`` once, so ``sourcedesk tidy memo.md`` on
+  it changes nothing.
 """
 
 from __future__ import annotations
@@ -16,24 +35,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from markdown_it.token import Token
+
+from core.citations.house import HOUSE_HEADINGS
+from core.citations.parse import Definition, ParsedDoc, parse
+from core.citations.rewrite import Edit, apply_edits, delete_lines, rewrite_markers
+from core.citations.scan import scan
+from core.citations.tidy import tidy
+from core.citations.written import read_definition
 from core.errors import UserError
 from core.memo_loader import load_memo
-from core.notes import SOURCES_HEADINGS, find_note, parse_note
+from core.notes import find_note, parse_note
 from core.urls import normalise_url
 from store.atomic_file import atomic_write_text
 
 DEFAULT_OUTPUT = "memo.md"
 SOURCES_HEADING = "## Sources"
 
-_DEFINITION_RE = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:[ \t]?(.*)$")
-_MARKER_RE = re.compile(r"[ \t]*\[\^([^\]\s]+)\]")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1")
-_HEADING_RE = re.compile(r"^(#{1,6})([ \t].*|)$")
-# A link destination (``<…>`` form first: it may hold parentheses), an autolink, a bare URL.
-_URL_RE = re.compile(
-    r"(?<!\\)\]\(\s*<([^>\n]+)>|(?<!\\)\]\(\s*((?:[^()\s]|\([^()\s]*\))+)|<(https?://[^>\s]+)>|(https?://[^\s)\]>]+)",
-    re.IGNORECASE,
+_HOUSE_HEADING_TEXTS = frozenset(h.lstrip("#").strip() for h in HOUSE_HEADINGS)
+# CommonMark HTML blocks 1–5 end only at their closer (6 and 7 end at a blank line).
+_HTML_CLOSERS = (
+    (r"<(script|pre|style|textarea)(?=[\s>]|$)", "</{0}>"),
+    (r"<!--", "-->"),
+    (r"<\?", "?>"),
+    (r"<!\[CDATA\[", "]]>"),
+    (r"<![a-z]", ">"),
 )
 
 
@@ -56,195 +82,351 @@ class ExportResult:
     warnings: list[str] = field(default_factory=list)
 
 
+# A citation's identity in the memo: ("n", "url:<normalised>" | "text:<definition>") for
+# numbered citations, ("p", key, definition text | None) for an analyst-protected key.
+_Ident = tuple
+
+
 @dataclass
 class _Note:
-    """A note split into prose lines and its footnote definitions."""
+    """One section's note (``parse`` for markers and definitions, the same parser's block
+    tokens for headings and code) with what export decided about each marker."""
 
-    title: str | None
-    lines: list[str]
-    definitions: dict[str, str]
-
-
-def _in_fences(lines: Sequence[str]) -> list[bool]:
-    """For each line: is it part of a fenced code block (fence lines included)?"""
-    flags, fence = [], None
-    for line in lines:
-        m = _FENCE_RE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-            flags.append(True)
-        elif fence is not None:
-            flags.append(True)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
-                fence = None
-        else:
-            flags.append(False)
-    return flags
+    section: SectionText
+    doc: ParsedDoc
+    tokens: list[Token]
+    definitions: dict[str, int]  # label → index of its first definition in doc.definitions
+    body_markers: list[int] = field(default_factory=list)  # footnote markers outside definitions
+    idents: dict[int, _Ident | None] = field(default_factory=dict)  # marker → identity (None: remove)
+    texts: dict[int, str] = field(default_factory=dict)  # marker → its definition's text
+    fates: dict[int, str | None] = field(default_factory=dict)  # marker → memo label (None: remove)
 
 
-def _split_note(body: str) -> _Note:
-    """Separate the H1 title, the definitions (with indented continuation lines) and
-    the house Sources headings from the prose."""
-    lines = body.splitlines()
-    fenced = _in_fences(lines)
-    title = None
-    prose: list[str] = []
-    definitions: dict[str, str] = {}
-    current: str | None = None
-    for i, line in enumerate(lines):
-        if fenced[i]:
-            current = None
-            prose.append(line)
-            continue
-        if current is not None and line.startswith(("    ", "\t")) and line.strip():
-            definitions[current] += " " + line.strip()
-            continue
-        current = None
-        m = _DEFINITION_RE.match(line)
-        if m:
-            current = m.group(1)
-            definitions.setdefault(current, m.group(2).strip())
-            continue
-        if line.strip() in SOURCES_HEADINGS:
-            continue
-        h = _HEADING_RE.match(line)
-        if title is None and h and len(h.group(1)) == 1 and not any(p.strip() for p in prose):
-            title = h.group(2).strip()
-            prose = []
-            continue
-        prose.append(line)
-    while prose and not prose[-1].strip():
-        prose.pop()
-    while prose and not prose[0].strip():
-        prose.pop(0)
-    return _Note(title, prose, definitions)
+def _norm_space(text: str) -> str:
+    return " ".join(text.split())
+
+
+def definition_text(doc: ParsedDoc, definition: Definition) -> str:
+    """What follows ``[^label]:`` in a definition, its continuation lines kept as written."""
+    lines = doc.source[definition.start : definition.end].rstrip("\n").split("\n")
+    needle = f"[^{definition.label}]:"
+    first = lines[0]
+    at = first.find(needle)
+    lines[0] = first[at + len(needle) :] if at >= 0 else first
+    lines = [ln.rstrip() for ln in lines]
+    lines[0] = lines[0].strip()
+    return "\n".join(lines).strip("\n")
 
 
 def definition_url(text: str) -> str | None:
-    """The URL a house-format definition points at (its first link or bare URL)."""
-    m = _URL_RE.search(text)
-    if not m:
+    """The URL a definition's text points at, as the reconciler reads it (its link destination)."""
+    doc = parse(f"[^x]: {text}\n")
+    if not doc.definitions:
         return None
-    bracketed, plain, autolink, bare = m.groups()
-    return (bracketed or plain or autolink or bare.rstrip(".,;:!?")).strip()
+    url = read_definition(doc, doc.definitions[0]).url
+    return url.strip() if url else None
 
 
-def _identity(definition: str) -> str:
-    url = definition_url(definition)
-    return "url:" + normalise_url(url) if url else "text:" + " ".join(definition.split()).lower()
+def _identity(doc: ParsedDoc, definition: Definition, text: str) -> _Ident:
+    url = read_definition(doc, definition).url
+    if url and url.strip():
+        return ("n", "url:" + normalise_url(url))
+    return ("n", "text:" + _norm_space(text).casefold())
 
 
-def _mask_code_spans(line: str) -> str:
-    return _CODE_SPAN_RE.sub(lambda m: "\0" * len(m.group(0)), line)
+def _read(section: SectionText) -> _Note:
+    doc = parse(section.body or "")
+    tokens, _ = scan(doc.source)
+    definitions: dict[str, int] = {}
+    for i, d in enumerate(doc.definitions):
+        definitions.setdefault(d.label, i)
+    note = _Note(section, doc, tokens, definitions)
+    note.body_markers = [
+        i for i, m in enumerate(doc.markers) if m.kind == "footnote" and m.definition is None
+    ]
+    return note
 
 
-def _markers(line: str) -> list[re.Match[str]]:
-    masked = _mask_code_spans(line)
-    return list(_MARKER_RE.finditer(masked))
+def _plan(
+    note: _Note,
+    protected: frozenset[str],
+    memo_protected: dict[str, list[str]],
+    warnings: list[str],
+) -> None:
+    """Each body marker's identity; one marker per identity per inline block (the last stays)."""
+    doc, sid = note.doc, note.section.section_id
+    warned: set[str] = set()
+    orphans: dict[str, int] = {}
+    for idx in note.body_markers:
+        label = doc.markers[idx].label
+        key = label.lower()
+        di = note.definitions.get(label)
+        if key in protected:
+            if di is not None:
+                text = definition_text(doc, doc.definitions[di])
+                note.idents[idx] = ("p", key, _norm_space(text))
+                note.texts[idx] = text
+                continue
+            others = memo_protected.get(key, [])
+            if others:  # defined in another section of the memo: cite that definition
+                note.idents[idx] = ("p", key, _norm_space(others[0]))
+                note.texts[idx] = others[0]
+                if len(others) > 1 and label not in warned:
+                    warned.add(label)
+                    warnings.append(
+                        f"{sid}: protected marker [^{label}] has no definition in its note and the memo "
+                        f"defines it {len(others)} ways; it cites the first ({_norm_space(others[0])!r})"
+                    )
+            else:
+                note.idents[idx] = ("p", key, None)
+                if label not in warned:
+                    warned.add(label)
+                    warnings.append(f"{sid}: protected marker [^{label}] has no definition")
+            continue
+        if di is None:
+            note.idents[idx] = None
+            orphans[label] = orphans.get(label, 0) + 1
+            continue
+        definition = doc.definitions[di]
+        text = definition_text(doc, definition)
+        note.idents[idx] = _identity(doc, definition, text)
+        note.texts[idx] = text
+
+    for label, times in orphans.items():
+        where = f" ({times} times)" if times > 1 else ""
+        warnings.append(f"{sid}: marker [^{label}] had no definition and was removed{where}")
+
+    for block in doc.blocks:
+        if block.definition is not None:
+            continue
+        last: dict[_Ident, int] = {}
+        for idx in block.markers:
+            ident = note.idents.get(idx)
+            if ident is None:
+                continue
+            if ident in last:
+                note.idents[last[ident]] = None
+            last[ident] = idx
+    if doc.unmapped:
+        warnings.append(f"{sid}: {doc.unmapped} marker(s) could not be located in the note and were left as written")
+    if doc.link_text_refs:
+        keys = ", ".join(f"[^{k}]" for k in dict.fromkeys(doc.link_text_refs))
+        warnings.append(f"{sid}: footnote marker(s) inside link text left as written: {keys}")
 
 
-def _demote(line: str) -> str:
-    h = _HEADING_RE.match(line)
-    if h and len(h.group(1)) < 6:
-        return "#" + line
-    return line
+class _Keys:
+    """Memo-wide labels: numbers by first appearance, protected keys as written (``deck-2`` on a clash)."""
+
+    def __init__(self, taken: Iterable[str]) -> None:
+        self.numbers: dict[str, int] = {}
+        self.numbered_texts: dict[str, str] = {}
+        self.protected: dict[tuple[str, str | None], str] = {}  # (key, definition) → memo label
+        self.protected_texts: dict[str, str] = {}  # memo label → definition text
+        self.first_section: dict[str, str] = {}  # key → section id of its first definition
+        self.taken = {t.lower() for t in taken}
+
+    def label(self, ident: _Ident, written: str, text: str | None, section_id: str, warnings: list[str]) -> str:
+        if ident[0] == "n":
+            key = ident[1]
+            if key not in self.numbers:
+                self.numbers[key] = len(self.numbers) + 1
+                self.numbered_texts[key] = text or ""
+            return str(self.numbers[key])
+        _, key, norm = ident
+        found = self.protected.get((key, norm))
+        if found is not None:
+            return found
+        if norm is None:  # no definition anywhere: kept as written (warned in _plan)
+            self.protected[(key, norm)] = written
+            return written
+        if key not in self.first_section:
+            name = written
+            self.first_section[key] = section_id
+        else:
+            n = 2
+            while f"{key}-{n}" in self.taken:
+                n += 1
+            name = f"{written}-{n}"
+            warnings.append(
+                f"{section_id}: protected key [^{written}] is defined differently from section "
+                f"{self.first_section[key]}'s; this section's citations are [^{name}] in memo.md"
+            )
+        self.taken.add(name.lower())
+        self.protected[(key, norm)] = name
+        self.protected_texts[name] = text or ""
+        return name
+
+
+def _heading_edits(note: _Note) -> tuple[list[Edit], set[int]]:
+    """Headings one level down (the section heading is ``##``); house "Sources" headings and
+    any front matter deleted (returned as lines to delete).
+
+    ATX headings get one more ``#`` (six stays six); top-level setext headings become ATX
+    (``Title`` / ``===`` → ``## Title``) — only ``#`` characters, line breaks and the
+    underline change, never the heading's words.
+    """
+    doc, tokens = note.doc, note.tokens
+    src = doc.source
+    edits: list[Edit] = []
+    delete: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if tok.type == "front_matter" and tok.map:  # a note passed with its run record: not memo text
+            delete.update(range(*tok.map))
+            continue
+        if tok.type != "heading_open" or tok.map is None:
+            continue
+        first, last = tok.map
+        inline = tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].type == "inline" else None
+        content = inline.content.strip() if inline is not None else ""
+        if tok.level == 0 and tok.markup == "##" and content in _HOUSE_HEADING_TEXTS:
+            delete.update(range(first, last))
+            continue
+        ls, le = doc.line_span(first, first + 1)
+        line = src[ls:le]
+        if tok.markup.startswith("#"):
+            if len(tok.markup) < 6:
+                at = line.find("#")
+                if at >= 0:
+                    edits.append(Edit(ls + at, ls + at, "#"))
+            continue
+        if tok.level != 0 or last - first < 2:
+            continue  # setext heading inside a container: left as written
+        level = 2 if tok.markup == "=" else 3
+        indent = len(line) - len(line.lstrip(" \t"))
+        edits.append(Edit(ls + indent, ls + indent, "#" * level + " "))
+        for ln in range(first + 1, last - 1):  # join a multi-line heading into one line
+            a, b = doc.line_span(ln, ln + 1)
+            nxt = src[a:b]
+            edits.append(Edit(a - 1, a + len(nxt) - len(nxt.lstrip(" \t")), " "))
+        ua, ub = doc.line_span(last - 1, last)
+        underline_end = ub - 1 if src[ub - 1 : ub] == "\n" else ub
+        edits.append(Edit(ua - 1, underline_end, ""))
+    return edits, delete
+
+
+def _title_heading(note: _Note) -> int | None:
+    """The line of the note's ``# Title`` when the note opens with one (it becomes the section heading)."""
+    for i, tok in enumerate(note.tokens):
+        if tok.type == "front_matter":
+            continue
+        if tok.type == "heading_open" and tok.level == 0 and tok.markup in ("#", "=") and tok.map:
+            inline = note.tokens[i + 1] if i + 1 < len(note.tokens) else None
+            if inline is not None and inline.type == "inline" and inline.content.strip():
+                return tok.map[0]
+        return None
+    return None
+
+
+def _unclosed_block(note: _Note) -> str | None:
+    """What to append when a top-level fenced code block or raw HTML block (``<!--``, ``<pre>``…)
+    runs to the end of the note: left open, it would swallow every section after it in memo.md."""
+    doc = note.doc
+    n = len(doc.line_starts)
+    for tok in note.tokens:
+        if tok.level != 0 or not tok.map or tok.map[1] < n:
+            continue
+        first, last = tok.map
+        if tok.type == "fence":
+            a, b = doc.line_span(last - 1, last)
+            closing = doc.source[a:b].rstrip("\n")
+            char, size = tok.markup[0], len(tok.markup)
+            if last - first < 2 or not re.fullmatch(rf" {{0,3}}{re.escape(char)}{{{size},}}[ \t]*", closing):
+                return tok.markup
+        elif tok.type == "html_block":
+            html = tok.content.lstrip(" ")
+            for opening, closer in _HTML_CLOSERS:
+                m = re.match(opening, html, re.I)
+                if m:
+                    end = closer.format(*m.groups())
+                    if end.lower() not in html[m.end() :].lower():
+                        return end
+                    break
+    return None
+
+
+def _strip_blank_lines(text: str) -> str:
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _render(note: _Note) -> str:
+    """The note's body for memo.md: markers relabelled, definitions and house headings out,
+    headings one level down. Starts with the ``## heading`` of the section."""
+    doc = note.doc
+    title_line = _title_heading(note)
+    skip = {bi for d in doc.definitions for bi in d.blocks}
+    empty: set[int] = set()
+    edits = rewrite_markers(doc, note.fates, hygiene=False, skip_blocks=skip, empty_lines=empty)
+    heading_edits, heading_lines = _heading_edits(note)
+    edits += heading_edits
+    lines = set(empty) | heading_lines
+    for d in doc.definitions:
+        lines.update(range(d.line_start, d.line_end))
+    edits += delete_lines(doc, lines)
+    body = _strip_blank_lines(apply_edits(doc.source, edits))
+    closer = _unclosed_block(note)
+    if closer:
+        body += "\n" + closer
+    if title_line is None:
+        heading = f"## {_norm_space(note.section.title)}"
+        return heading + ("\n\n" + body if body else "")
+    return body
 
 
 def assemble_memo(
     title: str, sections: Sequence[SectionText], *, protected: Iterable[str] = ()
 ) -> tuple[str, int, list[str]]:
     """The memo text, the number of footnotes and warnings. Pure: no disk access."""
-    protected = set(protected)
+    keys = frozenset(p.lower() for p in protected)
     warnings: list[str] = []
-    notes = [(s, _split_note(s.body) if s.body is not None else None) for s in sections]
+    notes = [_read(s) if s.body is not None else None for s in sections]
 
-    # Pass 1: which citation does each marker stand for; one per identity per paragraph
-    # (the last one stays, as tidy does within a note).
-    plans: list[list[list[tuple[int, int, str | None]]]] = []  # section -> line -> (start, end, identity|None)
-    first_definition: dict[str, str] = {}
-    protected_definitions: dict[str, str] = {}
-    for section, note in notes:
+    # Every protected definition in the memo, in reading order (a note may cite one defined elsewhere).
+    memo_protected: dict[str, list[str]] = {}
+    written_keys: set[str] = set()
+    for note in notes:
         if note is None:
-            plans.append([])
             continue
-        fenced = _in_fences(note.lines)
-        line_plans: list[list[tuple[int, int, str | None]]] = []
-        last_in_paragraph: dict[str, tuple[int, int]] = {}
-        paragraph_marks: list[tuple[int, int, str]] = []
+        for i, d in enumerate(note.doc.definitions):
+            if d.label.lower() in keys and note.definitions[d.label] == i:
+                text = definition_text(note.doc, d)
+                known = memo_protected.setdefault(d.label.lower(), [])
+                if _norm_space(text) not in {_norm_space(k) for k in known}:
+                    known.append(text)
+        written_keys.update(m.label for m in note.doc.markers if m.label.lower() in keys)
 
-        def close_paragraph() -> None:
-            for li, mi, ident in paragraph_marks:
-                if last_in_paragraph[ident] != (li, mi):
-                    start, end, _ = line_plans[li][mi]
-                    line_plans[li][mi] = (start, end, None)
-            last_in_paragraph.clear()
-            paragraph_marks.clear()
+    for note in notes:
+        if note is not None:
+            _plan(note, keys, memo_protected, warnings)
 
-        for li, line in enumerate(note.lines):
-            if fenced[li] or not line.strip():
-                close_paragraph()
-                line_plans.append([])
-                continue
-            entries: list[tuple[int, int, str | None]] = []
-            for m in _markers(line):
-                key = m.group(1)
-                if key in protected:
-                    ident = "protected:" + key
-                    if key in note.definitions:
-                        protected_definitions.setdefault(key, note.definitions[key])
-                    else:
-                        warnings.append(f"{section.section_id}: protected marker [^{key}] has no definition")
-                elif key in note.definitions:
-                    ident = _identity(note.definitions[key])
-                    first_definition.setdefault(ident, note.definitions[key])
-                else:
-                    warnings.append(f"{section.section_id}: marker [^{key}] had no definition and was removed")
-                    entries.append((m.start(), m.end(), None))
-                    continue
-                entries.append((m.start(), m.end(), ident))
-                last_in_paragraph[ident] = (li, len(entries) - 1)
-                paragraph_marks.append((li, len(entries) - 1, ident))
-            line_plans.append(entries)
-        close_paragraph()
-        plans.append(line_plans)
-
-    # Pass 2: number identities by first appearance and rewrite the markers.
-    numbers: dict[str, int] = {}
-    out = [f"# {' '.join(title.split())}\n"]
-    for (section, note), line_plans in zip(notes, plans):
-        heading = (note.title if note and note.title else None) or section.title
-        out.append(f"\n## {' '.join(heading.split())}\n")
+    labels = _Keys(written_keys)
+    out = [f"# {_norm_space(title)}"]
+    for section, note in zip(sections, notes):
         if note is None:
-            out.append(f"\n> _This section has not been written yet (`sourcedesk run --section {section.section_id}`)._\n")
+            out.append(
+                f"## {_norm_space(section.title)}\n\n"
+                f"> _This section has not been written yet (`sourcedesk run --section {section.section_id}`)._"
+            )
             continue
-        fenced = _in_fences(note.lines)
-        rendered: list[str] = []
-        for li, line in enumerate(note.lines):
-            if fenced[li]:
-                rendered.append(line)
-                continue
-            pieces, pos = [], 0
-            for start, end, ident in line_plans[li]:
-                pieces.append(line[pos:start])
-                pos = end
-                if ident is None:
-                    continue
-                if ident.startswith("protected:"):
-                    pieces.append(line[start:end])
-                    continue
-                number = numbers.setdefault(ident, len(numbers) + 1)
-                lead = line[start:end][: len(line[start:end]) - len(line[start:end].lstrip(" \t"))]
-                pieces.append(f"{lead}[^{number}]")
-            pieces.append(line[pos:])
-            rendered.append(_demote("".join(pieces)))
-        if rendered:
-            out.append("\n" + "\n".join(rendered) + "\n")
+        for idx in note.body_markers:
+            ident = note.idents.get(idx)
+            note.fates[idx] = (
+                None
+                if ident is None
+                else labels.label(ident, note.doc.markers[idx].label, note.texts.get(idx), section.section_id, warnings)
+            )
+        out.append(_render(note))
 
-    if numbers or protected_definitions:
-        lines = [f"[^{n}]: {first_definition[ident]}" for ident, n in sorted(numbers.items(), key=lambda kv: kv[1])]
-        lines += [f"[^{k}]: {v}" for k, v in protected_definitions.items()]
-        out.append(f"\n{SOURCES_HEADING}\n\n" + "\n".join(lines) + "\n")
-    return "".join(out), len(numbers), warnings
+    definitions = [f"[^{n}]: {labels.numbered_texts[key]}".rstrip() for key, n in labels.numbers.items()]
+    definitions += [f"[^{name}]: {text}".rstrip() for name, text in labels.protected_texts.items()]
+    if definitions:
+        out.append(SOURCES_HEADING + "\n\n" + "\n".join(definitions))
+    text = tidy("\n\n".join(out) + "\n")
+    return text, len(labels.numbers), warnings
 
 
 def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> ExportResult:
