@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable, Literal, TypeVar
 import httpx
 
 from core.citations import reconcile
+from core.citations.bare_urls import find_bare_urls
 from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, validate_pin
 from core.http_policy import WRITER_RETRY
@@ -41,7 +42,7 @@ from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
 from core.settings import Settings
-from core.urls import host_of
+from core.urls import host_of, normalise_url
 from core.writer import WriterClient, WriterError, WriterResponse, domain_filter_for
 
 log = logging.getLogger("sourcedesk.run")
@@ -112,6 +113,18 @@ def _new_run_id(now: datetime) -> str:
 def _short(text: str) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= _MAX_WARNING else text[: _MAX_WARNING - 1] + "…"
+
+
+def _note_warning(text: str, known: set[str]) -> str:
+    """A warning as the note's frontmatter may carry it: a URL that no retrieval returned
+    (the reconciler names the ones it removed) is cut to ``host/…`` so the note never
+    holds it. The run record keeps the full text."""
+    spans = find_bare_urls(text)
+    for start, end in reversed(spans):
+        url = text[start:end]
+        if normalise_url(url) not in known:
+            text = text[:start] + f"{host_of(url) or 'link'}/…" + text[end:]
+    return text
 
 
 def _report_json(report: Any) -> dict[str, Any]:
@@ -343,6 +356,9 @@ async def run_section(
         outcome.status = "degraded" if source_set.degraded else "ok"
 
         # 4. The note, atomically, and only now.
+        known = {normalise_url(s.url) for s in source_set.sources} | {
+            normalise_url(str(r.get("url"))) for r in web_results if isinstance(r, dict) and r.get("url")
+        }
         note = render_note(
             NoteRecord(
                 section=section_id,
@@ -356,7 +372,7 @@ async def run_section(
                 source_set_version=source_set.version or None,
                 source_set_fingerprint=source_set.fingerprint or None,
                 counts=outcome.report,
-                warnings=outcome.warnings,
+                warnings=[_note_warning(w, known) for w in outcome.warnings],
                 cost_retrieval=outcome.cost["retrieval"],
                 cost_writer=outcome.cost["writer"],
             ),

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.citations import reconcile
+from core.citations import reconcile, tidy
 from core.models import Source
 from tests.conftest import TESTDATA
 
@@ -174,23 +174,41 @@ def test_inline_marker_without_any_definition_is_dropped_when_nothing_supports_i
 
 
 def test_markers_in_code_link_text_and_fences_are_not_citations():
+    # x.org/b is retrieved, so the link stays (an unretrieved one would become its text; see test_links)
     draft = ("Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](c.png).\n\n"
              "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n\n<div>[^E9] [5]</div>\n")
-    result = reconcile(draft, SOURCES)
+    result = reconcile(draft, SOURCES + [{"url": "https://x.org/b", "title": "B"}])
     assert result.text == draft
     assert result.report.to_json()["citations"] == []
+    assert result.report.links_removed == 0
 
 
 def test_a_footnote_inside_brackets_breaks_the_link_as_markdown_it_says():
     # CommonMark forbids links inside link text and the footnote plugin's [^1] counts as one,
     # so "[the [^1] docs](…)" is literal text around a real citation, not a link.
+    # The URL after it is then a bare URL in brackets: never retrieved, so it goes with them.
     result = reconcile("See [the [^1] docs](https://x.org/a).\n", SOURCES)
     assert row(result, "1")["status"] == "dropped"
-    assert result.text == "See [the docs](https://x.org/a).\n"
+    assert result.text == "See [the docs].\n"
+    assert result.report.links_removed == 1
+    assert "removed https://x.org/a (never retrieved)" in result.report.to_json()["warnings"]
 
 
-def test_reference_style_numeric_links_are_left_alone_and_flagged():
+def test_a_numeric_reference_link_is_a_citation_of_its_url():
+    # "[2]" with "[2]: url" is a link to url: the citation the writer gave, decided by that URL.
     draft = "See the filing [2] for details.\n\n[2]: https://sec.gov/filing\n"
+    result = reconcile(draft, SOURCES)
+    assert result.text == "See the filing for details.\n"
+    assert row(result, "2") | {"claim": ""} == {"key": "2", "status": "dropped", "retitled": False,
+                                               "cited_url": "https://sec.gov/filing", "resolved_url": None,
+                                               "score": None, "claim": ""}
+    retrieved = reconcile(draft.replace("https://sec.gov/filing", "https://news5.test-site.org/story-5"), SOURCES)
+    assert retrieved.body == "See the filing [^1] for details.\n"
+    assert "Story 5" in defs(retrieved.text)["1"] and row(retrieved, "2")["status"] == "verified"
+
+
+def test_numeric_links_to_non_web_references_are_left_alone_and_flagged():
+    draft = "See the filing [2] for details.\n\n[2]: ./filings/10-k.pdf\n"
     result = reconcile(draft, SOURCES)
     assert result.text == draft
     assert any("reference" in w for w in result.report.to_json()["warnings"])
@@ -277,8 +295,10 @@ def test_a_sources_heading_with_prose_under_it_stays():
 def test_report_has_the_design_section_6_shape():
     draft = "A [^E1]. B [^E9]. C [^deck]. D [^z]. E [3].\n\n[^z]: https://example.com\n"
     report = reconcile(draft, SOURCES).report.to_json()
+    # the §6 keys, in order; "links_removed" is an extra key after them
     assert list(report) == ["verified", "retitled", "substituted", "dropped", "out_of_range", "protected",
-                            "citations", "warnings"]
+                            "citations", "warnings", "links_removed"]
+    assert type(report["links_removed"]) is int
     assert all(type(report[k]) is int for k in list(report)[:6])
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
     for c in report["citations"]:
@@ -335,3 +355,33 @@ def test_definitions_inside_containers_are_removed_cleanly():
     draft = "> Quoted claim [^E1].\n>\n> [^E1]: old title\n\n- item [^x]\n\n  [^x]: https://example.com\n\nEnd.\n"
     result = reconcile(draft, SOURCES)
     assert result.body == "> Quoted claim. [^E1]\n>\n\n- item\n\nEnd.\n"
+
+
+# -- found while property-testing the link rules (each broke "no orphan" or idempotence) -------
+
+
+def test_two_marker_only_lines_in_a_row_both_go():
+    # the two removals overlapped (each took the line break between them) and one was skipped,
+    # leaving "> [^a] [^1]" — two orphans
+    result = reconcile("> [^a][^1]\n> [^a][^1]\n", SOURCES)
+    assert "[^" not in result.text and result.report.dropped == 2
+
+
+def test_a_marker_left_at_a_line_start_before_a_colon_does_not_become_a_definition():
+    # mid-line the colon moves before the marker as usual; at a line start "[^1]:" would be a definition
+    assert reconcile("Weather [3] [^gone]: storms grew.\n", SOURCES).body == "Weather: [^1] storms grew.\n"
+    result = reconcile("[3] [^gone]: storms grew.\n", SOURCES)
+    assert result.body == "[^1] : storms grew.\n" and "[^1]: 2024" in result.text
+    assert reconcile(result.text, SOURCES).text == result.text and tidy(result.text) == result.text
+
+
+def test_a_number_written_like_a_definition_is_not_a_citation():
+    draft = "[2]: see the appendix for the method.\n"
+    result = reconcile(draft, SOURCES)
+    assert result.text == draft and result.report.to_json()["citations"] == []
+
+
+def test_a_draft_cut_off_inside_a_code_fence_does_not_swallow_the_sources():
+    result = reconcile("Weather [3].\n\n```python\nprint('cut off", SOURCES)
+    assert result.text.startswith("Weather. [^1]\n\n```python\nprint('cut off\n```\n\n## Sources (web search)\n")
+    assert reconcile(result.text, SOURCES).text == result.text

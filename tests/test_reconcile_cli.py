@@ -59,6 +59,24 @@ def test_reconcile_json_has_the_section_6_shape(files, capsys):
     assert by_key["E4"]["status"] == by_key["9"]["status"] == "out_of_range"
 
 
+def test_reconcile_removes_unretrieved_links_and_says_how_many(files, capsys):
+    draft, sources = files
+    draft.write_text("NATS is a messaging system [^E1], see [the docs](https://nats.io/about) and "
+                     "[a review](https://fabricated.io/review) and <https://bloomberg.com/news/fake>.\n",
+                     encoding="utf-8")
+    assert main(["reconcile", str(draft), "--sources", str(sources)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("NATS is a messaging system, [^E1] see [the docs](https://nats.io/about) and a review and.\n")
+    assert "fabricated.io" not in out and "bloomberg" not in out
+    assert "reconcile: 1 verified (0 retitled), 0 substituted, 0 dropped, 0 out of range, 0 protected; " \
+           "2 unretrieved link(s) removed" in err
+    assert "warning: removed the link to https://fabricated.io/review (never retrieved)" in err
+    assert "warning: removed https://bloomberg.com/news/fake (never retrieved)" in err
+    assert main(["reconcile", str(draft), "--sources", str(sources), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["report"]
+    assert report["links_removed"] == 2 and report["verified"] == 1
+
+
 def test_reconcile_accepts_a_whole_perplexity_response(tmp_path, capsys):
     recorded = TESTDATA / "api" / "perplexity-sonar-response-recorded.json"
     draft = tmp_path / "d.md"

@@ -427,7 +427,9 @@ def test_an_openai_compatible_writer_writes_strictly_from_the_frozen_set(env, me
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-key")
     monkeypatch.delenv("PERPLEXITY_API_KEY")
     answer = ("Synadia maintains NATS and sells Synadia Cloud. [^E1]\n\n"
-              "It was founded in 2017. [^9]\n\n[^9]: [Invented](https://www.bloomberg.com/news/synadia-invented)\n")
+              "It was founded in 2017 [per Bloomberg](https://www.bloomberg.com/news/synadia-2017), see "
+              "https://www.bloomberg.com/news/synadia-bare. [^9]\n\n"
+              "[^9]: [Invented](https://www.bloomberg.com/news/synadia-invented)\n")
     with respx.mock(assert_all_called=True) as mock:
         mock.route(host="127.0.0.1").pass_through()  # Exa: the sandbox
         route = mock.post("https://llm.test/v1/chat/completions").respond(
@@ -443,7 +445,11 @@ def test_an_openai_compatible_writer_writes_strictly_from_the_frozen_set(env, me
     text = outcome.note_path.read_text(encoding="utf-8")
     front, note = parse_note(text)
     assert front["web_search"] is False and "## Sources (web search)" not in note
-    assert "bloomberg.com" not in text
+    # no trace of the typed URLs in the prose, the Sources or the frontmatter: warnings name the host only
+    assert "bloomberg.com/news" not in text and "synadia-2017" not in text
+    assert "bloomberg.com" not in note
+    assert "removed www.bloomberg.com/… (never retrieved)" in text
+    assert "per Bloomberg" in note  # the link's words stay; only its destination goes
     with MemoStore(memo_dir) as store:
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
     assert {normalise_url(u) for u in note_urls(text)} <= frozen

@@ -2,10 +2,11 @@
 
 Public API (stable):
 
-* ``reconcile(markdown, sources, *, search_results=None, protected=("deck", "dataroom", "internal"))``
-  → ``ReconcileResult`` with ``.text`` (reconciled and tidied, house "Sources"
-  sections appended), ``.report`` (``ReconcileReport``; ``.to_json()`` is the
-  design §6 dict), ``.body`` and ``.definitions`` (for writers that lay out
+* ``reconcile(markdown, sources, *, search_results=None, protected=("deck", "dataroom", "internal"),
+  exclude=None)`` → ``ReconcileResult`` with ``.text`` (reconciled and tidied, house
+  "Sources" sections appended, no web URL left that retrieval did not return),
+  ``.report`` (``ReconcileReport``; ``.to_json()`` is the design §6 dict plus
+  ``links_removed``), ``.body`` and ``.definitions`` (for writers that lay out
   the sections themselves with ``render_sources_sections``).
 * ``tidy(markdown)`` → str — citation hygiene, idempotent.
 * ``format_definition(key, source)`` → one house-format definition line.
@@ -16,8 +17,10 @@ Public API (stable):
 Modules: ``scan`` (instrumented markdown-it), ``parse`` (markers, definitions,
 source offsets), ``ground`` (ground truth and its namespaces), ``tokens`` /
 ``support`` (claim support), ``sentences`` (claim context), ``written`` (what a
-writer's definition says), ``rewrite`` (marker/line edits), ``tidy``,
-``reconcile``, ``report``, ``house`` (house format), ``dates``, ``placeholders``.
+writer's definition says), ``bare_urls`` (where a URL in plain text ends),
+``links`` (unretrieved URLs outside citations), ``bibliography`` (a writer's own
+Sources list), ``screening`` (both, before and after citations), ``rewrite`` (marker/line edits), ``tidy``, ``reconcile``,
+``report``, ``house`` (house format), ``dates``, ``placeholders``.
 """
 
 from core.citations.ground import GroundSource, GroundTruth, coerce_source

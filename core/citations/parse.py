@@ -12,7 +12,22 @@ Markers:
 * bare numeric markers ``[N]`` — not footnote syntax, so looked for only in
   prose ranges (never in code, link text, autolinks, raw HTML, escapes, entities,
   inline notes, nor in ``[N]: …`` reference definitions, which markdown-it
-  consumes as block syntax).
+  consumes as block syntax). A group ``[1,2]`` / ``[1, 2]`` is one marker per
+  number, all sharing the group's source range;
+* Perplexity-style ``[N](https://…)`` — a link whose text is a number and whose
+  destination is a web URL is the bare citation ``[N]`` with the URL the writer
+  gave (``Marker.url``);
+* with ``malformed=True`` (the reconciler), ``[^ E1]`` / ``[^E1 ]`` — not footnote
+  syntax (a space inside), but plainly a marker — is read as ``[^E1]``
+  (``Marker.raw`` keeps what was written).
+
+A bare, link or malformed marker at a line start directly followed by ``:`` is
+not a citation: it is written like a definition (``[2]: see below``), and
+rewritten as ``[^2]:`` it would become one.
+
+Link reference definitions (``[ref]: url``), raw HTML blocks and code blocks
+(fenced, indented, front matter) are recorded with their source lines: the
+first two can carry URLs, the last never changes.
 """
 
 from __future__ import annotations
@@ -25,8 +40,16 @@ from markdown_it.token import Token
 
 from core.citations.scan import Span, scan
 
-BARE_RE = re.compile(r"\[(\d{1,4})\]")
+BARE_RE = re.compile(r"\[(\d{1,4}(?:[ \t]*,[ \t]*\d{1,4})*)\]")
+MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
+_NUMERIC_TEXT = re.compile(r"\s*(\d{1,4})\s*")
+_WEB_URL = re.compile(r"(?i)^(?:https?://|www\.)")
 _WS = " \t"
+
+
+def is_web_url(href: str | None) -> bool:
+    """http(s) URLs and GFM's scheme-less ``www.`` form: what the no-unretrieved-URL rule covers."""
+    return bool(href) and bool(_WEB_URL.match(href.strip()))
 
 
 @dataclass(frozen=True)
@@ -39,9 +62,14 @@ class Marker:
     cstart: int  # offsets in the block content
     cend: int
     definition: int | None  # index of the enclosing footnote definition, if any
+    url: str | None = None  # ``[N](url)``: the URL the writer gave this bare citation
+    raw: str | None = None  # the source text when it is not the canonical form (groups, links, "[^ E1]")
 
     @property
     def text(self) -> str:
+        """The marker as written in the source."""
+        if self.raw is not None:
+            return self.raw
         return f"[^{self.label}]" if self.kind == "footnote" else f"[{self.label}]"
 
 
@@ -54,6 +82,8 @@ class InlineBlock:
     definition: int | None
     heading: bool = False
     markers: list[int] = field(default_factory=list)  # indices in ParsedDoc.markers, in order
+    line_end: int = 0  # source lines [line, line_end) of the block (a setext heading's underline included)
+    cell: bool = False  # a table cell (shares its source line with other cells)
 
     def src_start(self, i: int) -> int:
         return self.offsets[i]
@@ -73,6 +103,18 @@ class Definition:
     blocks: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A link reference definition ``[label]: href "title"`` (markdown-it consumed it as block syntax)."""
+
+    label: str  # normalised by markdown-it (case-folded, upper-cased)
+    href: str
+    title: str
+    line_start: int
+    line_end: int
+    duplicate: bool = False  # a later definition of a label already defined: markdown-it ignores it
+
+
 @dataclass
 class Heading:
     line_start: int
@@ -90,7 +132,10 @@ class ParsedDoc:
     headings: list[Heading] = field(default_factory=list)
     link_text_refs: list[str] = field(default_factory=list)  # footnote refs inside link text
     inline_notes: list[str] = field(default_factory=list)  # ^[...] contents (nested notes included)
-    numeric_reference_links: int = 0  # [N] that markdown-it resolved as reference links
+    numeric_reference_links: int = 0  # [N] resolved as a link to a non-web reference definition
+    references: list[Reference] = field(default_factory=list)
+    html_blocks: list[tuple[int, int]] = field(default_factory=list)  # source lines [start, end) of raw HTML
+    code_blocks: list[tuple[int, int]] = field(default_factory=list)  # fenced/indented code, front matter
     unmapped: int = 0  # markers whose source position could not be verified (never edited)
 
     def line_of(self, offset: int) -> int:
@@ -172,11 +217,17 @@ def _overlaps(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(a < end and start < b for a, b in ranges)
 
 
-def parse(markdown: str, *, always_match_refs: bool = True, code_blocks: bool = True) -> ParsedDoc:
-    """Parse a (normalised) draft. See ``normalise_source``; offsets refer to its result."""
+def parse(
+    markdown: str, *, always_match_refs: bool = True, code_blocks: bool = True, malformed: bool = False
+) -> ParsedDoc:
+    """Parse a (normalised) draft. See ``normalise_source``; offsets refer to its result.
+
+    ``malformed=True`` also reads ``[^ E1]`` (a space inside) as the footnote marker ``[^E1]``."""
     src = normalise_source(markdown)
-    tokens, spans_by_token = scan(src, always_match_refs=always_match_refs, code_blocks=code_blocks)
+    env: dict = {}
+    tokens, spans_by_token = scan(src, always_match_refs=always_match_refs, code_blocks=code_blocks, env=env)
     doc = ParsedDoc(source=src, line_starts=_line_starts(src) if src else [0])
+    doc.references = _references(env)
     def_stack: list[int] = []
     cursors: dict[int, int] = {}
     parent: Token | None = None
@@ -194,19 +245,49 @@ def parse(markdown: str, *, always_match_refs: bool = True, code_blocks: bool = 
             parent = tok
         elif tok.type in ("th_open", "td_open"):
             parent = tok
+        elif tok.type == "html_block" and tok.map is not None:
+            doc.html_blocks.append((tok.map[0], tok.map[1]))
+        elif tok.type in ("fence", "code_block", "front_matter") and tok.map is not None:
+            doc.code_blocks.append((tok.map[0], tok.map[1]))
         elif tok.type == "inline" and tok.map is not None:
-            _add_block(doc, tok, parent, spans_by_token.get(id(tok), []), def_stack, cursors)
+            _add_block(doc, tok, parent, spans_by_token.get(id(tok), []), def_stack, cursors, malformed)
         if tok.type not in ("inline",) and tok.nesting == -1:
             parent = None
     return doc
 
 
-def _add_block(doc, tok, parent, spans, def_stack, cursors) -> None:
+def _references(env: dict) -> list[Reference]:
+    found = [(label, ref, False) for label, ref in env.get("references", {}).items()]
+    found += [(ref.get("label", ""), ref, True) for ref in env.get("duplicate_refs", [])]
+    out = []
+    for label, ref, duplicate in found:
+        first, last = ref.get("map") or (0, 0)
+        out.append(Reference(label, str(ref.get("href", "")), str(ref.get("title", "")), first, last, duplicate))
+    return sorted(out, key=lambda r: r.line_start)
+
+
+def _defines(content: str, cstart: int, cend: int) -> bool:
+    """Whether text at a line start is followed by ":" — written like a definition, not a citation."""
+    return (cstart == 0 or content[cstart - 1] == "\n") and content.startswith(":", cend)
+
+
+def citation_link_label(content: str, span: Span) -> str | None:
+    """The number of a Perplexity-style ``[N](https://…)`` link span, else None."""
+    if span.rule != "link" or span.label_end is None or not is_web_url(span.href):
+        return None
+    m = _NUMERIC_TEXT.fullmatch(content, span.start + 1, span.label_end)
+    return m.group(1) if m else None
+
+
+def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> None:
     content = tok.content
     cell = parent is not None and parent.type in ("th_open", "td_open")
     offsets = _map_offsets(doc, content, tok.map[0], cell, cursors)
     definition = def_stack[-1] if def_stack else None
-    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading=parent is not None and not cell)
+    heading = parent is not None and not cell
+    line_end = (parent.map if heading and parent.map else tok.map)[1]
+    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading=heading, line_end=line_end,
+                        cell=cell)
     bi = len(doc.blocks)
     doc.blocks.append(block)
     if definition is not None:
@@ -214,25 +295,39 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors) -> None:
     if block.heading:
         first, last = parent.map or tok.map
         doc.headings.append(Heading(first, last, content.strip()))
-    found: list[tuple[int, int, str, str]] = []
+    # (content start, order, content end, kind, label, url, raw text when not canonical)
+    found: list[tuple[int, int, int, str, str, str | None, str | None]] = []
     for s in spans:
         if s.rule == "footnote_ref":
             if s.nested:
                 doc.link_text_refs.append(s.label or "")
             else:
-                found.append((s.start, s.end, "footnote", s.label or ""))
+                found.append((s.start, 0, s.end, "footnote", s.label or "", None, None))
         elif s.rule == "footnote_inline" and not s.nested:
             doc.inline_notes.append(content[s.start + 2 : s.end - 1])  # markers inside are citations too
-        elif s.rule == "link" and not s.nested and re.fullmatch(r"\[\d{1,4}\](\[\])?", content[s.start : s.end]):
-            doc.numeric_reference_links += 1
-    taken = [(a, b) for a, b, _, _ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
+        elif s.rule == "link" and not s.nested:
+            number = citation_link_label(content, s)
+            if number is not None:
+                found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
+            elif re.fullmatch(r"\[\d{1,4}\](\[\])?", content[s.start : s.end]):
+                doc.numeric_reference_links += 1
+    taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
     for m in BARE_RE.finditer(content):
         if not _overlaps(taken, m.start(), m.end()):
-            found.append((m.start(), m.end(), "bare", m.group(1)))
-    for cstart, cend, kind, label in sorted(found):
+            numbers = [n.strip() for n in m.group(1).split(",")]
+            raw = m.group() if len(numbers) > 1 else None
+            found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
+    if malformed:
+        taken = [(a, b) for a, _, b, *_ in found] + _protected(spans)
+        for m in MALFORMED_RE.finditer(content):
+            if not _overlaps(taken, m.start(), m.end()):
+                found.append((m.start(), 0, m.end(), "footnote", m.group(1) or m.group(2), None, m.group()))
+    for cstart, _, cend, kind, label, url, raw in sorted(found, key=lambda f: (f[0], f[1])):
+        if (kind == "bare" or raw is not None) and _defines(content, cstart, cend):
+            continue  # "[2]: text" is a (broken) definition; as "[^2]: text" it would become one
         start, end = block.src_start(cstart), block.src_end(cend)
         if doc.source[start:end] != content[cstart:cend]:
             doc.unmapped += 1
             continue
         block.markers.append(len(doc.markers))
-        doc.markers.append(Marker(kind, label, start, end, bi, cstart, cend, definition))
+        doc.markers.append(Marker(kind, label, start, end, bi, cstart, cend, definition, url=url, raw=raw))

@@ -6,6 +6,23 @@ rebuilt from ground truth), substituted (the claim sentence is supported by a
 retrieved source), protected (analyst keys, untouched), or removed with every
 one of its inline markers (dropped / out of range). Prose is never rewritten.
 
+Citation look-alikes count: ``[^e1]`` is the retrieved marker ``E1`` (that
+namespace is case-insensitive), ``[1,2]`` is ``[1]`` and ``[2]``, ``[^ E1]`` is
+read as ``[^E1]`` (with a ``malformed_marker`` warning). A bare ``[N]`` whose
+URL the writer gave — Perplexity's ``[N](url)``, or ``[N]`` resolved by a
+``[N]: url`` reference definition — is decided by that URL like a footnote
+definition (verified if retrieved, else substituted or dropped): the URL is what
+a reader would follow. A writer's own Sources list (``bibliography``) is
+removed; when the writer gave no search results, its numbered entries serve as
+the written URL of bare ``[N]`` citations (with search results, ``[N]`` indexes
+them: the API's numbering is ground truth, the model's transcription is not).
+
+No unretrieved URL survives anywhere else either (``screening``, ``links``):
+before citations are decided, inline links, autolinks, bare URLs, reference
+definitions, raw HTML and protected definitions are screened, and the finished
+body is screened again. Each removed URL is a warning and counts in
+``report.links_removed``.
+
 Keys after reconciliation: a retrieved source is cited by its marker (``E3``),
 a web result by a number; two writer keys that resolve to one source merge into
 one key. Non-protected definitions are removed from where the writer put them
@@ -19,23 +36,25 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from core.citations.bare_urls import comparable
+from core.citations.bibliography import is_label, numbering
 from core.citations.ground import GroundSource, GroundTruth
 from core.citations.house import HouseDefinition, render_sources_sections
-from core.citations.parse import ParsedDoc, normalise_source, parse
+from core.citations.links import citation_references, reference_label
+from core.citations.parse import ParsedDoc, citation_link_label, normalise_source, parse
 from core.citations.placeholders import is_placeholder_url
 from core.citations.report import CitationRecord, ReconcileReport
 from core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
+from core.citations.scan import scan
+from core.citations.screening import Screened, report_screening, screen_body, screen_draft
 from core.citations.sentences import ClaimIndex
 from core.citations.support import Match, SupportIndex
 from core.citations.tidy import tidy_with_stats
 from core.citations.tokens import meaningful_tokens
 from core.citations.written import WrittenDefinition, differs, read_definition
+from core.urls import normalise_url
 
 DEFAULT_PROTECTED = ("deck", "dataroom", "internal")
-_APPARATUS_HEADING = re.compile(
-    r"^(sources?|references?|citations?|notes|footnotes|bibliography|works cited)(\s*\([^)]*\))?\s*:?$", re.I
-)
-
 
 @dataclass
 class ReconcileResult:
@@ -49,6 +68,7 @@ class ReconcileResult:
 class _Citation:
     kind: str  # "footnote" | "bare"
     label: str
+    url: str | None = None  # a bare [N] whose URL the writer gave: [N](url)
     occurrences: list[int] = field(default_factory=list)  # live marker indices, in order
     definitions: list[int] = field(default_factory=list)
     status: str = "dropped"
@@ -62,16 +82,17 @@ class _Citation:
 
 
 def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation], set[int]]:
-    """Citations keyed by (kind, label) in order of first appearance, and the definitions to delete."""
+    """Citations keyed by (kind, label, given URL) in order of first appearance, and the definitions to delete."""
     deleted_defs = {i for i, d in enumerate(doc.definitions) if d.label.lower() not in protected}
-    citations: dict[tuple[str, str], _Citation] = {}
+    citations: dict[tuple[str, str, str | None], _Citation] = {}
     for i, m in enumerate(doc.markers):
         if m.definition in deleted_defs:
             continue  # goes away with the definition around it
-        c = citations.setdefault((m.kind, m.label), _Citation(m.kind, m.label, position=m.start))
+        key = (m.kind, m.label, normalise_url(m.url) if m.url else None)
+        c = citations.setdefault(key, _Citation(m.kind, m.label, url=m.url, position=m.start))
         c.occurrences.append(i)
     for di, d in enumerate(doc.definitions):
-        key = ("footnote", d.label)
+        key = ("footnote", d.label, None)
         c = citations.setdefault(key, _Citation("footnote", d.label, position=len(doc.source) + d.start))
         c.definitions.append(di)
     return sorted(citations.values(), key=lambda c: c.position), deleted_defs
@@ -80,8 +101,11 @@ def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation]
 class _Decider:
     """Decides one citation's status against the ground truth (design §2.3, in order)."""
 
-    def __init__(self, doc: ParsedDoc, truth: GroundTruth, protected: frozenset[str], report: ReconcileReport):
+    def __init__(self, doc: ParsedDoc, truth: GroundTruth, protected: frozenset[str], report: ReconcileReport,
+                 numbers: dict[str, str] | None = None):
         self.doc, self.truth, self.protected, self.report = doc, truth, protected, report
+        # the writer's own [N] → URL list: only when there are no search results for [N] to index
+        self.numbers = {} if truth.indexed else dict(numbers or {})
         self.claims = ClaimIndex(doc)
         candidates = truth.candidates()
         self.index = SupportIndex(candidates, (s.evidence for s in candidates))
@@ -93,6 +117,8 @@ class _Decider:
             if len(c.definitions) > 1:
                 self.report.warn("duplicate_definition",
                                  f"[^{c.label}] is defined {len(c.definitions)} times; the first was used")
+        elif c.kind == "bare":
+            c.cited_url = c.url or self.numbers.get(str(int(c.label)))
         if c.cited_url and is_placeholder_url(c.cited_url):
             self.report.placeholder_urls += 1
         c.claim = self.claims.text(c.occurrences[0]) if c.occurrences else ""
@@ -105,9 +131,11 @@ class _Decider:
             self.report.warn("unreferenced_definition", f"[^{c.label}] was defined but never cited; definition removed")
         elif self.truth.empty:
             c.status = "dropped"  # the defence never switches itself off
+        elif c.kind == "bare" and c.cited_url:
+            self._footnote(c)  # the writer said which URL: that URL decides, as for a definition
         elif c.kind == "bare":
             self._bare(c)
-        elif self.truth.is_marker_label(c.label):
+        elif self.truth.is_marker_label(c.label.upper()):
             self._retrieved_marker(c)
         else:
             self._footnote(c)
@@ -126,9 +154,9 @@ class _Decider:
                          f"{len(indexed)} results; removed")
 
     def _retrieved_marker(self, c: _Citation) -> None:
-        src = self.truth.by_marker.get(c.label)
+        src = self.truth.by_marker.get(c.label.upper())  # [^e1] is E1
         if src is None:
-            prefix = c.label[0]
+            prefix = c.label[0].upper()
             c.status = "out_of_range"
             self.report.warn("out_of_range", f"out of range: [^{c.label}] but the retrieved set has "
                              f"{self.truth.prefix_counts.get(prefix, 0)} {prefix}-sources; removed")
@@ -162,7 +190,7 @@ def _apparatus_heading_lines(doc: ParsedDoc, deleted_lines: set[int]) -> set[int
     lines: set[int] = set()
     total = len(doc.line_starts)
     for i, h in enumerate(doc.headings):
-        if not _APPARATUS_HEADING.match(h.text.strip("#* ").strip()):
+        if not is_label(h.text, heading=True, apparatus=True):
             continue
         nxt = doc.headings[i + 1].line_start if i + 1 < len(doc.headings) else total
         body = range(h.line_end, nxt)
@@ -234,10 +262,15 @@ def reconcile(
     ``exclude(url)`` truthy blocks a web result (e.g. on a domain the analyst rejected)."""
     keys = frozenset(p.lower() for p in ((protected,) if isinstance(protected, str) else protected))
     truth = GroundTruth.build(sources, search_results, exclude=exclude)
-    doc = parse(normalise_source(markdown))
+
+    def allowed(url: str) -> bool:
+        return truth.lookup_url(comparable(url)) is not None
+
     report = ReconcileReport()
+    screened = Screened()
+    doc = screen_draft(parse(normalise_source(markdown), malformed=True), keys, allowed, screened)
     citations, deleted_defs = _collect(doc, keys)
-    decider = _Decider(doc, truth, keys, report)
+    decider = _Decider(doc, truth, keys, report, numbering(screened.bibliographies))
     for c in citations:
         decider.decide(c)
 
@@ -248,13 +281,14 @@ def reconcile(
         d = doc.definitions[di]
         deleted_lines.update(range(d.line_start, d.line_end))
         skip_blocks.update(d.blocks)
+    deleted_lines |= _citation_reference_lines(doc, allowed)
     edits = rewrite_markers(doc, fates, hygiene=True, skip_blocks=skip_blocks, empty_lines=deleted_lines)
     deleted_lines |= _apparatus_heading_lines(doc, deleted_lines)
     edits += delete_lines(doc, deleted_lines)
     # Hygiene was applied above; this tidy pass is the fixed-point check (it changes nothing
     # unless punctuation sat between two marker clusters) and keeps .text == tidy(.text).
     body, stats = tidy_with_stats(apply_edits(doc.source, edits), protected=keys)
-    body = body.lstrip("\n").rstrip()
+    body = _close_open_fence(screen_body(body, keys, allowed, screened).lstrip("\n").rstrip())
 
     definitions = [HouseDefinition(stats.renames.get(label, label), src) for src, label in labels.items()]
     sections = render_sources_sections(definitions)
@@ -265,8 +299,43 @@ def reconcile(
             key=c.label, status=c.status, retitled=c.retitled, cited_url=c.cited_url,
             resolved_url=c.source.url if c.source is not None else None, score=c.score, claim=c.claim,
         ))
+    report_screening(report, screened, truth, allowed)
     _summarise_warnings(report, doc, truth, citations)
     return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
+
+
+def _citation_reference_lines(doc: ParsedDoc, allowed: Callable[[str], bool]) -> set[int]:
+    """``[N]: url`` reference definitions that ``[N]`` citations went through: their citations now have
+    house definitions, so the lines go — unless an ordinary link also uses a retrieved one."""
+    citing = citation_references(doc)
+    if not citing:
+        return set()
+    linked = set()
+    for block in doc.blocks:
+        for s in block.spans:
+            if s.rule == "link" and not s.nested and citation_link_label(block.content, s) is None:
+                linked.add(reference_label(block.content, s))
+    lines: set[int] = set()
+    for ref in doc.references:
+        if ref.label in citing and not (ref.label in linked and allowed(ref.href)):
+            lines.update(range(ref.line_start, ref.line_end))
+    return lines
+
+
+def _close_open_fence(body: str) -> str:
+    """A draft cut off inside a code fence (a truncated answer) would swallow the Sources sections
+    appended after it, hiding every definition: close the fence first."""
+    if "```" not in body and "~~~" not in body:
+        return body
+    fences = [t for t in scan(body)[0] if t.type == "fence" and t.map and t.level == 0]
+    if not fences:
+        return body
+    last, lines = fences[-1], body.split("\n")
+    first, end = last.map
+    closing = re.compile(rf" {{0,3}}{re.escape(last.markup[0])}{{{len(last.markup)},}}[ \t]*")
+    if end < len(lines) or (end - 1 > first and closing.fullmatch(lines[end - 1])):
+        return body
+    return body + "\n" + last.markup
 
 
 def _summarise_warnings(report: ReconcileReport, doc: ParsedDoc, truth: GroundTruth, citations: list[_Citation]) -> None:
@@ -275,9 +344,6 @@ def _summarise_warnings(report: ReconcileReport, doc: ParsedDoc, truth: GroundTr
         report.warn("empty_ground_truth", f"no retrieved sources and no search results: all {n} unprotected citations dropped")
     if report.placeholder_urls:
         report.warn("placeholder_url", f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (reserved example domains, XXXX, /path/to/, {{…}})")
-    with_urls = sum(1 for note in doc.inline_notes if re.search(r"https?://|www\.", note))
-    if with_urls:
-        report.warn("inline_note", f"{with_urls} inline note(s) ^[…] carry a URL the reconciler does not check")
     if doc.numeric_reference_links:
         report.warn("reference_link", f"{doc.numeric_reference_links} [N] marker(s) resolved by a [N]: reference "
                     "definition are links, not citations, and were left as written")

@@ -14,6 +14,12 @@ bare ``[N]``). Status values:
 * ``out_of_range`` — ``[^E9]`` with 6 E-sources, ``[12]`` with 8 web results:
   removed, never re-pointed, and named in the warnings;
 * ``protected`` — analyst-declared keys, passed through untouched.
+
+``links_removed`` counts web URLs outside citations that were never retrieved
+and were taken out (links, autolinks, bare URLs, reference definitions, URLs in
+protected definitions and in a writer's own sources list); each one is named in
+an ``unretrieved_link`` or ``writer_sources_list_removed`` warning. It is an
+extra key at the end of the §6 dict; the §6 keys are unchanged.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ class ReconcileReport(BaseModel):
     citations: list[CitationRecord] = Field(default_factory=list)
     warnings: list[ReportWarning] = Field(default_factory=list)
     placeholder_urls: int = 0  # placeholder/fabrication URLs cited (example.com, XXXX, /path/to/, {…})
+    links_removed: int = 0  # unretrieved web URLs taken out of the text outside citations
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.citations if c.status == status)
@@ -89,6 +96,7 @@ class ReconcileReport(BaseModel):
             "protected": self.protected,
             "citations": [c.model_dump(mode="json") for c in self.citations],
             "warnings": [w.message for w in self.warnings],
+            "links_removed": self.links_removed,
         }
 
     def summary(self) -> str:

@@ -5,7 +5,8 @@ everything here works on marker *clusters* — markers separated by spaces/tabs
 only — so a cluster is rewritten in one edit and neighbouring edits never
 overlap. Removal takes the marker's leading space with it ("Claim [^7] goes"
 → "Claim goes"); a marker alone on its line takes the line break with it so a
-paragraph is never split; two words a marker glued together get one space.
+paragraph is never split; two words the removed text sat between keep one
+space (``A[^1]B``, ``A [^1]B`` → ``A B``).
 
 With ``hygiene`` (the tidy step) a cluster also gets exactly one space before
 it (unless it starts a line or follows an opening bracket), single spaces
@@ -25,6 +26,7 @@ _HWS = " \t"
 _PUNCT = re.compile(r"[.,;:!?…]+")
 _OPENERS = "([{“‘«"
 _AFTER_PUNCT_OK = "\"'”’)]»*_"
+_GLUE_BEFORE = "$€£¥#@(“‘«[<`"  # a word or figure, or a link, image, autolink or code span, follows
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,18 @@ class TidyStats:
 
 
 def apply_edits(src: str, edits: Iterable[Edit]) -> str:
-    out, pos = [], 0
+    """Apply non-overlapping edits. Two removals that overlap (two marker-only lines in a row each
+    taking the line break between them) are one removal; any other overlap is a bug upstream and
+    the later edit is skipped rather than corrupt the text."""
+    out, pos, removing = [], 0, False
     for e in sorted(edits, key=lambda e: (e.start, e.end)):
-        if e.start < pos:  # overlapping edits are a bug upstream; keep the text rather than corrupt it
+        if e.start < pos:
+            if removing and not e.text.strip():
+                pos = max(pos, e.end)
             continue
         out.append(src[pos : e.start])
         out.append(e.text)
-        pos = e.end
+        pos, removing = e.end, not e.text.strip()
     out.append(src[pos:])
     return "".join(out)
 
@@ -102,7 +109,11 @@ def _clusters(block: InlineBlock, markers: list[Marker], members: list[int]) -> 
     return clusters
 
 
-def _removal(block: InlineBlock, cs: int, ce: int) -> Edit:
+def removal_edit(block: InlineBlock, cs: int, ce: int, following: str | None = None) -> Edit:
+    """Remove content [cs, ce) with its leading space (or, at a line start, the space after it);
+    alone on its line it takes the line break too, so a paragraph is never split.
+
+    ``following`` is what will follow the removal when another edit rewrites the text at ``ce``."""
     c = block.content
     ls = cs
     while ls > 0 and c[ls - 1] in _HWS:
@@ -120,8 +131,16 @@ def _removal(block: InlineBlock, cs: int, ce: int) -> Edit:
         return Edit(block.src_start(cs), block.src_end(ce), "")
     if line_start:
         return Edit(block.src_start(cs), block.src_end(te), "")
-    glue = ls == cs and te == ce and c[ls - 1].isalnum() and c[ce].isalnum()
+    # the text on both sides would touch: keep them apart when a word (or a figure) follows
+    after = following if following is not None and te == ce else c[ce] if ce < len(c) else ""
+    glue = te == ce and after != "" and not c[ls - 1].isspace() and (after[0].isalnum() or after[0] in _GLUE_BEFORE or c.startswith("![", ce))
     return Edit(block.src_start(ls), block.src_end(ce), " " if glue else "")
+
+
+def _starts_line(c: str, i: int) -> bool:
+    while i > 0 and c[i - 1] in _HWS:
+        i -= 1
+    return i == 0 or c[i - 1] == "\n"
 
 
 def _whole_line(doc: ParsedDoc, block: InlineBlock, cs: int, ce: int) -> bool:
@@ -200,9 +219,11 @@ def rewrite_markers(
                 if empty_lines is not None and _whole_line(doc, block, cs, ce):
                     empty_lines.add(doc.line_of(block.src_start(cs)))
                 else:
-                    edits.append(_removal(block, cs, ce))
+                    edits.append(removal_edit(block, cs, ce))
                 continue
             text = " ".join(kept)
+            if _starts_line(block.content, cs) and block.content.startswith(":", ce):
+                text += " "  # "[^1]:" at a line start would turn the claim into a definition
             if hygiene and block.definition is None:
                 edit = _hygienic(block, cs, ce, text, starts, stats)
                 if edit is not None:

@@ -41,8 +41,10 @@ class Span:
     end: int
     nested: bool  # inside another construct's text (e.g. a link label)
     label: str | None = None  # footnote_ref label
-    href: str | None = None  # link/autolink destination, as written (unescaped, not URL-encoded)
+    href: str | None = None  # link/autolink/image destination, as written (unescaped, not URL-encoded)
     text: str | None = None  # link text / code span content
+    label_end: int | None = None  # link/image: content offset of the "]" closing the text (the text starts
+    # after "[" / "![")
     in_note: bool = False  # inside an inline note ^[...]
 
 
@@ -54,7 +56,7 @@ class _Recorder:
         self.by_token: dict[int, list[Span]] = {}
         # Inline notes (^[...]) and image alt text are parsed in a fresh StateInline over their
         # own text; such a state is adopted here so what is inside gets block-content offsets.
-        self.children: dict[int, tuple[int, int]] = {}  # id(child state) → (offset, base depth)
+        self.children: dict[int, tuple[StateInline, tuple[int, int]]] = {}  # id → (state, (offset, base depth))
         self.expect_child: tuple[int, bool] | None = None  # (offset, everything inside is nested)
 
     def context(self, state: StateInline) -> tuple[int, int] | None:
@@ -64,12 +66,17 @@ class _Recorder:
         """
         if state is self.state:
             return 0, 0
-        found = self.children.get(id(state))
-        if found is None and self.expect_child is not None:
+        entry = self.children.get(id(state))
+        if entry is not None and entry[0] is state:
+            return entry[1]
+        if self.expect_child is not None:
             offset, nested = self.expect_child
-            found = self.children[id(state)] = (offset, -1 if nested else self.depth)
+            # Keep the state itself: a finished child is freed, and a later child state could
+            # otherwise be born at the same id and inherit this one's offset.
+            self.children[id(state)] = (state, (offset, -1 if nested else self.depth))
             self.expect_child = None
-        return found
+            return self.children[id(state)][1]
+        return None
 
 
 def _wrap(name: str, fn):
@@ -91,11 +98,19 @@ def _wrap(name: str, fn):
         if ok:
             span = _span(name, state, start, first_token, nested=rec.depth > base)
             if offset:
-                span = replace(span, start=span.start + offset, end=span.end + offset, in_note=base >= 0)
+                label_end = span.label_end + offset if span.label_end is not None else None
+                span = replace(span, start=span.start + offset, end=span.end + offset, label_end=label_end,
+                               in_note=base >= 0)
             rec.spans.append(span)
         return ok
 
     return rule
+
+
+def _label_end(state: StateInline, open_bracket: int) -> int | None:
+    """Where the link text that starts at ``open_bracket`` ends (markdown-it's own label parser)."""
+    end = state.md.helpers.parseLinkLabel(state, open_bracket, False)
+    return end if end >= 0 else None
 
 
 def _span(name: str, state: StateInline, start: int, first_token: int, nested: bool) -> Span:
@@ -108,7 +123,14 @@ def _span(name: str, state: StateInline, start: int, first_token: int, nested: b
         head = pushed[opens[0]]
         href = head.attrGet("href")
         text = "".join(t.content for t in pushed[opens[0] + 1 :] if t.type in ("text", "code_inline", "text_special"))
-        return Span(name, start, state.pos, nested, href=str(href) if href is not None else None, text=text)
+        label_end = _label_end(state, start) if name == "link" else None
+        return Span(name, start, state.pos, nested, href=str(href) if href is not None else None, text=text,
+                    label_end=label_end)
+    images = [t for t in pushed if t.type == "image"]
+    if name == "image" and images:
+        src = images[0].attrGet("src")
+        return Span(name, start, state.pos, nested, href=str(src) if src is not None else None,
+                    text=images[0].content, label_end=_label_end(state, start + 1))
     if name == "backticks" and pushed:
         return Span(name, start, state.pos, nested, text=pushed[-1].content)
     return Span(name, start, state.pos, nested)
@@ -157,10 +179,17 @@ def make_parser(always_match_refs: bool = True, code_blocks: bool = True) -> Mar
     return md
 
 
-def scan(src: str, *, always_match_refs: bool = True, code_blocks: bool = True) -> tuple[list[Token], dict]:
-    """Block tokens (inline children filled) and ``{id(inline token): [Span, ...]}``."""
+def scan(
+    src: str, *, always_match_refs: bool = True, code_blocks: bool = True, env: dict | None = None
+) -> tuple[list[Token], dict]:
+    """Block tokens (inline children filled) and ``{id(inline token): [Span, ...]}``.
+
+    Pass ``env`` to receive markdown-it's environment: ``references`` and
+    ``duplicate_refs`` hold the link reference definitions (label, href, title, line map)."""
     md = make_parser(always_match_refs, code_blocks)
     rec = _Recorder()
-    env: dict = {_RECORDER: rec}
+    env = {} if env is None else env
+    env[_RECORDER] = rec
     tokens = md.parse(src, env)
+    del env[_RECORDER]
     return tokens, rec.by_token

@@ -2,9 +2,10 @@
 
 Definitions come as ``[Title](url)``, ``<url>``, a bare URL, or a house-format
 line; the URL is the first link/autolink destination, else the first bare URL
-in prose, else a code span that looks like a URL or path. Dates are read from
-the text outside links and URLs (URL paths and titles often contain dates that
-are not the citation's date).
+in prose (``bare_urls``: parentheses balanced, so ``…/NATS_(company)`` is whole),
+else a code span that looks like a URL or path. Dates are read from the text
+outside links and URLs (URL paths and titles often contain dates that are not
+the citation's date).
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from core.citations.bare_urls import comparable, find_bare_urls
 from core.citations.dates import PartialDate, find_dates, parse_date
 from core.citations.ground import GroundSource
 from core.citations.parse import Definition, ParsedDoc
 
-_BARE_URL = re.compile(r"(?:https?://|www\.)[^\s<>\[\]()\"'`]+", re.I)
+_TEXTUAL = frozenset({"escape", "entity"})
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,})[\"”]")
-_TRAILING = ".,;:!?'\""
 
 
 @dataclass
@@ -36,7 +37,8 @@ def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition
     for bi in definition.blocks:
         block = doc.blocks[bi]
         c, pos = block.content, 0
-        for span in sorted((s for s in block.spans if not s.nested), key=lambda s: s.start):
+        # escapes and entities stay in the prose: "https://x.org/a\_b" is one URL
+        for span in sorted((s for s in block.spans if not s.nested and s.rule not in _TEXTUAL), key=lambda s: s.start):
             outside.append(c[pos : span.start])
             pos = max(pos, span.end)
             if span.rule in ("link", "autolink") and span.href and not span.href.startswith("#"):
@@ -48,15 +50,17 @@ def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition
                 code_urls.append(span.text.strip())
         outside.append(c[pos:])
     prose = "\n".join(outside)
-    bare = [m.group().rstrip(_TRAILING) for m in _BARE_URL.finditer(prose)]
-    if out.url is None and bare:
-        out.url = bare[0]
+    found = find_bare_urls(prose)
+    if out.url is None and found:
+        out.url = comparable(prose[found[0][0] : found[0][1]])
     if out.url is None and code_urls:
         out.url = code_urls[0]
     if out.title is None:
         quoted = _QUOTED.search(prose)
         out.title = quoted.group(1).strip() if quoted else None
-    out.dates = find_dates(_BARE_URL.sub(" ", prose))
+    for a, b in reversed(found):
+        prose = prose[:a] + " " + prose[b:]
+    out.dates = find_dates(prose)
     return out
 
 

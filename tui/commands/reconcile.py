@@ -1,8 +1,9 @@
 """``sourcedesk reconcile DRAFT.md --sources SOURCES.json [--json]``.
 
 Reconciles a draft against a sources file offline: the reconciled text goes to
-stdout (or the design §6 JSON with ``--json``); in human mode the report
-summary and warnings go to stderr so stdout stays a clean document.
+stdout (or the design §6 JSON with ``--json``, plus ``links_removed``); in human
+mode the report summary — with the number of unretrieved links removed — and
+the warnings (one per removed URL) go to stderr so stdout stays a clean document.
 
 SOURCES.json is a list of objects with at least ``url`` and ``title``
 (Perplexity ``search_results`` items as they are; optional ``marker``, ``date``,
@@ -82,7 +83,8 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(result.text)
-    print(f"reconcile: {result.report.summary()}", file=sys.stderr)
+    print(f"reconcile: {result.report.summary()}; {result.report.links_removed} unretrieved link(s) removed",
+          file=sys.stderr)
     for warning in result.report.warnings:
         print(f"  warning: {warning.message}", file=sys.stderr)
     return 0

@@ -1,0 +1,78 @@
+"""Bare URLs in text: where one starts and, above all, where it ends.
+
+The one definition of "a URL written as plain text" for the citation code (a
+writer's definition ``[^2]: https://…``, URLs in prose, in raw HTML, in a
+writer's Sources list). It follows the GFM autolink extension, the rules a
+reader's renderer uses to turn such text into a link:
+
+* starts at ``http://`` / ``https://`` (anywhere: a URL glued to a word is
+  still a URL the note must not carry) or at ``www.`` after a boundary;
+* runs until whitespace, ``<``, ``>``, a bracket ``[``/``]`` or a backtick;
+* trailing ``? ! . , : ; * _ ~ ' "`` and a backslash are punctuation, not URL;
+* a ``)`` belongs to the URL only while the parentheses balance, so
+  ``https://en.wikipedia.org/wiki/NATS_(company)`` is whole and
+  ``(see https://nats.io)`` is not ``…nats.io)``. Unlike GFM, a ``)`` that closes
+  nothing ends the URL even mid-word (``(https://x.io)lists``): a URL must never
+  swallow a prose word.
+
+``comparable(url)`` undoes markdown escapes and entities the way a renderer
+would, so the URL compared with the ground truth is the URL a reader gets.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_START = re.compile(r"(?i)https?://|(?<![\w.@/:\\-])www\.")
+_BODY = re.compile(r"[^\s<>\[\]`]*")
+_TRAILING = "?!.,:;*_~'\"\\"
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _balanced(url: str) -> str:
+    depth = 0
+    for i, ch in enumerate(url):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return url[:i]
+            depth -= 1
+    return url
+
+
+def _trim(url: str) -> str:
+    while url:
+        last = url[-1]
+        if last in _TRAILING:
+            url = url[:-1]
+        elif last == ")" and url.count(")") > url.count("("):
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def find_bare_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """``(start, end)`` of every bare URL in ``text[start:end]`` (offsets into ``text``)."""
+    end = len(text) if end is None else end
+    out: list[tuple[int, int]] = []
+    pos = start
+    while pos < end:
+        m = _START.search(text, pos, end)
+        if m is None:
+            break
+        body = _BODY.match(text, m.end(), end)
+        url = _trim(_balanced(text[m.start() : body.end() if body else m.end()]))
+        if len(url) > len(m.group()) and url[len(m.group()) :].strip("/"):
+            out.append((m.start(), m.start() + len(url)))
+            pos = m.start() + len(url)
+        else:
+            pos = m.end()
+    return out
+
+
+def comparable(url: str) -> str:
+    """The URL a renderer would produce from the markdown text ``url`` (escapes and entities undone)."""
+    return html.unescape(_ESCAPED.sub(r"\1", url))

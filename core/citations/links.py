@@ -1,0 +1,327 @@
+"""No unretrieved URL anywhere in a section (design §1), not just in its citations.
+
+The reconciler checks citations; a writer also puts URLs in inline links
+``[text](url)``, autolinks ``<https://…>``, bare URLs in prose, link reference
+definitions ``[ref]: url`` (and their usages ``[text][ref]``), raw HTML, and
+inside the analyst's protected definitions (``[^internal]: https://…``). This
+module finds each of them with the reconciler's own parser — so code spans and
+code blocks are never touched — and keeps a URL only when it is in the ground
+truth (``allowed``, the reconciler's lookup: same normaliser, rejected domains
+excluded). Otherwise:
+
+* an inline or reference link becomes its link text (the words are prose and
+  stay); an image becomes its alt text;
+* an autolink or bare URL is removed with its leading space, together with a
+  pair of brackets, quotes or emphasis it leaves empty; URLs separated only by
+  spaces or separators (``,`` ``;`` ``|`` …) go as one; a paragraph, list item or
+  heading left with nothing goes with its line;
+* a reference definition line is removed (its usages become their text);
+* inside raw HTML only the URL's characters are removed.
+
+``strip_remaining`` is the last resort after everything else: any unretrieved
+URL still in the text outside code loses its characters, whatever holds it.
+
+Perplexity-style ``[N](url)`` links are citations (``parse`` makes them bare
+markers with a URL): they are left to the reconciler, as are the reference
+definitions such a link goes through, and the writer's own footnote definitions
+(their URL is the citation's written URL; the reconciler rebuilds them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Set
+from dataclasses import dataclass, field
+
+from markdown_it.common.utils import normalizeReference
+
+from core.citations.bare_urls import comparable, find_bare_urls
+from core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
+from core.citations.rewrite import Edit, apply_edits, removal_edit
+from core.citations.scan import Span
+
+_RELEVANT = frozenset({"backticks", "footnote_ref", "footnote_inline", "html_inline", "autolink", "link", "image"})
+_PAIRS = {"(": ")", "[": "]", "<": ">", '"': '"', "'": "'", "“": "”", "‘": "’", "*": "*", "_": "_", "~": "~"}
+_SEPARATOR = re.compile(r"[\s,;|/·•–—-]*")
+_HWS = " \t"
+_REF_LABEL = re.compile(r"\s*(?:>\s*)*\[([^\]]*)\]:")
+
+
+@dataclass(frozen=True)
+class RemovedLink:
+    """One URL taken out of the text (the analyst sees each one in the report's warnings)."""
+
+    url: str
+    text: str = ""  # the link text kept as prose (links, images) or the reference label
+    kind: str = "bare"  # link | image | autolink | bare | html | reference
+    definition: str | None = None  # the protected footnote whose definition held it
+    position: int = 0  # source offset, for document order
+
+    def message(self) -> str:
+        where = f" from the protected definition [^{self.definition}]" if self.definition else ""
+        if self.kind in ("link", "image") and self.text:
+            return f'removed the {self.kind} to {self.url}{where} (never retrieved); kept its text "{self.text}"'
+        if self.kind == "reference":
+            return (f"removed the link reference definition [{self.text}]: {self.url}{where} (never retrieved); "
+                    "links through it became their text")
+        return f"removed {self.url}{where} (never retrieved)"
+
+
+@dataclass
+class LinkScreen:
+    edits: list[Edit] = field(default_factory=list)
+    lines: set[int] = field(default_factory=set)  # whole source lines to delete
+    removed: list[RemovedLink] = field(default_factory=list)
+
+
+def reference_label(content: str, span: Span) -> str | None:
+    """The normalised reference label a link span went through; None for an inline link."""
+    if span.rule != "link" or span.label_end is None:
+        return None
+    le = span.label_end
+    if span.end == le + 1 or (span.end == le + 3 and content.startswith("[]", le + 1)):
+        return normalizeReference(content[span.start + 1 : le])
+    if content.startswith("[", le + 1) and span.end > le + 2:
+        return normalizeReference(content[le + 2 : span.end - 1])
+    return None
+
+
+def citation_references(doc: ParsedDoc) -> set[str]:
+    """Reference labels that ``[N]``-citation links go through (the reconciler removes those definitions)."""
+    out = set()
+    for block in doc.blocks:
+        for s in block.spans:
+            if s.rule == "link" and not s.nested and citation_link_label(block.content, s) is not None:
+                label = reference_label(block.content, s)
+                if label is not None:
+                    out.add(label)
+    return out
+
+
+def screen_links(
+    doc: ParsedDoc,
+    allowed: Callable[[str], bool],
+    *,
+    skip_blocks: Set[int] = frozenset(),
+    skip_lines: Set[int] = frozenset(),
+) -> LinkScreen:
+    """Edits that take every unretrieved web URL out of ``doc`` (see the module docstring).
+
+    ``skip_blocks``/``skip_lines`` are left alone (definitions the reconciler rebuilds, lines it deletes)."""
+    screen = LinkScreen()
+    gone = _references(doc, allowed, screen, skip_lines)
+    for a, b in doc.html_blocks:
+        if not any(ln in skip_lines for ln in range(a, b)):
+            start, end = doc.line_span(a, b)
+            for s, e in find_bare_urls(doc.source, start, end):
+                url = comparable(doc.source[s:e])
+                if not allowed(url):
+                    screen.edits.append(Edit(s, e, ""))
+                    screen.removed.append(RemovedLink(url, kind="html", position=s))
+    shared = _shared_lines(doc)
+    for bi, block in enumerate(doc.blocks):
+        if bi in skip_blocks or block.line in skip_lines:
+            continue
+        owner = doc.definitions[block.definition].label if block.definition is not None else None
+        exclusive = not (shared & set(range(block.line, block.line_end)))
+        _BlockScreen(doc, block, allowed, screen, owner, gone, skip_lines).run(exclusive)
+    screen.removed.sort(key=lambda r: r.position)
+    return screen
+
+
+def strip_remaining(doc: ParsedDoc, allowed: Callable[[str], bool]) -> LinkScreen:
+    """The last resort, whatever holds it: an unretrieved URL still in the text outside code loses its
+    characters (for text whose structure an edit changed, e.g. a line that became a reference definition)."""
+    screen = LinkScreen()
+    opaque = [doc.line_span(a, b) for a, b in doc.code_blocks]
+    for block in doc.blocks:
+        opaque += [(block.src_start(s.start), block.src_end(s.end)) for s in block.spans if s.rule == "backticks"]
+    for a, b in find_bare_urls(doc.source):
+        url = comparable(doc.source[a:b])
+        if not allowed(url) and not any(x <= a < y for x, y in opaque):
+            screen.edits.append(Edit(a, b, ""))
+            screen.removed.append(RemovedLink(url, kind="bare", position=a))
+    return screen
+
+
+def _references(doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen, skip_lines: Set[int]) -> set[str]:
+    """Screen reference definitions; the labels whose definition line goes (its warning covers its links)."""
+    gone: set[str] = set()
+    citing = citation_references(doc)
+    for ref in doc.references:
+        lines = range(ref.line_start, ref.line_end)
+        if not is_web_url(ref.href) or any(ln in skip_lines for ln in lines):
+            continue
+        start, end = doc.line_span(ref.line_start, ref.line_end)
+        if not allowed(ref.href):
+            if ref.label in citing and not ref.duplicate:
+                continue  # a citation goes through it: the reconciler decides it and removes the line
+            written = _REF_LABEL.match(doc.source, start)
+            label = written.group(1) if written else ref.label
+            screen.lines.update(lines)
+            screen.removed.append(RemovedLink(ref.href, label, "reference", position=start))
+            if not ref.duplicate:
+                gone.add(ref.label)
+            continue
+        for s, e in find_bare_urls(doc.source, start, end):  # a URL in the title
+            url = comparable(doc.source[s:e])
+            if not allowed(url) and not ref.href.startswith(url):
+                screen.edits.append(Edit(s, e, ""))
+                screen.removed.append(RemovedLink(url, kind="bare", position=s))
+    return gone
+
+
+def _shared_lines(doc: ParsedDoc) -> set[int]:
+    """Source lines holding more than one inline block (table rows): never deleted for one block."""
+    seen: dict[int, int] = {}
+    for block in doc.blocks:
+        for ln in range(block.line, max(block.line_end, block.line + 1)):
+            seen[ln] = seen.get(ln, 0) + 1
+    return {ln for ln, n in seen.items() if n > 1}
+
+
+def _tree(spans: list[Span]) -> dict[int | None, list[Span]]:
+    """Children of each span (by id) and the top-level spans (key None), by containment."""
+    children: dict[int | None, list[Span]] = {None: []}
+    stack: list[Span] = []
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        while stack and stack[-1].end <= s.start:
+            stack.pop()
+        parent = stack[-1] if stack and s.end <= stack[-1].end else None
+        children.setdefault(id(parent) if parent is not None else None, []).append(s)
+        stack.append(s)
+    return children
+
+
+class _BlockScreen:
+    def __init__(self, doc: ParsedDoc, block: InlineBlock, allowed, screen: LinkScreen, owner: str | None,
+                 gone: Set[str] = frozenset(), skip_lines: Set[int] = frozenset()):
+        self.doc, self.block, self.allowed, self.screen, self.owner = doc, block, allowed, screen, owner
+        self.gone, self.skip_lines = gone, skip_lines  # reference labels whose definition goes; lines left alone
+        self.c = block.content
+        self.citations = {doc.markers[i].cstart for i in block.markers if doc.markers[i].url is not None}
+
+    def _skipped(self, cstart: int) -> bool:
+        return bool(self.skip_lines) and self.doc.line_of(self.block.src_start(cstart)) in self.skip_lines
+
+    def _record(self, url: str, cstart: int, kind: str, text: str = "") -> None:
+        text = " ".join(text.split())
+        if len(text) > 80:
+            text = text[:79] + "…"
+        self.screen.removed.append(RemovedLink(url, text, kind, self.owner, self.block.src_start(cstart)))
+
+    def run(self, exclusive: bool) -> None:
+        relevant = [s for s in self.block.spans if s.rule in _RELEVANT]
+        if "://" not in self.c and "www." not in self.c.lower() and not any(s.rule in ("link", "image") for s in relevant):
+            return  # no URL can be here (a reference link's URL is not in its text)
+        tree = _tree(relevant)
+        edits, removals = self._range(0, len(self.c), tree.get(None, []), tree)
+        if not removals:
+            self.screen.edits += edits
+            return
+        ranges = [_enclose(self.c, cs, ce, 0, len(self.c)) for cs, ce in _clusters(self.c, removals)]
+        leftover = list(self.c)
+        for cs, ce in ranges:
+            leftover[cs:ce] = [" "] * (ce - cs)
+        if exclusive and self.block.definition is None and not self.block.cell and not "".join(leftover).strip():
+            self.screen.lines.update(range(self.block.line, max(self.block.line_end, self.block.line + 1)))
+            return
+        # an unlinked link right after a removal is its text, not its "[": glue against that
+        starts = {e.start: e.text for e in edits}
+        self.screen.edits += edits + [removal_edit(self.block, cs, ce, starts.get(self.block.src_start(ce)))
+                                      for cs, ce in ranges]
+
+    def _range(self, lo: int, hi: int, children: list[Span], tree) -> tuple[list[Edit], list[tuple[int, int]]]:
+        """Edits (source offsets) and removals (content ranges) for content [lo, hi)."""
+        c, block = self.c, self.block
+        edits: list[Edit] = []
+        removals: list[tuple[int, int]] = []
+        gaps, pos = [], lo
+        for s in children:
+            gaps.append((pos, s.start))
+            pos = s.end
+            if s.rule in ("backticks", "footnote_ref") or self._skipped(s.start):
+                continue
+            if s.rule == "html_inline":
+                for a, b in find_bare_urls(c, s.start, s.end):
+                    url = comparable(c[a:b])
+                    if not self.allowed(url):
+                        edits.append(Edit(block.src_start(a), block.src_end(b), ""))
+                        self._record(url, a, "html")
+            elif s.rule == "autolink":
+                if is_web_url(s.href) and not self.allowed(s.href or ""):
+                    removals.append((s.start, s.end))
+                    self._record(s.href or "", s.start, "autolink")
+            elif s.rule == "footnote_inline":
+                inner, inner_removals = self._range(s.start + 2, s.end - 1, tree.get(id(s), []), tree)
+                edits += inner + self._nested_removals(inner_removals, s.start + 2, s.end - 1)
+            elif s.rule in ("link", "image"):
+                edits_, removal = self._link(s, tree)
+                edits += edits_
+                removals += removal
+        gaps.append((pos, hi))
+        for a0, b0 in gaps:
+            for a, b in find_bare_urls(c, a0, b0):
+                url = comparable(c[a:b])
+                if not self.allowed(url) and not self._skipped(a):
+                    removals.append((a, b))
+                    self._record(url, a, "bare")
+        removals.sort()
+        return edits, removals
+
+    def _link(self, s: Span, tree) -> tuple[list[Edit], list[tuple[int, int]]]:
+        c, block = self.c, self.block
+        if s.label_end is None or (s.rule == "link" and s.start in self.citations):
+            return [], []  # a [N](url) citation: the reconciler's
+        la, lb = s.start + (2 if s.rule == "image" else 1), s.label_end
+        inner, inner_removals = self._range(la, lb, tree.get(id(s), []), tree)
+        inner += self._nested_removals(inner_removals, la, lb)
+        href = s.href or ""
+        bad = is_web_url(href) and not self.allowed(href)
+        if not bad:  # a URL in the title makes the whole link go
+            bad = any(not self.allowed(url) for url in (comparable(c[a:b]) for a, b in find_bare_urls(c, lb + 1, s.end))
+                      if not href.startswith(url))
+        if not bad:
+            return inner, []
+        start, end = block.src_start(la), block.src_end(lb)
+        text = apply_edits(self.doc.source[start:end], [Edit(e.start - start, e.end - start, e.text) for e in inner])
+        if reference_label(c, s) not in self.gone:  # else its definition's warning speaks for it
+            self._record(href, s.start, s.rule, text)
+        if not text.strip():
+            return [], [(s.start, s.end)]
+        return [Edit(block.src_start(s.start), block.src_end(s.end), text)], []
+
+    def _nested_removals(self, removals: list[tuple[int, int]], lo: int, hi: int) -> list[Edit]:
+        """Removals inside link text or an inline note: the URL and its leading space, nothing outside."""
+        edits = []
+        for cs, ce in _clusters(self.c, removals):
+            cs, ce = _enclose(self.c, cs, ce, lo, hi)
+            while cs > lo and self.c[cs - 1] in _HWS:
+                cs -= 1
+            edits.append(Edit(self.block.src_start(cs), self.block.src_end(ce), ""))
+        return edits
+
+
+def _clusters(c: str, removals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Removals separated only by spaces or separators (``a, b``) go as one range."""
+    out: list[tuple[int, int]] = []
+    for cs, ce in sorted(removals):
+        if out and _SEPARATOR.fullmatch(c, out[-1][1], cs):
+            out[-1] = (out[-1][0], max(out[-1][1], ce))
+        else:
+            out.append((cs, ce))
+    return out
+
+
+def _enclose(c: str, cs: int, ce: int, lo: int, hi: int) -> tuple[int, int]:
+    """Widen a removal over brackets, quotes or emphasis it would leave empty: ``(url)``, ``**url**``."""
+    while True:
+        left, right = cs, ce
+        while left > lo and c[left - 1] in _HWS:
+            left -= 1
+        while right < hi and c[right] in _HWS:
+            right += 1
+        if left > lo and right < hi and _PAIRS.get(c[left - 1]) == c[right]:
+            cs, ce = left - 1, right + 1
+        else:
+            return cs, ce
