@@ -27,7 +27,7 @@ from store.atomic_file import atomic_write_text
 
 SECTIONS_DIR = "sections"
 SOURCES_HEADINGS = HOUSE_HEADINGS
-COUNT_KEYS = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected")
+COUNT_KEYS = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected", "links_removed")
 
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 

@@ -241,7 +241,8 @@ class SectionScreen(SectionActions, Screen[None]):
             head.append("No report yet: run the section (r).", style="dim")
         else:
             labels = (("verified", "verified"), ("retitled", "retitled"), ("substituted", "substituted"),
-                      ("dropped", "dropped"), ("out_of_range", "out of range"), ("protected", "protected"))
+                      ("dropped", "dropped"), ("out_of_range", "out of range"), ("protected", "protected"),
+                      ("links_removed", "unretrieved links removed"))
             head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
             if self.report_filter:
                 head.append(f"   showing: {self.report_filter.replace('_', ' ')}", style="bold")

@@ -61,7 +61,8 @@ def test_frontmatter_round_trips_every_recorded_field():
     assert front["generated_at"] == "2026-03-04T05:06:07Z"
     assert front["web_search"] is False
     assert front["counts"] == {
-        "verified": 3, "retitled": 1, "substituted": 2, "dropped": 4, "out_of_range": 1, "protected": 1
+        "verified": 3, "retitled": 1, "substituted": 2, "dropped": 4, "out_of_range": 1, "protected": 1,
+        "links_removed": 0,  # every count key is recorded, zero when the report has none
     }
     # warnings are short single-line strings
     assert front["warnings"] == ["degraded: Exa answered 402 (no credits)", "truncated: 2 sources omitted"]

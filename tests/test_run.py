@@ -449,6 +449,7 @@ def test_an_openai_compatible_writer_writes_strictly_from_the_frozen_set(env, me
     assert "bloomberg.com/news" not in text and "synadia-2017" not in text
     assert "bloomberg.com" not in note
     assert "removed www.bloomberg.com/… (never retrieved)" in text
+    assert front["counts"]["links_removed"] == 2 == outcome.report["links_removed"]
     assert "per Bloomberg" in note  # the link's words stay; only its destination goes
     with MemoStore(memo_dir) as store:
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
