@@ -119,3 +119,17 @@ def test_a_marker_glued_to_the_last_word_can_be_removed():
     # used to raise IndexError (removal looked one character past the end of the block)
     assert reconcile("Synadia[^gone]\n", SOURCES).text == "Synadia\n"
     assert reconcile("A [^gone]B and C[^gone]D.\n", SOURCES).text == "A B and C D.\n"
+
+
+def test_number_ranges_are_bare_citations_in_house_form():
+    for group in ("[1-2]", "[1–2]", "[1 - 2]"):
+        result = reconcile(f"Storms hit and Synadia raised money {group}.\n", SOURCES)
+        assert result.body == "Storms hit and Synadia raised money. [^1] [^2]\n", group
+        assert [c["key"] for c in result.report.to_json()["citations"]] == ["1", "2"]
+        finished(result)
+
+
+def test_a_span_of_years_in_brackets_is_prose_not_a_citation_range():
+    for text in ("Revenue doubled [2019-2024].\n", "Storms hit [2-1].\n", "Storms hit [1-20].\n"):
+        result = reconcile(text, SOURCES)
+        assert result.body == text and result.report.to_json()["citations"] == [], text

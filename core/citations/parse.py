@@ -12,7 +12,7 @@ Markers:
 * bare numeric markers ``[N]`` — not footnote syntax, so looked for only in
   prose ranges (never in code, link text, autolinks, raw HTML, escapes, entities,
   inline notes, nor in ``[N]: …`` reference definitions, which markdown-it
-  consumes as block syntax). A group ``[1,2]`` / ``[1, 2]`` is one marker per
+  consumes as block syntax). A group ``[1,2]`` / ``[1, 2]`` / ``[1-3]`` is one marker per
   number, all sharing the group's source range;
 * Perplexity-style ``[N](https://…)`` — a link whose text is a number and whose
   destination is a web URL is the bare citation ``[N]`` with the URL the writer
@@ -40,7 +40,26 @@ from markdown_it.token import Token
 
 from core.citations.scan import Span, scan
 
-BARE_RE = re.compile(r"\[(\d{1,4}(?:[ \t]*,[ \t]*\d{1,4})*)\]")
+_BARE_ITEM = r"\d{1,4}(?:[ \t]*[-–][ \t]*\d{1,4})?"
+BARE_RE = re.compile(rf"\[({_BARE_ITEM}(?:[ \t]*,[ \t]*{_BARE_ITEM})*)\]")
+MAX_RANGE = 10  # "[1-3]" is three citations…
+MAX_RANGED_NUMBER = 99  # …while "[2019-2024]" is a span of years, not six citations
+
+
+def bare_numbers(group: str) -> list[str] | None:
+    """The citation numbers of a bare group (``1, 3-5`` → 1 3 4 5); None when a range is not
+    a plausible citation range (descending, wider than ``MAX_RANGE``, or past ``MAX_RANGED_NUMBER``)."""
+    numbers: list[str] = []
+    for item in group.split(","):
+        ends = [e.strip() for e in re.split("[-–]", item)]
+        if len(ends) == 1:
+            numbers.append(ends[0])
+            continue
+        a, b = int(ends[0]), int(ends[1])
+        if not a < b or b - a >= MAX_RANGE or b > MAX_RANGED_NUMBER:
+            return None
+        numbers += [str(n) for n in range(a, b + 1)]
+    return numbers
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
 _NUMERIC_TEXT = re.compile(r"\s*(\d{1,4})\s*")
 _WEB_URL = re.compile(r"(?i)^(?:https?://|www\.)")
@@ -314,7 +333,9 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
     taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
     for m in BARE_RE.finditer(content):
         if not _overlaps(taken, m.start(), m.end()):
-            numbers = [n.strip() for n in m.group(1).split(",")]
+            numbers = bare_numbers(m.group(1))
+            if numbers is None:
+                continue
             raw = m.group() if len(numbers) > 1 else None
             found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
     if malformed:

@@ -7,7 +7,7 @@ retrieved source), protected (analyst keys, untouched), or removed with every
 one of its inline markers (dropped / out of range). Prose is never rewritten.
 
 Citation look-alikes count: ``[^e1]`` is the retrieved marker ``E1`` (that
-namespace is case-insensitive), ``[1,2]`` is ``[1]`` and ``[2]``, ``[^ E1]`` is
+namespace is case-insensitive), ``[1,2]`` is ``[1]`` and ``[2]``, ``[1-3]`` is ``[1]`` to ``[3]``, ``[^ E1]`` is
 read as ``[^E1]`` (with a ``malformed_marker`` warning). A bare ``[N]`` whose
 URL the writer gave — Perplexity's ``[N](url)``, or ``[N]`` resolved by a
 ``[N]: url`` reference definition — is decided by that URL like a footnote
