@@ -150,6 +150,8 @@ def describe_section(
             view.note_error = f"cannot read {path.name}: {exc}"
 
     last_status = store.section_state(section_id).get("last_status")
+    if last_status == "failed" and _was_cancelled(_last_run(store, section_id)):
+        last_status = "cancelled"  # recorded before runs had a status of their own for it
     if last_status == "failed":
         view.status = "failed"
         message = _message(_last_run(store, section_id))
@@ -199,6 +201,12 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
 def _last_run(store: Any, section_id: str) -> dict[str, Any]:
     runs = store.runs(section_id, with_payloads=False)
     return runs[0] if runs else {}
+
+
+def _was_cancelled(run: dict[str, Any]) -> bool:
+    outcome = run.get("outcome") if isinstance(run.get("outcome"), dict) else {}
+    error = run.get("error") if isinstance(run.get("error"), dict) else {}
+    return "cancelled" in (outcome.get("error_kind"), outcome.get("status"), error.get("kind"))
 
 
 def _message(run: dict[str, Any]) -> str:

@@ -128,3 +128,21 @@ def test_the_demo_ignores_the_real_environment_and_resets(tmp_path, monkeypatch)
     (memo_dir / "sections" / "01-overview.md").write_text("old")
     assert (prepare_demo(root=tmp_path, keep=True) / "sections" / "01-overview.md").exists()
     assert not (prepare_demo(root=tmp_path) / "sections").exists()
+
+
+def test_a_cancelled_run_recorded_as_failed_by_an_older_version_is_read_as_cancelled(memo):
+    memo_dir, settings, store, gstore = memo
+    outcome = _run(*memo, "overview")
+    assert outcome.status == "ok"
+    # what an earlier sourcedesk stored for a cancelled run: status "failed", kind "cancelled"
+    run_id = store.save_run({"section": "overview", "status": "failed",
+                             "message": "cancelled while writing; the previous note is unchanged",
+                             "outcome": {"status": "failed", "error_kind": "cancelled"}})
+    store.update_section_state("overview", {"last_run": run_id, "last_status": "failed"})
+    view = _status(*memo, "overview")
+    assert view.status == "fresh" and view.note_path is not None  # the note it left alone keeps its status
+    # a real failure recorded the same way still reads as failed
+    run_id = store.save_run({"section": "overview", "status": "failed", "message": "writer failed: HTTP 500",
+                             "outcome": {"status": "failed", "error_kind": "server"}})
+    store.update_section_state("overview", {"last_run": run_id, "last_status": "failed"})
+    assert _status(*memo, "overview").status == "failed"
