@@ -151,7 +151,7 @@ class _Decider:
             return
         c.status = "out_of_range"
         self.report.warn("out_of_range", f"out of range: [{c.label}] but the writer's search returned "
-                         f"{len(indexed)} results; removed")
+                         f"{len(indexed)} result{'' if len(indexed) == 1 else 's'}; removed")
 
     def _retrieved_marker(self, c: _Citation) -> None:
         src = self.truth.by_marker.get(c.label.upper())  # [^e1] is E1
