@@ -133,3 +133,11 @@ def test_a_span_of_years_in_brackets_is_prose_not_a_citation_range():
     for text in ("Revenue doubled [2019-2024].\n", "Storms hit [2-1].\n", "Storms hit [1-20].\n"):
         result = reconcile(text, SOURCES)
         assert result.body == text and result.report.to_json()["citations"] == [], text
+
+
+def test_a_bracketed_year_is_prose_while_a_two_digit_number_is_still_a_citation():
+    text = "Synadia was founded in [2017] by Derek Collison.\n"
+    result = reconcile(text, SOURCES)
+    assert result.body == text and result.report.to_json()["citations"] == []
+    result = reconcile("Storms hit the coast [12].\n", SOURCES)
+    assert result.body == "Storms hit the coast.\n" and rows(result)["12"]["status"] == "out_of_range"

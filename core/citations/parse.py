@@ -40,7 +40,8 @@ from markdown_it.token import Token
 
 from core.citations.scan import Span, scan
 
-_BARE_ITEM = r"\d{1,4}(?:[ \t]*[-–][ \t]*\d{1,4})?"
+# At most three digits: a writer's search returns tens of results, and "[2019]" is a year.
+_BARE_ITEM = r"\d{1,3}(?:[ \t]*[-–][ \t]*\d{1,3})?"
 BARE_RE = re.compile(rf"\[({_BARE_ITEM}(?:[ \t]*,[ \t]*{_BARE_ITEM})*)\]")
 MAX_RANGE = 10  # "[1-3]" is three citations…
 MAX_RANGED_NUMBER = 99  # …while "[2019-2024]" is a span of years, not six citations
@@ -61,7 +62,7 @@ def bare_numbers(group: str) -> list[str] | None:
         numbers += [str(n) for n in range(a, b + 1)]
     return numbers
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
-_NUMERIC_TEXT = re.compile(r"\s*(\d{1,4})\s*")
+_NUMERIC_TEXT = re.compile(r"\s*(\d{1,3})\s*")
 _WEB_URL = re.compile(r"(?i)^(?:https?://|www\.)")
 _WS = " \t"
 
@@ -328,7 +329,7 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
             number = citation_link_label(content, s)
             if number is not None:
                 found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
-            elif re.fullmatch(r"\[\d{1,4}\](\[\])?", content[s.start : s.end]):
+            elif re.fullmatch(r"\[\d{1,3}\](\[\])?", content[s.start : s.end]):
                 doc.numeric_reference_links += 1
     taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
     for m in BARE_RE.finditer(content):
