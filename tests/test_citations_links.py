@@ -223,3 +223,44 @@ def test_no_unretrieved_url_is_left_anywhere_in_a_mixed_draft():
     assert "fabricated" not in result.text
     assert result.report.links_removed == 7
     assert re.findall(r"fabricated\.io/(\w)", " ".join(warnings(result))) == list("acdefgh")
+
+
+@pytest.mark.parametrize("target", ["//evil.io/x", "https:/evil.io/y", "https:\\\\evil.io/z", "&#104;ttps://evil.io/e"])
+def test_targets_a_browser_opens_as_web_addresses_are_screened_too(target):
+    result = run(f"NATS is fast, see [the benchmark]({target}).\n")
+    assert result.body == "NATS is fast, see the benchmark.\n"
+    assert result.report.links_removed == 1
+
+
+def test_a_protocol_relative_link_to_a_retrieved_page_stays():
+    result = run("See [about](//nats.io/about) for more.\n")
+    assert result.body == "See [about](//nats.io/about) for more.\n" and result.report.links_removed == 0
+
+
+@pytest.mark.parametrize(("draft", "body"), [
+    ("NATS is at https://evil.io—the company is fast.\n", "NATS is at—the company is fast.\n"),
+    ("NATS 详见https://evil.io/x。这是消息系统。\n", "NATS 详见。这是消息系统。\n"),
+    ("NATS https://evil.io/x\u200bok.\n", "NATS\u200bok.\n"),
+])
+def test_removing_a_bare_url_never_takes_the_prose_glued_to_it(draft, body):
+    assert run(draft).body == body
+
+
+def test_an_idn_host_is_one_url():
+    assert find_bare_urls("see https://bücher.de/katalog now") == [(4, 29)]
+
+
+def test_prose_glued_under_a_footnote_definition_stays_prose():
+    draft = ("NATS is an open source messaging system.[^1]\n[^1]: https://nats.io/about\n"
+             "Synadia raised a $25M Series A led by Forbion.[^2]\n[^2]: https://www.techcrunch.com/2022/03/01/synadia-raises\n")
+    result = run(draft)
+    assert result.body == ("NATS is an open source messaging system. [^E1]\n\n"
+                           "Synadia raised a $25M Series A led by Forbion. [^1]\n")
+    assert [c["status"] for c in result.report.to_json()["citations"]] == ["verified", "verified"]
+    assert any("no blank line" in w for w in warnings(result))
+
+
+def test_an_indented_continuation_is_still_part_of_its_definition():
+    draft = "NATS is fast.[^1]\n\n[^1]: https://nats.io/about\n    more about the page\n"
+    result = run(draft)
+    assert "more about the page" not in result.body and not any("no blank line" in w for w in warnings(result))

@@ -23,9 +23,31 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 _START = re.compile(r"(?i)https?://|(?<![\w.@/:\\-])www\.")
-_BODY = re.compile(r"[^\s<>\[\]`]*")
+_STOP = set("<>[]`\"")
+
+
+def _body_end(text: str, pos: int, end: int) -> int:
+    """Where a bare URL that starts its body at ``pos`` ends.
+
+    The host may hold non-ASCII letters (an IDN); after it, only printable ASCII — a
+    writer glues prose to URLs ("…/x。这是…", "…/x—the company…", a zero-width space),
+    and those words must stay prose, never be removed as part of the URL."""
+    in_host = True
+    i = pos
+    while i < end:
+        ch = text[i]
+        if ch.isspace() or ch in _STOP:
+            break
+        if ch in "/?#":
+            in_host = False
+        elif ord(ch) > 0x7E:
+            if not in_host or unicodedata.category(ch)[0] not in "LNM":
+                break
+        i += 1
+    return i
 _TRAILING = "?!.,:;*_~'\"\\"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -63,8 +85,7 @@ def find_bare_urls(text: str, start: int = 0, end: int | None = None) -> list[tu
         m = _START.search(text, pos, end)
         if m is None:
             break
-        body = _BODY.match(text, m.end(), end)
-        url = _trim(_balanced(text[m.start() : body.end() if body else m.end()]))
+        url = _trim(_balanced(text[m.start() : _body_end(text, m.end(), end)]))
         if len(url) > len(m.group()) and url[len(m.group()) :].strip("/"):
             out.append((m.start(), m.start() + len(url)))
             pos = m.start() + len(url)

@@ -32,6 +32,7 @@ first two can carry URLs, the last never changes.
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -63,13 +64,17 @@ def bare_numbers(group: str) -> list[str] | None:
     return numbers
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
 _NUMERIC_TEXT = re.compile(r"\s*(\d{1,3})\s*")
-_WEB_URL = re.compile(r"(?i)^(?:https?://|www\.)")
+# What a browser opens as a web address: http(s) with any run of slashes or backslashes
+# ("https:/x.io", "https:\\x.io"), protocol-relative "//x.io", and GFM's scheme-less "www.".
+_WEB_URL = re.compile(r"(?i)^(?:https?:[/\\]+|[/\\]{2}(?=[^/\\\s])|www\.)")
 _WS = " \t"
 
 
 def is_web_url(href: str | None) -> bool:
-    """http(s) URLs and GFM's scheme-less ``www.`` form: what the no-unretrieved-URL rule covers."""
-    return bool(href) and bool(_WEB_URL.match(href.strip()))
+    """Link targets the no-unretrieved-URL rule covers: http(s) (however many slashes),
+    protocol-relative ``//host`` and GFM's scheme-less ``www.`` — entities decoded first,
+    since a renderer decodes them (``&#104;ttps://``)."""
+    return bool(href) and bool(_WEB_URL.match(html.unescape(href).strip()))
 
 
 @dataclass(frozen=True)

@@ -249,6 +249,29 @@ def _final_labels(
     return fates, labels
 
 
+def _release_lazy_prose(doc: ParsedDoc, keys: frozenset[str], report: ReconcileReport) -> ParsedDoc:
+    """Prose a writer put right under a footnote definition, with no blank line, is by
+    footnote syntax a lazy continuation of that definition — and would be deleted with
+    it, since definitions are rebuilt from ground truth. It was meant as the next
+    paragraph: give it the blank line it lacks (indented continuations stay)."""
+    lines = doc.source.splitlines(keepends=True)
+    starts: list[int] = []
+    for d in doc.definitions:
+        if d.label.lower() in keys or not lines[d.line_start].startswith("[^"):
+            continue  # protected text is the analyst's; inside a container, lines carry its marks
+        for ln in range(d.line_start + 1, min(d.line_end, len(lines))):
+            if lines[ln].strip() and not lines[ln][0].isspace() and lines[ln - 1].strip():
+                starts.append(ln)
+                report.warn("definition_swallowed_prose",
+                            f"text right under the definition of [^{d.label}] (no blank line) was read as prose")
+                break  # the rest of the definition's range is that paragraph's, or the next definition's
+    if not starts:
+        return doc
+    for ln in sorted(starts, reverse=True):
+        lines.insert(ln, "\n" if lines[ln - 1].endswith("\n") else "\n\n")
+    return parse("".join(lines), malformed=True)
+
+
 def reconcile(
     markdown: str,
     sources: Iterable[object] | None,
@@ -268,7 +291,8 @@ def reconcile(
 
     report = ReconcileReport()
     screened = Screened()
-    doc = screen_draft(parse(normalise_source(markdown), malformed=True), keys, allowed, screened)
+    doc = _release_lazy_prose(parse(normalise_source(markdown), malformed=True), keys, report)
+    doc = screen_draft(doc, keys, allowed, screened)
     citations, deleted_defs = _collect(doc, keys)
     decider = _Decider(doc, truth, keys, report, numbering(screened.bibliographies))
     for c in citations:
