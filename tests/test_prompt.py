@@ -325,7 +325,7 @@ def test_effective_web_search_prefers_the_section_switch():
 
 def test_the_sandbox_writer_reads_our_prompt():
     """The offline writer parses prompts; it must recover subject, section and every source."""
-    parser = pytest.importorskip("sandbox.writer_prompt")
+    import sandbox.writer_prompt as parser
     facts = {"founded_year": "2016", "workforce": {"total": 44}}
     p = _build(_set(_source(1, facts=facts, published_date="2024-03-01"), _source(2, title="")))
     parsed = parser.parse_prompt(p.user)

@@ -203,15 +203,19 @@ class SourcedeskApp(CheckRunner, App[None]):
         return describe_memo(self.loaded, store=self.store, settings=self.settings,
                              global_rejects=self.global_rejects())
 
-    def section_changed(self, section_id: str | None = None) -> None:
-        """Tell every screen on the stack that a section (or, with None, everything) changed."""
+    def notify_screens(self, handler_name: str, section_id: str | None) -> None:
+        """Call ``handler_name(section_id)`` on every screen on the stack that has it."""
         for screen in list(self.screen_stack):
-            handler = getattr(screen, "section_changed", None)
+            handler = getattr(screen, handler_name, None)
             if handler is not None:
                 try:
                     handler(section_id)
-                except Exception:  # noqa: BLE001 - a display glitch must not stop a run
-                    log.exception("screen %s failed to show a change", screen)
+                except Exception:  # noqa: BLE001 - a display glitch must not stop a run or a check
+                    log.exception("screen %s failed to show %s", screen, handler_name)
+
+    def section_changed(self, section_id: str | None = None) -> None:
+        """Tell every screen on the stack that a section (or, with None, everything) changed."""
+        self.notify_screens("section_changed", section_id)
 
     # ------------------------------------------------------------------ runs
 

@@ -166,13 +166,7 @@ class CheckRunner:
 
     def checks_changed(self, section_id: str) -> None:
         """Tell every screen that a section's check started, progressed or finished."""
-        for screen in list(self.screen_stack):
-            handler = getattr(screen, "check_changed", None)
-            if handler is not None:
-                try:
-                    handler(section_id)
-                except Exception:  # noqa: BLE001 - a display glitch must not stop a check
-                    log.exception("screen %s failed to show a check", screen)
+        self.notify_screens("check_changed", section_id)
 
     def _keep(self, check: SectionCheck) -> None:
         self.checks[check.section_id] = check
