@@ -23,8 +23,9 @@ a source the analyst has been looking at.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from core.budget import MARKER_PREFIXES, assign_markers
 from core.errors import UserError
@@ -139,7 +140,14 @@ def rebuild(
     if omitted:
         warnings.append(_truncation_warning(kept, omitted, budget))
     return base.model_copy(
-        update={"id": "", "version": 0, "sources": kept, "omitted": omitted, "excluded": excluded, "warnings": warnings},
+        update={
+            "id": "",
+            "version": 0,
+            "sources": kept,
+            "omitted": omitted,
+            "excluded": excluded,
+            "warnings": warnings,
+        },
         deep=True,
     )
 
@@ -153,8 +161,9 @@ def _plans(
     plans: dict[str, SectionPlan | None] = {}
     for section in loaded.memo.sections:
         try:
-            plans[section.id] = plan_section(loaded, section.id, settings=settings, memo_rejects=memo_rejects,
-                                             global_rejects=global_rejects)
+            plans[section.id] = plan_section(
+                loaded, section.id, settings=settings, memo_rejects=memo_rejects, global_rejects=global_rejects
+            )
         except (UserError, KeyError, ValueError):
             plans[section.id] = None
     return plans
@@ -162,7 +171,9 @@ def _plans(
 
 def _rekeyed(new: SourceSet, latest: SourceSet, before: SectionPlan | None, after: SectionPlan | None) -> SourceSet:
     """Carry a set that matched the old request over to the new one (see the module docstring)."""
-    current = before is not None and after is not None and not latest.degraded and latest.fingerprint == before.fingerprint
+    current = (
+        before is not None and after is not None and not latest.degraded and latest.fingerprint == before.fingerprint
+    )
     if current:
         return new.model_copy(update={"fingerprint": after.fingerprint, "request": after.request})
     return new
@@ -170,8 +181,11 @@ def _rekeyed(new: SourceSet, latest: SourceSet, before: SectionPlan | None, afte
 
 def _needs_rekey(latest: SourceSet, before: SectionPlan | None, after: SectionPlan | None) -> bool:
     return (
-        before is not None and after is not None and not latest.degraded
-        and latest.fingerprint == before.fingerprint and before.fingerprint != after.fingerprint
+        before is not None
+        and after is not None
+        and not latest.degraded
+        and latest.fingerprint == before.fingerprint
+        and before.fingerprint != after.fingerprint
     )
 
 
@@ -299,16 +313,21 @@ def drop_source(store: Any, section_id: str, url: str) -> SourceSet:
     again — reject its domain to keep it out of later retrievals)."""
     latest = store.latest_source_set(section_id)
     key = normalise_url(url)
-    found = [s for s in (latest.sources if latest else []) if normalise_url(s.url) == key] + \
-        [o.source for o in (latest.omitted if latest else []) if normalise_url(o.source.url) == key]
+    found = [s for s in (latest.sources if latest else []) if normalise_url(s.url) == key] + [
+        o.source for o in (latest.omitted if latest else []) if normalise_url(o.source.url) == key
+    ]
     if latest is None or not found:
         raise UserError(f"{url} is not in the section's frozen set")
     gone = found[0]
-    return store.save_source_set(rebuild(
-        latest, drop_urls={url},
-        excluded_add=[RemovedSource(url=gone.url, host=gone.host, title=gone.title, reason="excluded",
-                                    rule=DROPPED_RULE)],
-    ))
+    return store.save_source_set(
+        rebuild(
+            latest,
+            drop_urls={url},
+            excluded_add=[
+                RemovedSource(url=gone.url, host=gone.host, title=gone.title, reason="excluded", rule=DROPPED_RULE)
+            ],
+        )
+    )
 
 
 def restore_source(store: Any, section_id: str, url: str) -> SourceSet:
@@ -369,8 +388,8 @@ def promote_web_result(
 
 
 __all__ = [
-    "CurationResult",
     "DROPPED_RULE",
+    "CurationResult",
     "domain_for",
     "drop_source",
     "on_domain",

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -37,7 +38,16 @@ CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
 RESERVED_TOKENS = 2
 
 ErrorKind = Literal[
-    "auth", "payment", "forbidden", "bad_request", "not_found", "rate_limited", "server", "timeout", "network", "malformed"
+    "auth",
+    "payment",
+    "forbidden",
+    "bad_request",
+    "not_found",
+    "rate_limited",
+    "server",
+    "timeout",
+    "network",
+    "malformed",
 ]
 
 
@@ -229,15 +239,21 @@ def _status_error(response: httpx.Response, attempts: int, secret: str | None) -
     detail = f": {said}" if said else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if status == 401:
-        return ExaError("auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts)
+        return ExaError(
+            "auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts
+        )
     if status == 402:
         return ExaError(
-            "payment", status, f"Exa says the account has no credits left (402){detail} — top up the Exa account",
+            "payment",
+            status,
+            f"Exa says the account has no credits left (402){detail} — top up the Exa account",
             requests=attempts,
         )
     if status == 403:
         return ExaError(
-            "forbidden", status, f"Exa refused the request (403){detail} — the key may lack access to /search",
+            "forbidden",
+            status,
+            f"Exa refused the request (403){detail} — the key may lack access to /search",
             requests=attempts,
         )
     if status == 404:
@@ -245,9 +261,7 @@ def _status_error(response: httpx.Response, attempts: int, secret: str | None) -
             "not_found", status, "Exa answered 404 for /search — check SOURCEDESK_EXA_URL", requests=attempts
         )
     if status == 429:
-        return ExaError(
-            "rate_limited", status, f"Exa kept rate-limiting the search (429){tries}", requests=attempts
-        )
+        return ExaError("rate_limited", status, f"Exa kept rate-limiting the search (429){tries}", requests=attempts)
     if status >= 500:
         return ExaError("server", status, f"Exa had a server error ({status}){tries}{detail}", requests=attempts)
     return ExaError("bad_request", status, f"Exa rejected the search request ({status}){detail}", requests=attempts)
@@ -319,7 +333,7 @@ class ExaClient:
         if self._owns_http:
             await self._http.aclose()
 
-    async def __aenter__(self) -> "ExaClient":
+    async def __aenter__(self) -> ExaClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -346,8 +360,9 @@ class ExaClient:
             raise _transport_error(exc, 1, self.timeout, _display_url(self.base_url)) from None
         attempts = outcome.requests
         if outcome.response is None:
-            raise _transport_error(outcome.error or RuntimeError("no response"), attempts, self.timeout,
-                                   _display_url(self.base_url))
+            raise _transport_error(
+                outcome.error or RuntimeError("no response"), attempts, self.timeout, _display_url(self.base_url)
+            )
         response = outcome.response
         if not 200 <= response.status_code < 300:
             raise _status_error(response, attempts, self._key)
@@ -355,8 +370,12 @@ class ExaClient:
             data = response.json()
         except (ValueError, UnicodeDecodeError):
             kind = "an HTML page" if "html" in response.headers.get("content-type", "") else "a body that is not JSON"
-            raise ExaError("malformed", response.status_code, f"Exa answered with {kind} instead of search results",
-                           requests=attempts) from None
+            raise ExaError(
+                "malformed",
+                response.status_code,
+                f"Exa answered with {kind} instead of search results",
+                requests=attempts,
+            ) from None
         try:
             result = parse_search_response(data)
         except ExaError as err:
@@ -366,8 +385,10 @@ class ExaClient:
         self.cost_total += result.cost_total
         log.info(
             "exa search: %d results, cost $%.4f, %s ms, request %s, %d HTTP request(s)",
-            len(result.results), result.cost_total,
+            len(result.results),
+            result.cost_total,
             f"{result.search_time_ms:.0f}" if result.search_time_ms is not None else "?",
-            result.request_id or "?", attempts,
+            result.request_id or "?",
+            attempts,
         )
         return result

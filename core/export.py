@@ -31,9 +31,9 @@ reconcile on what a marker, a definition, a block and code are:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from markdown_it.token import Token
 
@@ -141,9 +141,7 @@ def _read(section: SectionText) -> _Note:
     for i, d in enumerate(doc.definitions):
         definitions.setdefault(d.label, i)
     note = _Note(section, doc, tokens, definitions)
-    note.body_markers = [
-        i for i, m in enumerate(doc.markers) if m.kind == "footnote" and m.definition is None
-    ]
+    note.body_markers = [i for i, m in enumerate(doc.markers) if m.kind == "footnote" and m.definition is None]
     return note
 
 
@@ -405,7 +403,7 @@ def assemble_memo(
 
     labels = _Keys(written_keys)
     out = [f"# {_norm_space(title)}"]
-    for section, note in zip(sections, notes):
+    for section, note in zip(sections, notes, strict=False):
         if note is None:
             out.append(
                 f"## {_norm_space(section.title)}\n\n"

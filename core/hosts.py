@@ -21,6 +21,7 @@ dot, in Unicode or Punycode; all parsing goes through ``core.urls``.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -71,10 +72,8 @@ def _in_callers_script(result: str, given: str) -> str:
             try:
                 label = idna.decode(label)
             except (idna.IDNAError, UnicodeError):
-                try:  # symbol labels IDNA2008 refuses but core.urls accepts
+                with contextlib.suppress(UnicodeError):  # symbol labels IDNA2008 refuses but core.urls accepts
                     label = label[4:].encode("ascii").decode("punycode")
-                except UnicodeError:
-                    pass
         labels.append(label)
     return ".".join(labels)
 

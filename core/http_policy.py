@@ -9,12 +9,13 @@ timeouts); 400/401/402/403/404/422 are answers, not accidents.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Awaitable, Callable
 
 import httpx
 
@@ -103,9 +104,9 @@ class RateLimiter:
                 await asyncio.sleep((1.0 - self._tokens) * self.per / self.rate + 0.001)
 
 
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, float, float, int | None], RateLimiter]]" = (
-    weakref.WeakKeyDictionary()
-)
+_limiters: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, float, float, int | None], RateLimiter]
+] = weakref.WeakKeyDictionary()
 
 
 def shared_limiter(key: str, rate: float, per: float = 1.0, burst: int | None = None) -> RateLimiter:
@@ -178,10 +179,8 @@ async def send_with_retries(
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         ms = response.headers.get("retry-after-ms")
         if ms:
-            try:
+            with contextlib.suppress(ValueError):
                 retry_after = max(float(ms) / 1000.0, 0.0)
-            except ValueError:
-                pass
         await response.aclose()
         waited = policy.delay(attempt, retry_after, rng)
         await sleep(waited)

@@ -8,7 +8,7 @@ error messages and template checking) lives in ``core.memo_loader``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
@@ -109,11 +109,7 @@ def _entry_tag(value: Any) -> str | None:
 
 
 SourceEntry = Annotated[
-    Union[
-        Annotated[ExaEntry, Tag("exa")],
-        Annotated[FilesEntry, Tag("files")],
-        Annotated[PluginEntry, Tag("plugin")],
-    ],
+    Annotated[ExaEntry, Tag("exa")] | Annotated[FilesEntry, Tag("files")] | Annotated[PluginEntry, Tag("plugin")],
     Discriminator(
         _entry_tag,
         custom_error_type="union_tag_not_found",
@@ -157,7 +153,7 @@ class Memo(_Model):
         return v
 
     @model_validator(mode="after")
-    def _unique_section_ids(self) -> "Memo":
+    def _unique_section_ids(self) -> Memo:
         seen: set[str] = set()
         for s in self.sections:
             if s.id in seen:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -44,7 +44,7 @@ class PinEdit:
 class _Loader(yaml.SafeLoader):
     """Dates stay text, as in core.memo_loader (the comparison must see what the memo sees)."""
 
-    yaml_implicit_resolvers = {
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
         first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
@@ -132,9 +132,8 @@ def _expected(data: Any, section_id: str, new: str) -> Any:
         if isinstance(section, dict) and section.get("id") == section_id:
             key = "include-sources" if "include-sources" in section else "include_sources"
             for entry in section.get(key) or []:
-                if isinstance(entry, dict) and entry.get("provider") == "exa":
-                    if "pin" in entry or new != "entity":
-                        entry["pin"] = new
+                if isinstance(entry, dict) and entry.get("provider") == "exa" and ("pin" in entry or new != "entity"):
+                    entry["pin"] = new
     return want
 
 

@@ -144,7 +144,11 @@ def _field_at(loc: tuple[Any, ...]) -> _FieldAt:
         elif origin in (typing.Union, types.UnionType):
             members = [_unwrap(m) for m in typing.get_args(tp) if m is not type(None)]
             chosen = next(
-                (m for m in members if (_is_model(m) and str(el) in _tag_values(m)) or getattr(m, "__name__", None) == el),
+                (
+                    m
+                    for m in members
+                    if (_is_model(m) and str(el) in _tag_values(m)) or getattr(m, "__name__", None) == el
+                ),
                 None,
             )
             if chosen is not None:  # the element was a union tag ("exa", "bool")
@@ -257,7 +261,9 @@ def describe_error(err: dict[str, Any], root: yaml.Node | None) -> Problem:
         }.get(phrase)
         return expect(phrase, hint)
     if kind == "literal_error":
-        allowed = [str(v) for v in typing.get_args(annotation)] if typing.get_origin(annotation) is typing.Literal else []
+        allowed = (
+            [str(v) for v in typing.get_args(annotation)] if typing.get_origin(annotation) is typing.Literal else []
+        )
         close = difflib.get_close_matches(str(value), allowed, n=1, cutoff=0.5) if allowed else []
         phrase = " or ".join(repr(a) for a in allowed) if allowed else str(ctx.get("expected", "an allowed value"))
         return expect(phrase, f"did you mean {close[0]!r}?" if close else None)
@@ -272,7 +278,9 @@ def describe_error(err: dict[str, Any], root: yaml.Node | None) -> Problem:
         if kind == "too_short":
             n = ctx.get("min_length", 1)
             phrase = f"at least {n} item{'s' if n != 1 else ''}"
-            hint = "add at least one section (see `sourcedesk init` for a standard outline)" if key == "sections" else None
+            hint = (
+                "add at least one section (see `sourcedesk init` for a standard outline)" if key == "sections" else None
+            )
         else:
             n = ctx.get("max_length")
             phrase, hint = f"at most {n} items", None
@@ -297,7 +305,7 @@ def describe_error(err: dict[str, Any], root: yaml.Node | None) -> Problem:
         tags = [t.strip(" '") for t in str(expected).split(",") if t.strip(" '")]
         close = difflib.get_close_matches(str(ctx.get("tag", "")), tags, n=1, cutoff=0.5)
         disc = str(ctx.get("discriminator", "provider")).strip("'")
-        _, shown_disc, _ = locate(root, loc + (disc,), missing=True)
+        _, shown_disc, _ = locate(root, (*loc, disc), missing=True)
         problem.path = shown_disc
         problem.expected, problem.got = " or ".join(repr(t) for t in tags), repr(str(ctx.get("tag")))
         problem.hint = f"did you mean {close[0]!r}?" if close else None
@@ -329,7 +337,7 @@ def merge_same_place(problems: list[Problem]) -> list[Problem]:
     the mapping alternative has a problem *inside* it, the shape was right: only that one counts."""
 
     def inside(deeper: str, outer: str) -> bool:
-        return deeper.startswith(outer + ".") or deeper.startswith(outer + "[")
+        return deeper.startswith((outer + ".", outer + "["))
 
     problems = [p for p in problems if not (p.expected and any(inside(q.path, p.path) for q in problems))]
     out: list[Problem] = []

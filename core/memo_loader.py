@@ -162,7 +162,7 @@ def _parse_with(loader_cls: type, text: str, shown: str) -> tuple[yaml.Node | No
         raise MemoError(f"{shown}: YAML syntax error: {exc}", hint=_yaml_hint(str(exc), None)) from None
     except RecursionError:
         raise MemoError(f"{shown}: the YAML is nested too deeply to read", hint="simplify the file") from None
-    except Exception as exc:  # e.g. a malformed number the YAML constructor chokes on
+    except Exception as exc:  # noqa: BLE001 - any constructor failure (e.g. a malformed number) is a memo error
         raise MemoError(f"{shown}: could not read the YAML ({exc})", hint="check the values near the error") from None
     finally:
         loader.dispose()
@@ -194,7 +194,7 @@ def _error(shown: str, problems: list[Problem]) -> MemoValidationError:
     if len(problems) == 1:
         return MemoValidationError(lines[0], problems[0].hint, problems)
     body = "\n".join(
-        f"  {line}" + (f"\n      hint: {p.hint}" if p.hint else "") for line, p in zip(lines, problems)
+        f"  {line}" + (f"\n      hint: {p.hint}" if p.hint else "") for line, p in zip(lines, problems, strict=False)
     )
     more = len(problems) - MAX_REPORTED
     tail = f"\n  … and {more} more" if more > 0 else ""
@@ -298,8 +298,14 @@ def _provider_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"])
-                    problems.append(Problem(node_line(node), shown, f"{where}: {first['msg']}",
-                                            f"see the {entry.provider} provider's documentation"))
+                    problems.append(
+                        Problem(
+                            node_line(node),
+                            shown,
+                            f"{where}: {first['msg']}",
+                            f"see the {entry.provider} provider's documentation",
+                        )
+                    )
     return problems
 
 

@@ -7,7 +7,7 @@ can render them without knowing which provider produced them.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import yaml
@@ -17,7 +17,7 @@ from core.urls import host_of
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Source(BaseModel):

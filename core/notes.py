@@ -14,10 +14,11 @@ crash or a failed run can never leave a half-written note behind.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import yaml
 
@@ -79,8 +80,8 @@ class NoteRecord:
         generated = self.generated_at
         if isinstance(generated, datetime):
             if generated.tzinfo is None:
-                generated = generated.replace(tzinfo=timezone.utc)
-            generated = generated.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+                generated = generated.replace(tzinfo=UTC)
+            generated = generated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         return {
             "section": self.section,
             "title": _one_line(self.title),
@@ -159,7 +160,7 @@ def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, 
         ) from None
     if not isinstance(data, dict):
         raise NoteFormatError(f"{where}the frontmatter must be a mapping of keys to values.")
-    return data, text[match.end():]
+    return data, text[match.end() :]
 
 
 def write_note_atomic(path: Path | str, text: str) -> Path:

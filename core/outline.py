@@ -22,8 +22,8 @@ Retrieval choices per section, and why:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import yaml
 

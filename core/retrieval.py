@@ -30,7 +30,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def plan_section(
     """Resolve the section's request without any I/O beyond the memo already loaded."""
     memo = loaded.memo
     section = memo.section(section_id)
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     ctx = ProviderContext(
         memo=memo,
         section=section,
@@ -108,7 +108,7 @@ def plan_section(
 
 
 def _aware(dt: datetime) -> datetime:
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _good_versions(store: Any, section_id: str, fingerprint: str) -> list[SourceSet]:
@@ -145,9 +145,7 @@ def _label(source: Source) -> str:
     return source.title or source.host or source.url
 
 
-async def _fetch_entries(
-    plan: SectionPlan, settings: Settings, exa_client: ExaClient | None
-) -> list[ProviderResult]:
+async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaClient | None) -> list[ProviderResult]:
     """Every entry, in order; each failure is contained to its entry."""
     section = plan.context.section
     results: list[ProviderResult] = []
@@ -168,7 +166,7 @@ async def _fetch_entries(
             except ExaError as exc:
                 result = ProviderResult(requests=exc.requests)
                 failed = f"{exc.message} — {what} returned no sources; {WRITER_ONLY}"
-            except Exception as exc:  # noqa: BLE001 - one entry must never sink the section
+            except Exception as exc:
                 log.exception("retrieval of %s in section %s failed", what, section.id)
                 failed = f"{what} failed unexpectedly ({type(exc).__name__}: {exc}); {WRITER_ONLY}"
         if failed:
@@ -195,15 +193,24 @@ def _assemble(plan: SectionPlan, loaded: LoadedMemo, results: list[ProviderResul
             if key in first_entry:
                 duplicates += 1
                 excluded.append(
-                    RemovedSource(url=source.url, host=source.host, title=source.title, reason="duplicate",
-                                  rule=f"entry {first_entry[key] + 1}")
+                    RemovedSource(
+                        url=source.url,
+                        host=source.host,
+                        title=source.title,
+                        reason="duplicate",
+                        rule=f"entry {first_entry[key] + 1}",
+                    )
                 )
                 continue
             first_entry[key] = index
             sources.append(source)
     if duplicates:
-        warnings.append(RunWarning(code="info", message=f"{duplicates} source(s) returned by more than one "
-                                   "entry were kept once (first entry wins)"))
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"{duplicates} source(s) returned by more than one entry were kept once (first entry wins)",
+            )
+        )
     kept, omitted = pack(sources, plan.budget_chars)
     kept = assign_markers(kept, {**MARKER_PREFIXES, **marker_prefixes()})
     if omitted:
@@ -234,10 +241,9 @@ def _assemble(plan: SectionPlan, loaded: LoadedMemo, results: list[ProviderResul
 
 
 def _same_outcome(a: SourceSet, b: SourceSet) -> bool:
-    return (
-        [s.url for s in a.sources] == [s.url for s in b.sources]
-        and [w.message for w in a.warnings] == [w.message for w in b.warnings]
-    )
+    return [s.url for s in a.sources] == [s.url for s in b.sources] and [w.message for w in a.warnings] == [
+        w.message for w in b.warnings
+    ]
 
 
 async def retrieve_section_outcome(
@@ -251,10 +257,14 @@ async def retrieve_section_outcome(
     exa_client: ExaClient | None = None,
     now: datetime | None = None,
 ) -> RetrievalOutcome:
-    now = _aware(now or datetime.now(timezone.utc))
+    now = _aware(now or datetime.now(UTC))
     plan = plan_section(
-        loaded_memo, section_id, settings=settings, memo_rejects=store.rejects(),
-        global_rejects=global_rejects, now=now,
+        loaded_memo,
+        section_id,
+        settings=settings,
+        memo_rejects=store.rejects(),
+        global_rejects=global_rejects,
+        now=now,
     )
     good = _good_versions(store, section_id, plan.fingerprint)
     if good and not refresh:
@@ -263,9 +273,9 @@ async def retrieve_section_outcome(
             return RetrievalOutcome(source_set=good[0], reused=True)
 
     owned = None
-    if exa_client is None and any(e.provider == "exa" for e in plan.context.section.include_sources):
-        if settings.retrieval_enabled:
-            exa_client = owned = exa_client_from_settings(settings)
+    wants_exa = any(e.provider == "exa" for e in plan.context.section.include_sources)
+    if exa_client is None and wants_exa and settings.retrieval_enabled:
+        exa_client = owned = exa_client_from_settings(settings)
     try:
         results = await _fetch_entries(plan, settings, exa_client)
     finally:
@@ -286,8 +296,12 @@ async def retrieve_section_outcome(
 
     if fresh.degraded:
         latest = store.latest_source_set(section_id)
-        if latest is not None and latest.degraded and latest.fingerprint == fresh.fingerprint \
-                and _same_outcome(latest, fresh):
+        if (
+            latest is not None
+            and latest.degraded
+            and latest.fingerprint == fresh.fingerprint
+            and _same_outcome(latest, fresh)
+        ):
             # The same failure again: don't pile up identical empty versions.
             return RetrievalOutcome(source_set=latest, requests=fresh.requests)
     saved = store.save_source_set(fresh)
@@ -307,8 +321,14 @@ async def retrieve_section(
 ) -> SourceSet:
     """The section's source set: reused when fresh, retrieved (and saved as a new version) when not."""
     outcome = await retrieve_section_outcome(
-        loaded_memo, section_id, store=store, settings=settings, global_rejects=global_rejects,
-        refresh=refresh, exa_client=exa_client, now=now,
+        loaded_memo,
+        section_id,
+        store=store,
+        settings=settings,
+        global_rejects=global_rejects,
+        refresh=refresh,
+        exa_client=exa_client,
+        now=now,
     )
     return outcome.source_set
 
@@ -333,8 +353,12 @@ def reapply_rejections(
     from core.exclusions import assemble
 
     plan = plan_section(
-        loaded_memo, section_id, settings=settings, memo_rejects=store.rejects(),
-        global_rejects=global_rejects, now=now,
+        loaded_memo,
+        section_id,
+        settings=settings,
+        memo_rejects=store.rejects(),
+        global_rejects=global_rejects,
+        now=now,
     )
     versions = [v for v in reversed(store.source_set_versions(section_id)) if not v.degraded]
     if not versions:
@@ -349,25 +373,44 @@ def reapply_rejections(
         if hit is None:
             keep.append(source.model_copy(update={"marker": None}))
         else:
-            removed.append(RemovedSource(url=source.url, host=source.host, title=source.title, reason=hit.reason,
-                                         rule=hit.rule))
+            removed.append(
+                RemovedSource(url=source.url, host=source.host, title=source.title, reason=hit.reason, rule=hit.rule)
+            )
     if not removed and base.fingerprint == plan.fingerprint:
         return None
     kept, omitted = pack(keep, plan.budget_chars)
     kept = assign_markers(kept, {**MARKER_PREFIXES, **marker_prefixes()})
     warnings = [w for w in base.warnings if w.code not in ("truncated", "stale")]
     if removed:
-        warnings.append(RunWarning(code="excluded", message=f"removed {len(removed)} source(s) from the frozen set "
-                                   f"{base.id} after rejecting: " + ", ".join(sorted({r.rule for r in removed}))))
+        warnings.append(
+            RunWarning(
+                code="excluded",
+                message=f"removed {len(removed)} source(s) from the frozen set "
+                f"{base.id} after rejecting: " + ", ".join(sorted({r.rule for r in removed})),
+            )
+        )
     if omitted:
-        warnings.append(RunWarning(code="truncated", message=f"{len(omitted)} source(s) omitted by the "
-                                   f"{plan.budget_chars:,}-character budget: "
-                                   + _size_list([(_label(o.source), o.size) for o in omitted])))
-    curated = base.model_copy(update={
-        "fingerprint": plan.fingerprint, "request": plan.request, "sources": kept, "omitted": omitted,
-        "excluded": [*base.excluded, *removed], "warnings": warnings, "budget_chars": plan.budget_chars,
-        "created_at": base.created_at, "requests": 0, "cost_dollars": 0.0,
-    })
+        warnings.append(
+            RunWarning(
+                code="truncated",
+                message=f"{len(omitted)} source(s) omitted by the "
+                f"{plan.budget_chars:,}-character budget: " + _size_list([(_label(o.source), o.size) for o in omitted]),
+            )
+        )
+    curated = base.model_copy(
+        update={
+            "fingerprint": plan.fingerprint,
+            "request": plan.request,
+            "sources": kept,
+            "omitted": omitted,
+            "excluded": [*base.excluded, *removed],
+            "warnings": warnings,
+            "budget_chars": plan.budget_chars,
+            "created_at": base.created_at,
+            "requests": 0,
+            "cost_dollars": 0.0,
+        }
+    )
     return store.save_source_set(curated)
 
 
@@ -424,10 +467,16 @@ async def retrieve_memo_outcomes(
                 async with semaphore:
                     try:
                         return await retrieve_section_outcome(
-                            loaded, section_id, store=store, settings=settings, global_rejects=global_rejects,
-                            refresh=refresh, exa_client=exa_client, now=now,
+                            loaded,
+                            section_id,
+                            store=store,
+                            settings=settings,
+                            global_rejects=global_rejects,
+                            refresh=refresh,
+                            exa_client=exa_client,
+                            now=now,
                         )
-                    except Exception as exc:  # noqa: BLE001 - other sections carry on
+                    except Exception as exc:
                         log.exception("retrieval of section %s failed", section_id)
                         return _failed_outcome(section_id, exc)
 

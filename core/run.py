@@ -17,16 +17,18 @@ its own note file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import logging
 import secrets
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -186,10 +188,8 @@ async def _until_cancelled(awaitable: Awaitable[T], cancel: asyncio.Event | None
     finally:
         if not task.done():
             task.cancel()
-            try:
+            with contextlib.suppress(BaseException):  # we only care that it stopped
                 await task
-            except BaseException:  # noqa: BLE001 - we only care that it stopped
-                pass
         waiter.cancel()
     if task.cancelled():
         raise RunCancelled()
@@ -201,7 +201,7 @@ def _emit(progress: Progress | None, section_id: str, stage: Stage) -> None:
         return
     try:
         progress(section_id, stage)
-    except Exception:  # noqa: BLE001 - a broken progress display must not break the run
+    except Exception:
         log.exception("progress callback failed for %s/%s", section_id, stage)
 
 
@@ -252,7 +252,7 @@ async def run_section(
             f"{loaded_memo.path}: no section with id {section_id!r}",
             hint=f"valid section ids: {', '.join(s.id for s in memo.sections)}",
         ) from None
-    started = now or datetime.now(timezone.utc)
+    started = now or datetime.now(UTC)
     run_id = _new_run_id(started)
     path = note_path(loaded_memo.dir, memo, section_id)
     # An OpenAI-compatible writer has no web search: the retrieved set is all it may cite.
@@ -278,8 +278,14 @@ async def run_section(
             global_rejects = GlobalStore().rejects()
         retrieval = await _until_cancelled(
             retrieve_section_outcome(
-                loaded_memo, section_id, store=store, settings=settings, global_rejects=global_rejects,
-                refresh=refresh, exa_client=exa_client, now=now,
+                loaded_memo,
+                section_id,
+                store=store,
+                settings=settings,
+                global_rejects=global_rejects,
+                refresh=refresh,
+                exa_client=exa_client,
+                now=now,
             ),
             cancel,
         )
@@ -313,7 +319,9 @@ async def run_section(
         try:
             response: WriterResponse = await _until_cancelled(
                 writer.complete(
-                    prompt, web_search=web_search, domain_filter=domain_filter or None,
+                    prompt,
+                    web_search=web_search,
+                    domain_filter=domain_filter or None,
                     temperature=memo.writer.temperature,
                 ),
                 cancel,
@@ -383,8 +391,7 @@ async def run_section(
         if previous is not None:
             record["previous_note"] = previous
             outcome.warnings.append(
-                "the previous note had edits made outside sourcedesk; its text is kept in run "
-                f"{run_id} (previous_note)"
+                f"the previous note had edits made outside sourcedesk; its text is kept in run {run_id} (previous_note)"
             )
         write_note_atomic(path, note)
         outcome.note_path = path
@@ -402,7 +409,7 @@ async def run_section(
         record["error"] = {"kind": exc.kind, "status": exc.status, "message": exc.message}
     except UserError as exc:
         _fail(outcome, "user", f"{exc}; the previous note is unchanged")
-    except Exception as exc:  # noqa: BLE001 - one section's bug must not stop the others
+    except Exception as exc:
         log.exception("section %s failed while %s", section_id, stage)
         _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
     _finish(store, record, outcome, t0, progress)
@@ -442,7 +449,7 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
     record.update(
         status=outcome.status,
         message=outcome.message,
-        finished_at=datetime.now(timezone.utc).isoformat(),
+        finished_at=datetime.now(UTC).isoformat(),
         report=outcome.report,
         outcome=outcome.to_json(),
         timings=dict(outcome.timings),
@@ -454,7 +461,7 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
         if outcome.ok:  # only a written note has a new hash
             state["note_sha256"] = record.get("note_sha256")
         store.update_section_state(outcome.section, state)
-    except Exception as exc:  # noqa: BLE001 - the note is already safe; say the record is missing
+    except Exception as exc:
         log.exception("could not record run of section %s", outcome.section)
         outcome.warnings.append(_short(f"the run could not be recorded in the memo store: {exc}"))
 
@@ -495,8 +502,16 @@ async def run_memo(
             async def one(section_id: str) -> RunOutcome:
                 async with semaphore:
                     return await run_section(
-                        loaded, section_id, store=store, settings=settings, refresh=refresh, writer=writer,
-                        exa_client=exa_client, global_rejects=global_rejects, progress=progress, now=now,
+                        loaded,
+                        section_id,
+                        store=store,
+                        settings=settings,
+                        refresh=refresh,
+                        writer=writer,
+                        exa_client=exa_client,
+                        global_rejects=global_rejects,
+                        progress=progress,
+                        now=now,
                         cancel=cancel,
                     )
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,7 @@ def _int(value: Any) -> int:
 
 
 def _aware(dt: datetime) -> datetime:
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def same_sources(a: SourceSet | None, b: SourceSet | None) -> bool:
@@ -131,8 +131,9 @@ def describe_section(
     view = SectionView(section=section, index=memo.section_index(section_id), status="never run")
     view.source_set = store.latest_source_set(section_id)
     try:
-        plan = plan_section(loaded, section_id, settings=settings, memo_rejects=store.rejects(),
-                            global_rejects=global_rejects, now=now)
+        plan = plan_section(
+            loaded, section_id, settings=settings, memo_rejects=store.rejects(), global_rejects=global_rejects, now=now
+        )
         view.fingerprint_now = plan.fingerprint
         ttl_hours = plan.ttl_hours
     except (UserError, KeyError, ValueError) as exc:  # a provider that cannot plan: said, not raised
@@ -192,7 +193,7 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
     if view.fingerprint_now and view.fingerprint_now != latest.fingerprint:
         return "memo.yaml or the rejections changed since the sources were retrieved; a run retrieves again"
     if ttl_hours is not None:
-        age = _aware(now or datetime.now(timezone.utc)) - _aware(latest.created_at)
+        age = _aware(now or datetime.now(UTC)) - _aware(latest.created_at)
         if age >= timedelta(hours=ttl_hours):
             return f"the sources are older than the {ttl_hours:g} h TTL; a run retrieves again"
     return ""

@@ -14,8 +14,9 @@ from typing import Any, Literal
 import yaml
 from platformdirs import user_config_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr
-from core.secrets import register_secret
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from core.secrets import register_secret
 
 APP = "sourcedesk"
 
@@ -59,9 +60,7 @@ class Settings(BaseSettings):
 
     exa_url: str = "https://api.exa.ai"
     writer_url: str = "https://api.perplexity.ai"
-    exa_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key")
-    )
+    exa_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key"))
     perplexity_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("PERPLEXITY_API_KEY", "perplexity_api_key")
     )

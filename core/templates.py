@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Mapping
 from datetime import date
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from core.errors import UserError
 from core.urls import host_of, strip_www
@@ -55,7 +56,7 @@ class TemplateError(UserError):
     """A template refers to a variable that does not exist, or has broken braces."""
 
 
-def template_variables(memo: "Memo", section: "Section | None" = None, *, today: date | None = None) -> dict[str, str]:
+def template_variables(memo: Memo, section: Section | None = None, *, today: date | None = None) -> dict[str, str]:
     """Every variable a query in ``section`` may use, with its value ("" when unset)."""
     today = today or date.today()
     subject = memo.subject

@@ -69,7 +69,7 @@ def _prepare(url: str) -> str:
     url = url.strip(_C0_AND_SPACE).translate(_DROP_TAB_NEWLINE)
     http = _HTTP_PREFIX_RE.match(url)
     if http:
-        return f"{http.group(1).lower()}://{_slashes_before_query(url[http.end():])}"
+        return f"{http.group(1).lower()}://{_slashes_before_query(url[http.end() :])}"
     if _SCHEME_RE.match(url):
         scheme, rest = url.split("://", 1)
         if scheme.lower() in _SPECIAL_SCHEMES:

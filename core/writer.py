@@ -28,7 +28,8 @@ import asyncio
 import json
 import random
 import re
-from typing import Any, Awaitable, Callable, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 import httpx
 from pydantic import SecretStr
@@ -255,10 +256,7 @@ class WriterClient:
         self._rng = rng
 
     def __repr__(self) -> str:  # never the key
-        return (
-            f"WriterClient(url={self.url!r}, model={self.model!r}, flavor={self.flavor!r}, "
-            f"stream={self.stream})"
-        )
+        return f"WriterClient(url={self.url!r}, model={self.model!r}, flavor={self.flavor!r}, stream={self.stream})"
 
     # -- request
 
@@ -316,9 +314,7 @@ class WriterClient:
     ) -> WriterResponse:
         """One section's completion. ``on_text`` (streaming only) sees the text so far."""
         if self._key is None and self.flavor == "perplexity":
-            raise WriterError(
-                "auth", None, "no API key for the writer — set PERPLEXITY_API_KEY", requests=0
-            )
+            raise WriterError("auth", None, "no API key for the writer — set PERPLEXITY_API_KEY", requests=0)
         body = self.request_body(
             prompt, web_search=web_search, domain_filter=domain_filter, temperature=temperature, extra=extra
         )
@@ -379,7 +375,7 @@ class WriterClient:
         response: httpx.Response,
         attempts: int,
         on_text: Callable[[str], None] | None,
-        scrub: "_Scrubber",
+        scrub: _Scrubber,
     ) -> WriterResponse:
         decoder, acc = SSEDecoder(), StreamAccumulator()
         try:

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 SEARCH_RESULT_FIELDS = ("url", "title", "date", "last_updated", "snippet", "source")
 
@@ -268,7 +269,7 @@ def _split_reasoning(content: str) -> tuple[str, str]:
     m = _THINK_RE.match(content)
     if not m:
         return "", content
-    return m.group(1).strip(), content[m.end():]
+    return m.group(1).strip(), content[m.end() :]
 
 
 def _first_choice(data: dict[str, Any]) -> dict[str, Any]:

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import re
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-
-import contextlib
-import re
-import socket
-import subprocess
-import sys
 
 from core.settings import Settings
 
@@ -59,7 +58,7 @@ def write_bench_memo(root: Path, sections: int = 12) -> Path:
             f"  - id: {sid}",
             f"    title: {sid.replace('-', ' ').title()}",
             "    include-sources:",
-            f"      - {{provider: exa, query: \"{query}\", num-results: 5, pin: {pin}}}",
+            f'      - {{provider: exa, query: "{query}", num-results: 5, pin: {pin}}}',
         ]
     (root / "memo.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
@@ -81,9 +80,21 @@ def sandbox_process(exa_ms: int, writer_ms: int):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "sandbox", "--port", str(port),
-         "--exa-latency-ms", str(exa_ms), "--writer-latency-ms", str(writer_ms)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tui.cli",
+            "sandbox",
+            "--port",
+            str(port),
+            "--exa-latency-ms",
+            str(exa_ms),
+            "--writer-latency-ms",
+            str(writer_ms),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         url = None
@@ -123,7 +134,7 @@ def _phase(url: str, go):
 def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
     with sandbox_process(exa_ms, writer_ms) as url, tempfile.TemporaryDirectory() as tmp:
         memo_dir = write_bench_memo(Path(tmp), sections)
-        base = dict(exa_url=url, writer_url=url, exa_api_key="bench", perplexity_api_key="bench")
+        base = {"exa_url": url, "writer_url": url, "exa_api_key": "bench", "perplexity_api_key": "bench"}
         settings = Settings(**base)
         from core.memo_loader import load_memo
 
@@ -169,8 +180,11 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
     from core.citations import reconcile
 
     srcs = [
-        {"url": f"https://site{i}.example.org/page/{i}", "title": f"Report {i} on messaging systems and funding round {i}",
-         "snippet": f"Company {i} raised {i} million in a funding round led by investor {i} for streaming."}
+        {
+            "url": f"https://site{i}.example.org/page/{i}",
+            "title": f"Report {i} on messaging systems and funding round {i}",
+            "snippet": f"Company {i} raised {i} million in a funding round led by investor {i} for streaming.",
+        }
         for i in range(sources)
     ]
     paras, defs = [], []
@@ -184,7 +198,7 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
             url = f"https://example.com/fake/{c}"
         paras.append(f"Company {c % sources} raised {c % sources} million in a funding round for streaming.[^{key}]")
         defs.append(f"[^{key}]: [Some title {c}]({url})")
-    draft = "\n\n".join(" ".join(paras[i:i + 4]) for i in range(0, len(paras), 4)) + "\n\n" + "\n".join(defs) + "\n"
+    draft = "\n\n".join(" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4)) + "\n\n" + "\n".join(defs) + "\n"
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -208,14 +222,24 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
     r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections)
-    print(f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms")
+    print(
+        f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms"
+    )
     print(f"  slowest single section (cold)     {r['slowest_single_s']:6.2f} s   (median {r['median_single_s']:.2f} s)")
-    print(f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section")
-    print(f"    requests {_requests(r['whole_requests'])}; target <= {TARGET_RATIO:.2f}x: "
-          f"{'met' if r['ratio_whole_vs_slowest'] <= TARGET_RATIO else 'MISSED'}")
-    print(f"  whole memo, frozen sets (re-run)   {r['frozen_whole_s']:6.2f} s   = {r['ratio_frozen_whole_vs_single']:.2f}x one re-run section ({r['frozen_single_s']:.2f} s)")
+    print(
+        f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section"
+    )
+    print(
+        f"    requests {_requests(r['whole_requests'])}; target <= {TARGET_RATIO:.2f}x: "
+        f"{'met' if r['ratio_whole_vs_slowest'] <= TARGET_RATIO else 'MISSED'}"
+    )
+    print(
+        f"  whole memo, frozen sets (re-run)   {r['frozen_whole_s']:6.2f} s   = {r['ratio_frozen_whole_vs_single']:.2f}x one re-run section ({r['frozen_single_s']:.2f} s)"
+    )
     print(f"    requests {_requests(r['frozen_requests'])}")
-    print(f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section")
+    print(
+        f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section"
+    )
     ms = bench_reconcile()
     print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")
     return 0

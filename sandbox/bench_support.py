@@ -17,14 +17,6 @@ from pathlib import Path
 
 from core.citations.support import MIN_RATIO, MIN_SHARED, Support, supports_text
 
-DEFAULT_DATA = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "testdata"
-    / "attribution"
-    / "attributionbench-test-sampled500.jsonl"
-)
-
 
 @dataclass(frozen=True)
 class BenchResult:
@@ -94,7 +86,12 @@ def evaluate(scored: list[tuple[Support, bool]], min_ratio: float | None = None)
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox.bench_support", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="AttributionBench JSONL file")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="AttributionBench JSONL file (not in the repo: it states no licence), e.g. attributionbench-test-sampled500.jsonl",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--sweep", action="store_true", help="also show precision/recall at other ratio floors")
     args = parser.parse_args(argv)
@@ -118,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"AttributionBench sample: n={result.n} (positives {result.tp + result.fn})")
         print(f"operating threshold: shared >= {MIN_SHARED} and ratio >= {MIN_RATIO}")
         print(f"precision {result.precision:.3f}  recall {result.recall:.3f}  accuracy {result.accuracy:.3f}")
-        print(f"tp={result.tp} fp={result.fp} tn={result.tn} fn={result.fn}  (chance precision = positive rate {result.positive_rate:.3f})")
+        print(
+            f"tp={result.tp} fp={result.fp} tn={result.tn} fn={result.fn}  (chance precision = positive rate {result.positive_rate:.3f})"
+        )
     if args.sweep:
-        print("ratio floor  precision  recall  accuracy   (min shared tokens fixed at %d)" % MIN_SHARED)
+        print(f"ratio floor  precision  recall  accuracy   (min shared tokens fixed at {MIN_SHARED})")
         for floor in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
             r = evaluate(rows, floor)
             print(f"  {floor:>9.1f}  {r.precision:>9.3f}  {r.recall:>6.3f}  {r.accuracy:>8.3f}")

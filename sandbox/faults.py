@@ -163,9 +163,7 @@ def _empty_reply(service: str) -> Reply:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
             "citations": [],
             "search_results": [],
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}
-            ],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}],
         },
     )
 

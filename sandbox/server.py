@@ -91,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
         except _QUIET_ERRORS:
             self.close_connection = True  # the client went away; nothing to tell anyone
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         if self.server.ctx.verbose:
             sys.stderr.write(f"sandbox: {format % args}\n")
 
@@ -226,7 +226,7 @@ def _answer(service: str, req: Request, ctx: SandboxContext, arrived: float | No
         return json_reply(501, {"error": f"the sandbox has no {service} half yet"})
     try:
         return handler(req, ctx)
-    except Exception:  # a sandbox bug: say so loudly, answer like a server would
+    except Exception:  # noqa: BLE001 - a sandbox bug: say so loudly, answer like a server would
         traceback.print_exc(file=sys.stderr)
         return service_error(service, 500, "sandbox handler failed", tag="INTERNAL_ERROR")
 
@@ -276,8 +276,12 @@ def _control(req: Request, server: _SandboxHTTPServer) -> Reply:
                 "service": "sourcedesk sandbox",
                 "pages": len(ctx.pages),
                 "routes": ["POST /search", "POST /chat/completions"],
-                "controls": ["GET /_sandbox/stats", "POST /_sandbox/faults", "POST /_sandbox/latency",
-                             "POST /_sandbox/reset"],
+                "controls": [
+                    "GET /_sandbox/stats",
+                    "POST /_sandbox/faults",
+                    "POST /_sandbox/latency",
+                    "POST /_sandbox/reset",
+                ],
             },
         )
     return json_reply(404, {"error": f"no route for {req.method} {req.path}"})

@@ -46,8 +46,8 @@ from typing import Any
 from sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
 from sandbox.writer_prompt import ParsedPrompt, parse_prompt
 from sandbox.writer_prose import compose
-from sandbox.writer_truth import recount
 from sandbox.writer_search import FilterError, own_search, parse_domain_filter, search_result
+from sandbox.writer_truth import recount
 
 MODEL_DOCS = "https://docs.perplexity.ai/guides/model-cards"
 # USD per million input/output tokens, and per request by search context size (per-1000 price / 1000).
@@ -109,7 +109,7 @@ def _check_messages(messages: Any) -> list[dict[str, str]]:
             raise BadRequest(f"messages[{i}]: content is required", "invalid_message")
         checked.append({"role": msg["role"], "content": _content_text(msg["content"])})
     roles = [m["role"] for m in checked]
-    rest = roles[next((i for i, r in enumerate(roles) if r != "system"), len(roles)):]
+    rest = roles[next((i for i, r in enumerate(roles) if r != "system"), len(roles)) :]
     expected = "user"
     for role in rest:
         if role != expected:
@@ -127,8 +127,10 @@ def _options(body: dict[str, Any], req: Request) -> dict[str, Any]:
     model = body.get("model")
     if not isinstance(model, str) or model not in PRICING:
         shown = model if isinstance(model, str) else json.dumps(model)
-        raise BadRequest(f"Invalid model '{shown}'. Permitted models can be found in the documentation at "
-                         f"{MODEL_DOCS}.", "invalid_model")
+        raise BadRequest(
+            f"Invalid model '{shown}'. Permitted models can be found in the documentation at {MODEL_DOCS}.",
+            "invalid_model",
+        )
     messages = _check_messages(body.get("messages"))
     try:
         domain_filter = parse_domain_filter(body.get("search_domain_filter"))
@@ -140,8 +142,7 @@ def _options(body: dict[str, Any], req: Request) -> dict[str, Any]:
     wso = body.get("web_search_options")
     size = wso.get("search_context_size") if isinstance(wso, dict) else None
     max_tokens = body.get("max_tokens")
-    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)
-                                   or max_tokens < 1):
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
         raise BadRequest("max_tokens must be a positive integer", "invalid_parameter")
     no_done = body.get("sandbox_no_done") is True or req.headers.get("x-sandbox-no-done", "").strip() in ("1", "true")
     return {
@@ -169,9 +170,11 @@ def _search_query(parsed: ParsedPrompt, last_user: str) -> str:
 
 def _think(parsed: ParsedPrompt) -> str:
     title = parsed.section_title or "this section"
-    return (f"<think>\nThe user wants the \"{title}\" section about {parsed.subject_name}. "
-            "I should use the provided sources first, then my search results, and cite each claim.\n"
-            "</think>\n\n")
+    return (
+        f'<think>\nThe user wants the "{title}" section about {parsed.subject_name}. '
+        "I should use the provided sources first, then my search results, and cite each claim.\n"
+        "</think>\n\n"
+    )
 
 
 def _truncate(content: str, max_tokens: int | None) -> tuple[str, str]:
@@ -217,10 +220,17 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
         limit = random.Random(digest + ":search").randint(5, 8)
         query = _search_query(parsed, last_user)
         pages = own_search(query, ctx.pages, opts["filter"], limit)
-        results = [search_result(p, int(hashlib.sha256((digest + p.url).encode()).hexdigest()[:8], 16), query)
-                   for p in pages]
-    composition = compose(parsed, results, corpus=ctx.pages, mode=opts["mode"], search_enabled=opts["search"],
-                          rng=random.Random(digest + ":prose"))
+        results = [
+            search_result(p, int(hashlib.sha256((digest + p.url).encode()).hexdigest()[:8], 16), query) for p in pages
+        ]
+    composition = compose(
+        parsed,
+        results,
+        corpus=ctx.pages,
+        mode=opts["mode"],
+        search_enabled=opts["search"],
+        rng=random.Random(digest + ":prose"),
+    )
     content = composition.content
     if opts["model"] in REASONING_MODELS:
         content = _think(parsed) + content
@@ -236,19 +246,21 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
         "citations": [r["url"] for r in results],
         "search_results": results,
         "object": "chat.completion",
-        "choices": [{
-            "index": 0,
-            "finish_reason": finish,
-            "message": {"role": "assistant", "content": content},
-            "delta": {"role": "assistant", "content": ""},
-        }],
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {"role": "assistant", "content": content},
+                "delta": {"role": "assistant", "content": ""},
+            }
+        ],
         "sandbox_truth": truth,
     }
 
 
 def _pieces(content: str) -> list[str]:
     words = re.findall(r"\s*\S+", content)
-    return ["".join(words[i:i + 4]) for i in range(0, len(words), 4)] or [""]
+    return ["".join(words[i : i + 4]) for i in range(0, len(words), 4)] or [""]
 
 
 def stream_events(full: dict[str, Any], *, done: bool) -> Iterator[bytes]:
@@ -259,19 +271,36 @@ def stream_events(full: dict[str, Any], *, done: bool) -> Iterator[bytes]:
     sofar = ""
     for piece in _pieces(content):
         sofar += piece
-        chunk = {**head, "object": "chat.completion.chunk", "choices": [{
-            "index": 0, "finish_reason": None,
-            "message": {"role": "assistant", "content": sofar},
-            "delta": {"role": "assistant", "content": piece},
-        }]}
-        yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode("utf-8")
-    final = {**head, "object": "chat.completion.chunk", "usage": full["usage"], "citations": full["citations"],
-             "search_results": full["search_results"], "choices": [{
-                 "index": 0, "finish_reason": full["choices"][0]["finish_reason"],
-                 "message": {"role": "assistant", "content": content},
-                 "delta": {"role": "assistant", "content": ""},
-             }], "sandbox_truth": full["sandbox_truth"]}
-    yield f"data: {json.dumps(final, ensure_ascii=False)}\n\n".encode("utf-8")
+        chunk = {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": None,
+                    "message": {"role": "assistant", "content": sofar},
+                    "delta": {"role": "assistant", "content": piece},
+                }
+            ],
+        }
+        yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
+    final = {
+        **head,
+        "object": "chat.completion.chunk",
+        "usage": full["usage"],
+        "citations": full["citations"],
+        "search_results": full["search_results"],
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": full["choices"][0]["finish_reason"],
+                "message": {"role": "assistant", "content": content},
+                "delta": {"role": "assistant", "content": ""},
+            }
+        ],
+        "sandbox_truth": full["sandbox_truth"],
+    }
+    yield f"data: {json.dumps(final, ensure_ascii=False)}\n\n".encode()
     if done:
         yield b"data: [DONE]\n\n"
 
@@ -291,6 +320,9 @@ def handle(req: Request, ctx: SandboxContext) -> Reply:
         return error_reply(exc.message, exc.kind)
     full = answer(opts, ctx)
     if opts["stream"]:
-        return Reply(200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
-                     stream=stream_events(full, done=not opts["no_done"]))
+        return Reply(
+            200,
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+            stream=stream_events(full, done=not opts["no_done"]),
+        )
     return json_reply(200, full)

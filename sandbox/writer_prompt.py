@@ -43,9 +43,23 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?P<text>.+?)\s*$")
 KEY_VALUE = re.compile(r"^\s*\**(?P<key>[A-Za-z][A-Za-z _-]{0,30}?)\**\s*:\s*(?P<value>.+?)\s*$")
 
 META_KEYS = {
-    "url", "link", "date", "published", "published date", "published_date", "publisheddate",
-    "title", "author", "host", "provider", "source", "marker", "last updated", "last_updated",
-    "score", "domain",
+    "url",
+    "link",
+    "date",
+    "published",
+    "published date",
+    "published_date",
+    "publisheddate",
+    "title",
+    "author",
+    "host",
+    "provider",
+    "source",
+    "marker",
+    "last updated",
+    "last_updated",
+    "score",
+    "domain",
 }
 SUBJECT_KEYS = ("subject", "subject name", "research subject", "company", "entity", "subject company")
 SUBJECT_URL_KEYS = ("subject url", "website", "homepage", "subject website")
@@ -191,8 +205,11 @@ def _subject(kv: dict[str, str], text: str) -> tuple[str, str | None, list[str]]
         name = re.split(r"\s[(—–|]|\(|,|;|\s-\s", name)[0]
         name = name.strip(" *_\"'`").strip()
     else:
-        m = re.search(r"\b(?:profile|memo|section|research|report)\s+(?:on|about|of|for)\s+"
-                      r"([A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*){0,3})", text)
+        m = re.search(
+            r"\b(?:profile|memo|section|research|report)\s+(?:on|about|of|for)\s+"
+            r"([A-Z][\w.&'-]*(?:\s+[A-Z][\w.&'-]*){0,3})",
+            text,
+        )
         name = m.group(1).rstrip(".") if m else ""
     if not url:
         url = next((_first_url(kv[k]) for k in SUBJECT_URL_KEYS if k in kv and _first_url(kv[k])), None)
@@ -268,8 +285,9 @@ def parse_prompt(text: str) -> ParsedPrompt:
                 header = line
                 rest = m.group("rest")
                 url = _first_url(rest)
-                current = RetrievedSource(marker=m.group("marker").upper(), url=url or "",
-                                          title=_strip_title(rest, url))
+                current = RetrievedSource(
+                    marker=m.group("marker").upper(), url=url or "", title=_strip_title(rest, url)
+                )
                 body = []
                 continue
             if is_heading and current is not None:

@@ -41,9 +41,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from core.urls import host_of, normalise_url, strip_www
 from sandbox.writer_prompt import ParsedPrompt
@@ -68,6 +69,7 @@ MEMORY_CITATION_RATE = 0.35  # strict-mode answers that still invent a footnote 
 
 # --------------------------------------------------------------------------- plan records
 
+
 @dataclass
 class Unit:
     text: str
@@ -75,7 +77,7 @@ class Unit:
     origin: str | None = None  # URL of the source the sentence came from
     marker: str | None = None  # retrieved marker of that source
     web_index: int | None = None  # its index in search_results
-    cites: list["Cite"] = field(default_factory=list)
+    cites: list[Cite] = field(default_factory=list)
     needs_source: bool = False  # the product's "[needs source]" flag after the sentence
 
 
@@ -103,9 +105,18 @@ class Composition:
 
 # --------------------------------------------------------------------------- composer
 
+
 class _Composer:
-    def __init__(self, parsed: ParsedPrompt, results: Sequence[dict[str, Any]], corpus_urls: dict[str, str],
-                 corpus_titles: dict[str, list[str]], mode: str, search_enabled: bool, rng: random.Random):
+    def __init__(
+        self,
+        parsed: ParsedPrompt,
+        results: Sequence[dict[str, Any]],
+        corpus_urls: dict[str, str],
+        corpus_titles: dict[str, list[str]],
+        mode: str,
+        search_enabled: bool,
+        rng: random.Random,
+    ):
         self.p = parsed
         self.results = list(results)
         self.corpus_urls = corpus_urls  # normalised url -> title
@@ -282,8 +293,16 @@ class _Composer:
                 title, title_ok = self._wrong_title(result, unit.text), False
             if what in ("date", "both"):
                 date_, date_ok = self._wrong_date(date_), False
-        return Cite("footnote", "wrong_metadata" if wrong else "correct", result["url"], unit.origin,
-                    title=title, date=date_, title_ok=title_ok, date_ok=date_ok)
+        return Cite(
+            "footnote",
+            "wrong_metadata" if wrong else "correct",
+            result["url"],
+            unit.origin,
+            title=title,
+            date=date_,
+            title_ok=title_ok,
+            date_ok=date_ok,
+        )
 
     def _wrong_title(self, result: dict[str, Any], claim: str) -> str:
         real = result["title"]
@@ -325,18 +344,32 @@ class _Composer:
         """A fabricated URL: 60% on a sentence some retrieved source supports (substitutable),
         otherwise on an unsupported filler sentence (to be dropped)."""
         rng = self.rng
-        supported = [u for u in self.units if u.origin and not any(c.cls == "invented" for c in u.cites)
-                     and self.support_of(u.text)]
+        supported = [
+            u
+            for u in self.units
+            if u.origin and not any(c.cls == "invented" for c in u.cites) and self.support_of(u.text)
+        ]
         unit = rng.choice(supported) if supported and rng.random() < 0.6 else self.filler()
         url, title = self._invented_url(unit.text)
-        unit.cites.append(Cite("footnote", "invented", url, self.support_of(unit.text), title=title,
-                               date=self._wrong_date(None) if rng.random() < 0.5 else None))
+        unit.cites.append(
+            Cite(
+                "footnote",
+                "invented",
+                url,
+                self.support_of(unit.text),
+                title=title,
+                date=self._wrong_date(None) if rng.random() < 0.5 else None,
+            )
+        )
 
     def _invented_url(self, claim: str) -> tuple[str, str]:
         rng = self.rng
         subject_slug = slug(re.findall(r"[a-z0-9]+", self.S.lower()), 3)
-        words = [w for w in re.findall(r"[a-z0-9]+", claim.lower())
-                 if w not in STOPWORDS and w not in subject_slug.split("-") and len(w) > 1]
+        words = [
+            w
+            for w in re.findall(r"[a-z0-9]+", claim.lower())
+            if w not in STOPWORDS and w not in subject_slug.split("-") and len(w) > 1
+        ]
         words = words[: rng.randint(3, 6)]
         claim_slug = slug(words)
         y, m, d = rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28)
@@ -345,14 +378,18 @@ class _Composer:
         if kind == "subject" and not subject_host:
             kind = "techcrunch"
         url = {
-            "example": rng.choice((f"https://example.com/{subject_slug}/{claim_slug}",
-                                   f"https://www.example.com/news/{subject_slug}-{claim_slug}")),
+            "example": rng.choice(
+                (
+                    f"https://example.com/{subject_slug}/{claim_slug}",
+                    f"https://www.example.com/news/{subject_slug}-{claim_slug}",
+                )
+            ),
             "bloomberg": f"https://www.bloomberg.com/news/articles/{y}-{m:02d}-{d:02d}/{subject_slug}-{claim_slug}",
             "techcrunch": f"https://techcrunch.com/{y}/{m:02d}/{d:02d}/{subject_slug}-{claim_slug}/",
             "subject": f"https://{subject_host}/blog/{claim_slug}/",
             "reuters": f"https://www.reuters.com/technology/{subject_slug}-{claim_slug}-{y}-{m:02d}-{d:02d}/",
             "forbes": f"https://www.forbes.com/sites/{rng.choice(('alexkonrad', 'davidjeans', 'iainmartin'))}"
-                      f"/{y}/{m:02d}/{d:02d}/{subject_slug}-{claim_slug}/",
+            f"/{y}/{m:02d}/{d:02d}/{subject_slug}-{claim_slug}/",
             "venturebeat": f"https://venturebeat.com/data-infrastructure/{subject_slug}-{claim_slug}/",
         }[kind]
         base, n = url, 2
@@ -363,12 +400,16 @@ class _Composer:
         return url, title
 
     def _orphan_definition(self) -> None:
-        unused = [j for j in range(len(self.results))
-                  if not any(c.url == self.results[j]["url"] for u in self.units for c in u.cites)]
+        unused = [
+            j
+            for j in range(len(self.results))
+            if not any(c.url == self.results[j]["url"] for u in self.units for c in u.cites)
+        ]
         if unused:
             r = self.results[self.rng.choice(unused)]
-            cite = Cite("footnote", "correct", r["url"], None, title=r["title"], date=r.get("date"),
-                        title_ok=True, date_ok=True)
+            cite = Cite(
+                "footnote", "correct", r["url"], None, title=r["title"], date=r.get("date"), title_ok=True, date_ok=True
+            )
         else:
             url, title = self._invented_url(self.rng.choice(self.units).text)
             cite = Cite("footnote", "invented", url, None, title=title)
@@ -384,12 +425,12 @@ class _Composer:
             best = max(range(len(scores)), key=scores.__getitem__) if scores and max(scores) > 0 else -1
             groups.setdefault(best, []).append(unit)
         ordered = [groups[k] for k in sorted(groups, key=lambda k: (k < 0, k))]
-        ordered = [g[i:i + 5] for g in ordered for i in range(0, len(g), 5)]  # no wall of text
+        ordered = [g[i : i + 5] for g in ordered for i in range(0, len(g), 5)]  # no wall of text
         flat = [u for g in ordered for u in g]
         if len(ordered) < 2 or len(ordered) > 5 or min(map(len, ordered)) < 2:
             target = max(2, min(5, round(len(flat) / 3.5))) if len(flat) >= 3 else 1
             size = -(-len(flat) // target) if flat else 1
-            ordered = [flat[i:i + size] for i in range(0, len(flat), size)] or [[]]
+            ordered = [flat[i : i + size] for i in range(0, len(flat), size)] or [[]]
         ordered[0].insert(0, lead)
         return [g for g in ordered if g]
 
@@ -430,8 +471,13 @@ class _Composer:
         definitions = [self._definition(c) for c in order]
         if definitions:
             content += "\n\n" + "\n".join(definitions)
-        return Composition(content, {"mode": "field" if self.field else "clean",
-                                     "citations": truth_entries(paras, order, self.orphans, content)})
+        return Composition(
+            content,
+            {
+                "mode": "field" if self.field else "clean",
+                "citations": truth_entries(paras, order, self.orphans, content),
+            },
+        )
 
     def _triple(self, paras: list[list[Unit]]) -> None:
         for para in self.rng.sample(paras, len(paras)):
@@ -474,15 +520,23 @@ def _one_marker_per_source(para: list[Unit]) -> None:
         unit.cites = kept[::-1]
 
 
-def compose(parsed: ParsedPrompt, results: Sequence[dict[str, Any]], *, corpus: Sequence[Any] = (),
-            mode: str = "field", search_enabled: bool = True, rng: random.Random) -> Composition:
+def compose(
+    parsed: ParsedPrompt,
+    results: Sequence[dict[str, Any]],
+    *,
+    corpus: Sequence[Any] = (),
+    mode: str = "field",
+    search_enabled: bool = True,
+    rng: random.Random,
+) -> Composition:
     """Section prose and its citation truth for one request."""
     corpus_urls = {normalise_url(p.url): p.title for p in corpus}
     corpus_titles: dict[str, list[str]] = {}
     for page in corpus:
         corpus_titles.setdefault(strip_www(host_of(page.url) or ""), []).append(page.title)
-    composer = _Composer(parsed, results if search_enabled else (), corpus_urls, corpus_titles, mode,
-                         search_enabled, rng)
+    composer = _Composer(
+        parsed, results if search_enabled else (), corpus_urls, corpus_titles, mode, search_enabled, rng
+    )
     composer.build_units()
     composer.plan()
     return composer.render()

@@ -11,9 +11,10 @@ path (``nats.io/blog``) restricts to that section of the site.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from core.urls import host_of, normalise_url, strip_www
 from sandbox.corpus import Page
@@ -38,8 +39,8 @@ class DomainRule:
         if not self.path:
             return True
         norm = normalise_url(url)
-        path = norm[len(host):] if norm.startswith(host) else norm.partition("/")[2]
-        return path == self.path or path.startswith(self.path + "/") or path.startswith(self.path + "?")
+        path = norm[len(host) :] if norm.startswith(host) else norm.partition("/")[2]
+        return path == self.path or path.startswith((self.path + "/", self.path + "?"))
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def parse_domain_filter(value: Any) -> DomainFilter:
         if not host or "." not in host:
             raise FilterError(f"search_domain_filter entry {entry!r} is not a domain or URL")
         norm = normalise_url(raw)
-        path = norm[len(host):] if norm.startswith(host) else ""
+        path = norm[len(host) :] if norm.startswith(host) else ""
         rules.append(DomainRule(host, path.split("?")[0].rstrip("/")))
     return DomainFilter("deny" if denies[0] else "allow", tuple(rules))
 

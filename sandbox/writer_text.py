@@ -8,16 +8,106 @@ ratio ≥ 0.20) is one small, readable function.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 STOPWORDS = frozenset(
-    "the a an and or of to in on for with by at from as is are was were be been being its it this that these "
-    "those has have had not but also into over than then their there they which who whom whose what when where "
-    "how why all any more most such can could will would may might should about after before between through "
-    "during under per via our out new one two".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "at",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "its",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "has",
+        "have",
+        "had",
+        "not",
+        "but",
+        "also",
+        "into",
+        "over",
+        "than",
+        "then",
+        "their",
+        "there",
+        "they",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "how",
+        "why",
+        "all",
+        "any",
+        "more",
+        "most",
+        "such",
+        "can",
+        "could",
+        "will",
+        "would",
+        "may",
+        "might",
+        "should",
+        "about",
+        "after",
+        "before",
+        "between",
+        "through",
+        "during",
+        "under",
+        "per",
+        "via",
+        "our",
+        "out",
+        "new",
+        "one",
+        "two",
+    ]
 )
-ABSENT = frozenset({"null", "none", "n/a", "na", "nil", "unknown", "undefined", "not specified", "not found",
-                    "not available", "no data", "not applicable", ""})
+ABSENT = frozenset(
+    {
+        "null",
+        "none",
+        "n/a",
+        "na",
+        "nil",
+        "unknown",
+        "undefined",
+        "not specified",
+        "not found",
+        "not available",
+        "no data",
+        "not applicable",
+        "",
+    }
+)
 FILLERS = (
     "Industry observers expect {S} to pursue an initial public offering within the next eighteen months.",
     "{S} reportedly commands a dominant share of Fortune 500 deployments across Europe and Asia.",
@@ -33,8 +123,10 @@ FILLERS = (
 FACT_TEMPLATES: tuple[tuple[str, str], ...] = (
     (r"^(founded|founding|year ?founded|founded ?year|inception|established)$", "{S} was founded in {v}."),
     (r"^(founders?|founded ?by|co ?founders?)$", "{S} was founded by {v}."),
-    (r"(total ?funding|funding ?total|total ?raised|^funding$|^raised$|funding ?to ?date)",
-     "{S} has raised {v} to date."),
+    (
+        r"(total ?funding|funding ?total|total ?raised|^funding$|^raised$|funding ?to ?date)",
+        "{S} has raised {v} to date.",
+    ),
     (r"(last|latest|most ?recent) ?(round|funding)", "Its most recent round was {v}."),
     (r"^valuation", "{S} was last valued at {v}."),
     (r"^(headquarters|hq|headquartered|location|head ?office)$", "{S} is headquartered in {v}."),
@@ -48,6 +140,7 @@ FACT_TEMPLATES: tuple[tuple[str, str], ...] = (
 
 
 # --------------------------------------------------------------------------- text helpers
+
 
 def _stem(token: str) -> str:
     return token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
@@ -69,9 +162,14 @@ def sentences(text: str) -> list[str]:
     found = []
     for raw in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])", " ".join(text.split())):
         s = raw.strip()
-        if (25 <= len(s) <= 400 and "http" not in s and "sourcedesk sandbox" not in s.lower()
-                and "\\[" not in s and "\\#" not in s  # escaped markers/headings: leave them out
-                and not s.startswith(("[", "#", "{", "(", "```", "-", "*", "|", "\\"))):
+        if (
+            25 <= len(s) <= 400
+            and "http" not in s
+            and "sourcedesk sandbox" not in s.lower()
+            and "\\[" not in s
+            and "\\#" not in s  # escaped markers/headings: leave them out
+            and not s.startswith(("[", "#", "{", "(", "```", "-", "*", "|", "\\"))
+        ):
             found.append(s if s[-1] in ".!?" else s + ".")
     return found
 

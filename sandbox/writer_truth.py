@@ -30,9 +30,16 @@ def truth_entries(paras: list[list[Any]], order: list[Any], orphans: list[Any], 
             continue
         seen.add(id(cite))
         marker = cite.marker()
-        entry = {"key": cite.label, "marker": marker, "kind": cite.kind, "url": cite.url, "class": cite.cls,
-                 "supported_by": cite.supported_by, "occurrences": 0,
-                 "defined": cite.kind == "footnote"}
+        entry = {
+            "key": cite.label,
+            "marker": marker,
+            "kind": cite.kind,
+            "url": cite.url,
+            "class": cite.cls,
+            "supported_by": cite.supported_by,
+            "occurrences": 0,
+            "defined": cite.kind == "footnote",
+        }
         if cite.kind == "footnote":
             entry.update(title=cite.title, date=cite.date, title_ok=cite.title_ok, date_ok=cite.date_ok)
         if not any(e["marker"] == marker for e in entries):
@@ -54,7 +61,7 @@ def recount(entries: list[dict[str, Any]], content: str) -> list[dict[str, Any]]
 
 
 def class_counts(truth: dict[str, Any]) -> dict[str, int]:
-    counts = {c: 0 for c in CLASSES}
+    counts = dict.fromkeys(CLASSES, 0)
     for entry in truth.get("citations", []):
         counts[entry["class"]] += 1
     return counts

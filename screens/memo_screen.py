@@ -10,9 +10,11 @@ Enter opens the section.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -40,7 +42,7 @@ COLUMNS = (
 
 
 class MemoScreen(Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_section", "Open", show=True, priority=False),
         Binding("r", "run", "Run"),
         Binding("R", "refresh_run", "Refresh+run", key_display="R"),
@@ -91,8 +93,8 @@ class MemoScreen(Screen[None]):
     def _row(self, view: SectionView) -> list[Text]:
         palette = self.app.palette
         job = self.app.jobs.get(view.id)
-        status = status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(
-            view.status, palette
+        status = (
+            status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(view.status, palette)
         )
         title = Text()
         title.append(view.section.title)
@@ -142,7 +144,7 @@ class MemoScreen(Screen[None]):
         if fresh:
             self.views[section_id] = self.app.describe(section_id)
         cells = self._row(self.views[section_id])
-        for (key, _label, _width), cell in zip(COLUMNS, cells):
+        for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
             self.table.update_cell(section_id, key, cell)
         if section_id == self.current_section():
             self._show_why()
@@ -172,12 +174,14 @@ class MemoScreen(Screen[None]):
             else:
                 out.append(f"{view.id}: {view.status}.", style="dim")
             if view.truncated and view.source_set is not None:
-                out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.",
-                           style="dim")
+                out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.", style="dim")
             problems = self.app.check_problems(view.id, view.note_path)
             if problems:
-                out.append(f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
-                           "or a quote or figure not in its source): enter, then 7.", style=self.app.palette.error)
+                out.append(
+                    f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
+                    "or a quote or figure not in its source): enter, then 7.",
+                    style=self.app.palette.error,
+                )
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
         self.query_one("#memo-why", Static).update(out)

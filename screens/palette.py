@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -22,8 +23,11 @@ class SourcedeskCommands(Provider):
             commands += [
                 (f"Open section: {label}", partial(app.open_section, section.id), "show sources, report and note"),
                 (f"Run section: {label}", partial(app.start_run, section.id), "write it against the frozen set"),
-                (f"Refresh retrieval and run: {label}", partial(app.start_run, section.id, refresh=True),
-                 "search again, then write"),
+                (
+                    f"Refresh retrieval and run: {label}",
+                    partial(app.start_run, section.id, refresh=True),
+                    "search again, then write",
+                ),
             ]
             if section.id in app.jobs:
                 commands.append((f"Cancel: {label}", partial(app.cancel_run, section.id), "stop the running section"))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
@@ -25,7 +26,7 @@ PREVIEW_WIDTH = 76
 class RejectScreen(ModalScreen[tuple[str, str] | None]):
     """Returns ``(domain, scope)`` with scope ``memo`` or ``global``, or None when cancelled."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("m", "scope('memo')", "This memo"),
         Binding("g", "scope('global')", "All memos"),
@@ -42,8 +43,11 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical(id="reject-dialog"):
             yield Static(Text("Reject a domain", style="bold"), id="reject-title")
             yield Static(
-                Text("Its sources leave the frozen sets now, and later retrievals exclude it. "
-                     "Edit the domain to reject a wider or narrower one.", style="dim"),
+                Text(
+                    "Its sources leave the frozen sets now, and later retrievals exclude it. "
+                    "Edit the domain to reject a wider or narrower one.",
+                    style="dim",
+                ),
                 id="reject-help",
             )
             yield Input(value=self.domain, id="reject-domain", placeholder="domain, e.g. example.com")
@@ -74,8 +78,11 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
             return
         own = [h for h in self.subject_hosts if excluded_by(h, [domain])]
         if own:
-            out.append(f"⚠ {', '.join(own)} is the subject's own domain: rejecting it takes the subject's own "
-                       "pages out of every section, pinned ones included.\n\n", style="bold red")
+            out.append(
+                f"⚠ {', '.join(own)} is the subject's own domain: rejecting it takes the subject's own "
+                "pages out of every section, pinned ones included.\n\n",
+                style="bold red",
+            )
         hits = self.preview(domain)
         if not hits:
             out.append(f"No kept source is on {domain}. ", style="bold")
@@ -131,6 +138,4 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Typing in the domain field must not flip the scope.
-        if action == "scope" and isinstance(self.focused, Input):
-            return False
-        return True
+        return not (action == "scope" and isinstance(self.focused, Input))

@@ -51,9 +51,11 @@ class SectionActions:
             app.say_error(exc, "pin mode")
             return
         app.reload_memo()
-        app.say(f"{self.section_id}: pin: {edit.new} written to memo.yaml ({edit.changed} entr"
-                f"{'y' if edit.changed == 1 else 'ies'}). The frozen set was retrieved with the old pin: "
-                "R refreshes retrieval with the new one.")
+        app.say(
+            f"{self.section_id}: pin: {edit.new} written to memo.yaml ({edit.changed} entr"
+            f"{'y' if edit.changed == 1 else 'ies'}). The frozen set was retrieved with the old pin: "
+            "R refreshes retrieval with the new one."
+        )
         app.section_changed(None)
 
     def _reject_target(self) -> str | None:
@@ -75,8 +77,10 @@ class SectionActions:
             return
         ids = [s.id for s in app.loaded.memo.sections]
         titles = {s.id: s.title for s in app.loaded.memo.sections}
-        app.push_screen(RejectScreen(domain, lambda d: preview_reject(app.store, ids, d), titles,
-                                     subject_hosts(app.loaded.memo)), self._rejected)
+        app.push_screen(
+            RejectScreen(domain, lambda d: preview_reject(app.store, ids, d), titles, subject_hosts(app.loaded.memo)),
+            self._rejected,
+        )
 
     def _rejected(self, choice: tuple[str, str] | None) -> None:
         if not choice:
@@ -84,16 +88,24 @@ class SectionActions:
         app = self.app
         domain, scope = choice
         try:
-            result = reject_domain(app.loaded, app.store, domain, scope=scope, settings=app.settings,  # type: ignore[arg-type]
-                                   global_store=app.global_store)
+            result = reject_domain(
+                app.loaded,
+                app.store,
+                domain,
+                scope=scope,
+                settings=app.settings,  # type: ignore[arg-type]
+                global_store=app.global_store,
+            )
         except UserError as exc:
             app.say_error(exc, "reject")
             return
         where = "in this memo" if scope == "memo" else "globally"
         already = "" if result.added else " (it already was)"
-        app.say(f"Rejected {result.domain} {where}{already}: {result.removed_count} source(s) left the frozen "
-                f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
-                "r re-runs against the curated set.")
+        app.say(
+            f"Rejected {result.domain} {where}{already}: {result.removed_count} source(s) left the frozen "
+            f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
+            "r re-runs against the curated set."
+        )
         app.section_changed(None)
 
     def action_drop(self) -> None:
@@ -107,8 +119,10 @@ class SectionActions:
         except UserError as exc:
             app.say_error(exc, "drop")
             return
-        app.say(f"Dropped {row.host} from {saved.id}; markers re-packed. A refresh (R) may find it again: "
-                "x rejects its domain for good.")
+        app.say(
+            f"Dropped {row.host} from {saved.id}; markers re-packed. A refresh (R) may find it again: "
+            "x rejects its domain for good."
+        )
         app.section_changed(None)
 
     def action_unreject(self) -> None:
@@ -132,8 +146,9 @@ class SectionActions:
             app.say("Highlight a rejected source in the Sources tab to un-reject its domain.", "warning")
             return
         try:
-            result = unreject_domain(app.loaded, app.store, domain, settings=app.settings,
-                                     global_store=app.global_store)
+            result = unreject_domain(
+                app.loaded, app.store, domain, settings=app.settings, global_store=app.global_store
+            )
         except UserError as exc:
             app.say_error(exc, "un-reject")
             return
@@ -152,8 +167,9 @@ class SectionActions:
     def action_keep(self) -> None:
         app = self.app
         if self._active_tab() != "tab-web":
-            app.say("Keep works on the writer's web results: open the Web results tab (5) and highlight one.",
-                    "warning")
+            app.say(
+                "Keep works on the writer's web results: open the Web results tab (5) and highlight one.", "warning"
+            )
             return
         result = self.highlighted_web_result()
         if result is None:

@@ -15,11 +15,11 @@ retrieval (R). ``core.curation`` and ``core.memo_edit`` do the work on disk.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
@@ -34,21 +34,55 @@ from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
 
 REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
-REPORT_COLUMNS = (("key", "Key", 5), ("status", "Status", 20), ("claim", "Claim", 30), ("cited", "Cited URL", 20),
-                  ("resolved", "Resolved URL", 20), ("score", "Score", 5))
-WEB_COLUMNS = (("n", "#", 3), ("title", "Title", 48), ("host", "Host", 22), ("date", "Date", 10), ("inset", "In set", 6))
-PANE_FOCUS = {"tab-sources": "#sources", "tab-report": "#report", "tab-warnings": "#warnings-scroll",
-              "tab-note": "#note-scroll", "tab-web": "#web", "tab-history": "#history", "tab-checks": "#checks"}
+REPORT_COLUMNS = (
+    ("key", "Key", 5),
+    ("status", "Status", 20),
+    ("claim", "Claim", 30),
+    ("cited", "Cited URL", 20),
+    ("resolved", "Resolved URL", 20),
+    ("score", "Score", 5),
+)
+WEB_COLUMNS = (
+    ("n", "#", 3),
+    ("title", "Title", 48),
+    ("host", "Host", 22),
+    ("date", "Date", 10),
+    ("inset", "In set", 6),
+)
+PANE_FOCUS = {
+    "tab-sources": "#sources",
+    "tab-report": "#report",
+    "tab-warnings": "#warnings-scroll",
+    "tab-note": "#note-scroll",
+    "tab-web": "#web",
+    "tab-history": "#history",
+    "tab-checks": "#checks",
+}
 TABS = ("tab-sources", "tab-report", "tab-warnings", "tab-note", "tab-web", "tab-history", "tab-checks")
-TABLES = {"tab-sources": "#sources", "tab-report": "#report", "tab-web": "#web", "tab-history": "#history",
-          "tab-checks": "#checks"}
-WARNING_ICONS = {"degraded": "⚠", "truncated": "✂", "pin_without_url": "⚠", "pin_refused": "⚠",
-                 "namesakes_removed": "✗", "excluded": "−", "short": "…", "stale": "⏲", "out_of_range": "#",
-                 "writer": "✎", "info": "ℹ"}
+TABLES = {
+    "tab-sources": "#sources",
+    "tab-report": "#report",
+    "tab-web": "#web",
+    "tab-history": "#history",
+    "tab-checks": "#checks",
+}
+WARNING_ICONS = {
+    "degraded": "⚠",
+    "truncated": "✂",
+    "pin_without_url": "⚠",
+    "pin_refused": "⚠",
+    "namesakes_removed": "✗",
+    "excluded": "−",
+    "short": "…",
+    "stale": "⏲",
+    "out_of_range": "#",
+    "writer": "✎",
+    "info": "ℹ",
+}
 
 
 class SectionScreen(SectionActions, Screen[None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("r", "run", "Run"),
         Binding("R", "refresh_run", "Refresh", key_display="R"),
@@ -86,8 +120,13 @@ class SectionScreen(SectionActions, Screen[None]):
                     yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
                 with TabPane("Report", id="tab-report"):
                     yield Static(id="report-counts", markup=False)
-                    yield Select([(s.replace("_", " "), s) for s in REPORT_STATUSES], prompt="all statuses",
-                                 id="report-filter", allow_blank=True, compact=True)
+                    yield Select(
+                        [(s.replace("_", " "), s) for s in REPORT_STATUSES],
+                        prompt="all statuses",
+                        id="report-filter",
+                        allow_blank=True,
+                        compact=True,
+                    )
                     yield DataTable(id="report", cursor_type="row", zebra_stripes=True)
                 with TabPane("Warnings", id="tab-warnings"):
                     with VerticalScroll(id="warnings-scroll"):
@@ -107,8 +146,13 @@ class SectionScreen(SectionActions, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        for table_id, columns in (("#sources", SOURCE_COLUMNS), ("#report", REPORT_COLUMNS), ("#web", WEB_COLUMNS),
-                                  ("#history", run_history.COLUMNS), ("#checks", check_rows.COLUMNS)):
+        for table_id, columns in (
+            ("#sources", SOURCE_COLUMNS),
+            ("#report", REPORT_COLUMNS),
+            ("#web", WEB_COLUMNS),
+            ("#history", run_history.COLUMNS),
+            ("#checks", check_rows.COLUMNS),
+        ):
             table = self.query_one(table_id, DataTable)
             for key, label, width in columns:
                 table.add_column(label, key=key, width=width)
@@ -186,8 +230,9 @@ class SectionScreen(SectionActions, Screen[None]):
         out = Text()
         out.append(view.section.title, style="bold")
         out.append(f"  {view.id}   ", style="dim")
-        out.append_text(status_cell("running", palette, job.stage_text, self._frame) if job
-                        else status_cell(view.status, palette))
+        out.append_text(
+            status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(view.status, palette)
+        )
         modes = sorted(set(view.pin_modes))
         out.append(f"   pin: {'/'.join(modes) if modes else '—'}")
         ss = view.source_set
@@ -240,9 +285,15 @@ class SectionScreen(SectionActions, Screen[None]):
         if not counts:
             head.append("No report yet: run the section (r).", style="dim")
         else:
-            labels = (("verified", "verified"), ("retitled", "retitled"), ("substituted", "substituted"),
-                      ("dropped", "dropped"), ("out_of_range", "out of range"), ("protected", "protected"),
-                      ("links_removed", "unretrieved links removed"))
+            labels = (
+                ("verified", "verified"),
+                ("retitled", "retitled"),
+                ("substituted", "substituted"),
+                ("dropped", "dropped"),
+                ("out_of_range", "out of range"),
+                ("protected", "protected"),
+                ("links_removed", "unretrieved links removed"),
+            )
             head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
             if self.report_filter:
                 head.append(f"   showing: {self.report_filter.replace('_', ' ')}", style="bold")
@@ -250,8 +301,13 @@ class SectionScreen(SectionActions, Screen[None]):
         table = self.query_one("#report", DataTable)
         table.clear()
         palette = self.app.palette
-        styles = {"verified": palette.success, "substituted": palette.warning, "dropped": palette.error,
-                  "out_of_range": palette.error, "protected": "dim"}
+        styles = {
+            "verified": palette.success,
+            "substituted": palette.warning,
+            "dropped": palette.error,
+            "out_of_range": palette.error,
+            "protected": "dim",
+        }
         for i, cite in enumerate(self._citations()):
             status = str(cite.get("status", ""))
             if self.report_filter and status != self.report_filter:
@@ -346,8 +402,11 @@ class SectionScreen(SectionActions, Screen[None]):
             head.append(f"{checking.text}…", style=f"bold {palette.accent}")
             head.append("  (the rows below are from the previous check)\n" if check else "\n", style=palette.dim)
         if note_path is None:
-            head.append("No note yet — r writes it; then v checks its URLs, and its quotes and figures "
-                        "against the stored sources.", style=palette.dim)
+            head.append(
+                "No note yet — r writes it; then v checks its URLs, and its quotes and figures "
+                "against the stored sources.",
+                style=palette.dim,
+            )
         elif check is None:
             saved = app.saved_check(self.section_id) if checking is None else None
             if saved and self._check_problems is not None:
@@ -356,8 +415,11 @@ class SectionScreen(SectionActions, Screen[None]):
                 head.append(f"{problems} problem(s)", style=f"bold {palette.error}" if problems else palette.success)
                 head.append(" — v checks again to list them.", style=palette.dim)
             elif checking is None:
-                head.append("Not checked yet: v checks every cited URL (network) and grounds each quote and "
-                            "figure in the stored text of its source.", style=palette.dim)
+                head.append(
+                    "Not checked yet: v checks every cited URL (network) and grounds each quote and "
+                    "figure in the stored text of its source.",
+                    style=palette.dim,
+                )
         else:
             kind = "URLs and grounding" if check.liveness else "grounding only (offline, after the run)"
             head.append(f"{check.note_name} · {kind} · {check.at.astimezone():%H:%M:%S}", style=palette.dim)
@@ -419,7 +481,9 @@ class SectionScreen(SectionActions, Screen[None]):
         if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
             row = self.rows.get(key)
             if row is not None and row.source is not None:
-                out = source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
+                out = source_detail(
+                    row.source, palette, state="included" if row.kind == "kept" else "omitted by budget"
+                )
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))
                 out.stylize("bold")

@@ -11,6 +11,7 @@ creates 0600 files, so notes and memo.md would silently become private to their 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
@@ -67,10 +68,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     fsync_dir(path.parent)
 

@@ -8,9 +8,10 @@ reads the file fresh, writes atomically and lets go.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from tinydb import TinyDB
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ class AtomicJSONStorage(Storage):
         return text
 
     def _quarantine(self, reason: str) -> None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:
             os.replace(self.path, aside)

@@ -13,9 +13,10 @@ import copy
 import secrets as _secrets
 import threading
 import weakref
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic_core import to_jsonable_python
 from tinydb import Query, TinyDB
@@ -89,7 +90,7 @@ class MemoStore:
             finally:
                 self._finalizer()  # releases the lock, once
 
-    def __enter__(self) -> "MemoStore":
+    def __enter__(self) -> MemoStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -207,10 +208,10 @@ class MemoStore:
             data = to_jsonable_python(dict(record))
             run_id = data.get("id")
             if not isinstance(run_id, str) or not run_id or table.contains(_Q.id == run_id):
-                now = datetime.now(timezone.utc)
+                now = datetime.now(UTC)
                 run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
             data["id"] = run_id
-            data.setdefault("created_at", datetime.now(timezone.utc).isoformat())
+            data.setdefault("created_at", datetime.now(UTC).isoformat())
             table.insert(externalise(data, self.payloads.put, whole_keys=RUN_PAYLOAD_FIELDS))
             return run_id
 

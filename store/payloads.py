@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from core.errors import UserError
 from store.atomic_file import atomic_write_bytes

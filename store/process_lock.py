@@ -9,12 +9,13 @@ in-memory views of one database would overwrite each other's changes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -58,15 +59,15 @@ class ProcessLock:
                     _held.add(self._key)
                     break
             if time.monotonic() >= deadline:
-                raise StoreLocked(
-                    f"{self.what} is already open in this process (pid {os.getpid()})", hint=self.hint
-                )
+                raise StoreLocked(f"{self.what} is already open in this process (pid {os.getpid()})", hint=self.hint)
             time.sleep(0.02)
         try:
             self._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
         except Timeout:
             self._forget()
-            raise StoreLocked(f"{self.what} is open elsewhere ({_owner_text(self.owner_path)})", hint=self.hint) from None
+            raise StoreLocked(
+                f"{self.what} is open elsewhere ({_owner_text(self.owner_path)})", hint=self.hint
+            ) from None
         except BaseException:
             self._forget()
             raise
@@ -74,21 +75,17 @@ class ProcessLock:
         info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
-            "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "since": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        try:
+        with contextlib.suppress(OSError):  # only informational
             atomic_write_text(self.owner_path, json.dumps(info))
-        except OSError:
-            pass  # only informational
 
     def release(self) -> None:
         if not self._held:
             return
         self._held = False
-        try:
+        with contextlib.suppress(OSError):
             self.owner_path.unlink(missing_ok=True)
-        except OSError:
-            pass
         try:
             self._lock.release(force=True)
         finally:

@@ -44,9 +44,7 @@ def _walk(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
         return redact_text(value, secrets)
     if isinstance(value, dict):
-        return {
-            (redact_text(k, secrets) if isinstance(k, str) else k): _walk(v, secrets) for k, v in value.items()
-        }
+        return {(redact_text(k, secrets) if isinstance(k, str) else k): _walk(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_walk(v, secrets) for v in value]
     return value

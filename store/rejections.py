@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from publicsuffixlist import PublicSuffixList
 from tinydb import Query
@@ -68,7 +69,7 @@ def canonical_domain(text: str, *, consequence: str = REJECT_CONSEQUENCE) -> str
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 # -- table operations (callers hold the store's locks) -------------------------------------

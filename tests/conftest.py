@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
+# External suites (with their licences) and the project's own API fixtures: both in the repo.
+TESTDATA = Path(__file__).resolve().parent / "data"
+API_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "api"
 
 
 @pytest.fixture(autouse=True)

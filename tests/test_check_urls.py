@@ -12,7 +12,7 @@ import asyncio
 import json
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -27,7 +27,7 @@ from core.verify.check import CheckOptions, check_path
 from store.memo_store import MemoStore
 from tui.cli import main
 
-WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 # A public-looking address for every test host (TEST-NET would be refused as reserved).
 PUBLIC = "93.184.216.34"
@@ -58,7 +58,7 @@ async def _no_sleep(_seconds: float) -> None:
     return None
 
 
-def check(path: Path, resolver: Resolver, **options) -> "object":
+def check(path: Path, resolver: Resolver, **options) -> object:
     """Run the core check (respx must be active around it)."""
     opts = CheckOptions(**{"timeout_s": 2.0, **options})
     return asyncio.run(check_path(path, opts, resolve=resolver, sleep=_no_sleep, rng=random.Random(0)))
@@ -99,14 +99,21 @@ def make_memo(
     set_id = run_id = None
     if store:
         sources = [Source(provider="exa", url=c.url, title=c.title, text=c.text, marker=c.key) for c in retrieved]
-        sources += [Source(provider="exa", url=u, title="other", marker=f"E{90 + i}") for i, u in enumerate(extra_retrieved)]
+        sources += [
+            Source(provider="exa", url=u, title="other", marker=f"E{90 + i}") for i, u in enumerate(extra_retrieved)
+        ]
         with MemoStore(memo) as s:
             set_id = s.save_source_set(SourceSet(section="overview", fingerprint="f" * 16, sources=sources)).id
             results = [{"url": c.url, "title": c.title, "snippet": c.snippet} for c in web]
             run_id = s.save_run({"section": "overview", "raw_response": {"search_results": results}})
     record = NoteRecord(
-        section="overview", title="Company overview", run_id=run_id or "run-none", model="sonar-pro",
-        generated_at=WHEN, source_set_id=set_id, source_set_version=1 if set_id else None,
+        section="overview",
+        title="Company overview",
+        run_id=run_id or "run-none",
+        model="sonar-pro",
+        generated_at=WHEN,
+        source_set_id=set_id,
+        source_set_version=1 if set_id else None,
     )
     note = render_note(
         record,
@@ -126,11 +133,15 @@ def rows(report) -> dict[str, object]:
 
 
 def test_placeholder_urls_are_rejected_without_any_request_or_dns(tmp_path):
-    memo = make_memo(tmp_path, "Claim one. [^1] Claim two. [^2] Claim three. [^3]", [
-        Cite("1", "https://example.com/fake"),
-        Cite("2", "https://www.bloomberg.com/news/XXXX-2024"),
-        Cite("3", "https://synadia.com/path/to/page"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "Claim one. [^1] Claim two. [^2] Claim three. [^3]",
+        [
+            Cite("1", "https://example.com/fake"),
+            Cite("2", "https://www.bloomberg.com/news/XXXX-2024"),
+            Cite("3", "https://synadia.com/path/to/page"),
+        ],
+    )
     resolver = public("www.bloomberg.com", "synadia.com")
     with respx.mock() as mock:  # no routes: any request would fail the test
         report = check(memo, resolver)
@@ -173,14 +184,21 @@ def test_a_404_is_dead(tmp_path):
 
 
 def test_a_200_not_found_page_is_a_soft_404(tmp_path):
-    memo = make_memo(tmp_path, "A page. [^1] Another. [^2]", [
-        Cite("1", "https://news.site/a/invented"), Cite("2", "https://news.site/b/real"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "A page. [^1] Another. [^2]",
+        [
+            Cite("1", "https://news.site/a/invented"),
+            Cite("2", "https://news.site/b/real"),
+        ],
+    )
     with respx.mock() as mock:
         mock.get("https://news.site/a/invented").respond(
-            200, html="<html><head><title>Page Not Found | News</title></head><body>Sorry.</body></html>")
+            200, html="<html><head><title>Page Not Found | News</title></head><body>Sorry.</body></html>"
+        )
         mock.get("https://news.site/b/real").respond(
-            200, html="<title>Why HTTP 404 pages matter</title><article>" + "A long real article. " * 200)
+            200, html="<title>Why HTTP 404 pages matter</title><article>" + "A long real article. " * 200
+        )
         report = check(memo, public("news.site"))
     by_url = rows(report)
     assert by_url["https://news.site/a/invented"].status == "soft_404"
@@ -210,25 +228,37 @@ def test_a_paywall_stub_is_reported_as_paywall_not_ok(tmp_path):
 
 def test_403_proves_existence_only_for_urls_in_the_retrieved_set(tmp_path):
     body = "Retrieved claim. [^E1] Writer claim. [^1]"
-    memo = make_memo(tmp_path, body, [
-        Cite("E1", "https://www.bloomberg.com/news/real-story"),
-        Cite("1", "https://www.bloomberg.com/news/fabricated-story"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        body,
+        [
+            Cite("E1", "https://www.bloomberg.com/news/real-story"),
+            Cite("1", "https://www.bloomberg.com/news/fabricated-story"),
+        ],
+    )
     with respx.mock() as mock:
         mock.get(url__startswith="https://www.bloomberg.com/").respond(403)
         report = check(memo, public("www.bloomberg.com"))
     by_url = rows(report)
-    real, fabricated = by_url["https://www.bloomberg.com/news/real-story"], by_url[
-        "https://www.bloomberg.com/news/fabricated-story"]
+    real, fabricated = (
+        by_url["https://www.bloomberg.com/news/real-story"],
+        by_url["https://www.bloomberg.com/news/fabricated-story"],
+    )
     assert (real.status, real.in_retrieved_set) == ("forbidden", True)
     assert (fabricated.status, fabricated.in_retrieved_set) == ("unverified_403", False)
     assert "not proof" in fabricated.detail
 
 
 def test_without_a_store_the_retrieved_group_decides_the_403_rule(tmp_path):
-    memo = make_memo(tmp_path, "Retrieved claim. [^E1] Writer claim. [^1]", [
-        Cite("E1", "https://www.wsj.com/a"), Cite("1", "https://www.wsj.com/b"),
-    ], store=False)
+    memo = make_memo(
+        tmp_path,
+        "Retrieved claim. [^E1] Writer claim. [^1]",
+        [
+            Cite("E1", "https://www.wsj.com/a"),
+            Cite("1", "https://www.wsj.com/b"),
+        ],
+        store=False,
+    )
     with respx.mock() as mock:
         mock.get(url__startswith="https://www.wsj.com/").respond(401)
         report = check(memo, public("www.wsj.com"))
@@ -279,7 +309,9 @@ def test_a_url_without_a_usable_host_is_dead_without_a_request(tmp_path):
 def test_a_5xx_that_recovers_is_ok(tmp_path):
     memo = make_memo(tmp_path, "Flaky. [^1]", [Cite("1", "https://flaky.site/page")])
     with respx.mock() as mock:
-        mock.get("https://flaky.site/page").mock(side_effect=[httpx.Response(502), httpx.Response(200, text="x" * 3000)])
+        mock.get("https://flaky.site/page").mock(
+            side_effect=[httpx.Response(502), httpx.Response(200, text="x" * 3000)]
+        )
         report = check(memo, public("flaky.site"))
     assert report.urls[0].status == "ok"
 
@@ -315,9 +347,14 @@ def test_an_unknown_host_is_dead_only_when_the_network_answers_otherwise(tmp_pat
 
 
 def test_a_private_server_answering_does_not_prove_public_names_dead(tmp_path):
-    memo = make_memo(tmp_path, "Fake. [^1] Local. [^2]", [
-        Cite("1", "https://no-such-host.site/x"), Cite("2", "http://127.0.0.1:8765/status"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "Fake. [^1] Local. [^2]",
+        [
+            Cite("1", "https://no-such-host.site/x"),
+            Cite("2", "http://127.0.0.1:8765/status"),
+        ],
+    )
     with respx.mock() as mock:
         mock.get("http://127.0.0.1:8765/status").respond(200, text="x" * 3000)
         report = check(memo, Resolver({}), allow_private=True)
@@ -328,15 +365,18 @@ def test_a_private_server_answering_does_not_prove_public_names_dead(tmp_path):
 # ---------------------------------------------------------------- private addresses
 
 
-@pytest.mark.parametrize("url", [
-    "http://10.1.2.3/admin",
-    "http://127.0.0.1:8080/x",
-    "http://0x7f.1/x",  # 127.0.0.1 spelled the way browsers accept
-    "http://169.254.169.254/latest/meta-data/",
-    "http://[::1]/x",
-    "http://[::ffff:192.168.0.1]/x",
-    "http://printer.local/status",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://10.1.2.3/admin",
+        "http://127.0.0.1:8080/x",
+        "http://0x7f.1/x",  # 127.0.0.1 spelled the way browsers accept
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/x",
+        "http://[::ffff:192.168.0.1]/x",
+        "http://printer.local/status",
+    ],
+)
 def test_private_loopback_and_link_local_addresses_are_never_requested(tmp_path, url):
     memo = make_memo(tmp_path, "Internal. [^1]", [Cite("1", url)])
     resolver = Resolver({})
@@ -367,9 +407,14 @@ def test_a_redirect_to_loopback_is_refused_at_that_hop(tmp_path):
 
 
 def test_private_addresses_are_fetched_when_the_analyst_allows_it(tmp_path):
-    memo = make_memo(tmp_path, "Internal. [^1] Wiki. [^2]", [
-        Cite("1", "http://10.1.2.3/status"), Cite("2", "https://wiki.corp.site/page"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "Internal. [^1] Wiki. [^2]",
+        [
+            Cite("1", "http://10.1.2.3/status"),
+            Cite("2", "https://wiki.corp.site/page"),
+        ],
+    )
     with respx.mock() as mock:
         mock.get("http://10.1.2.3/status").respond(200, text="x" * 3000)
         mock.get("https://wiki.corp.site/page").respond(200, text="x" * 3000)
@@ -384,15 +429,20 @@ GROUNDED_BODY = (
     "Synadia raised $1.5B in its latest round. [^E1] "
     "Another outlet put it at $15B. [^E1]\n\n"
     "Derek said “NATS is the connective tissue of the edge”. [^E1] "
-    "The CEO added \"we remain committed to open source\". [^E1]\n\n"
+    'The CEO added "we remain committed to open source". [^E1]\n\n'
     "Revenue grew 40% in 2024–2025 per the deck. [^E1]\n\n"
     "The writer says the market grew 12% per year. [^1] "
     "Usage reached 9,100 clusters. [^E2]"
 )
 GROUNDED_CITES = [
-    Cite("E1", "https://synadia.com/news", text=(
-        "Synadia raised $1.5B in its latest round. Derek said \"NATS is the connective tissue of the edge\". "
-        "The CEO added “we remain committed to open source”. Revenue grew 40% in 2024-2025.")),
+    Cite(
+        "E1",
+        "https://synadia.com/news",
+        text=(
+            'Synadia raised $1.5B in its latest round. Derek said "NATS is the connective tissue of the edge". '
+            "The CEO added “we remain committed to open source”. Revenue grew 40% in 2024-2025."
+        ),
+    ),
     Cite("E2", "https://nats.io/usage"),  # retrieved, but no text stored
     Cite("1", "https://market.site/report", snippet="The market grew 21% per year."),
 ]
@@ -422,9 +472,15 @@ def test_quotes_and_statistics_are_checked_verbatim_in_the_cited_source(tmp_path
 
 def test_dash_styles_are_normalised_but_nothing_else(tmp_path):
     body = "The shift was “edge–to–cloud messaging for everyone”. [^E1] It cost $1,200 per node. [^E1]"
-    memo = make_memo(tmp_path, body, [
-        Cite("E1", "https://synadia.com/x", text="A shift to edge-to-cloud messaging for everyone; $1200 per node."),
-    ])
+    memo = make_memo(
+        tmp_path,
+        body,
+        [
+            Cite(
+                "E1", "https://synadia.com/x", text="A shift to edge-to-cloud messaging for everyone; $1200 per node."
+            ),
+        ],
+    )
     with respx.mock() as mock:
         mock.get("https://synadia.com/x").respond(200, text="x" * 3000)
         report = check(memo, public("synadia.com"))
@@ -435,15 +491,18 @@ def test_dash_styles_are_normalised_but_nothing_else(tmp_path):
 
 def test_each_figure_goes_to_its_own_citation_and_a_cluster_needs_one_supporting_source(tmp_path):
     body = "Kafka grew 30% [^E1] while NATS grew 50% [^E2] last year.\n\nBoth raised $25M. [^E1] [^E2]"
-    memo = make_memo(tmp_path, body, [
-        Cite("E1", "https://a.site/x", text="Kafka grew 30% last year."),
-        Cite("E2", "https://b.site/y", text="NATS grew 50% and raised $25M."),
-    ])
+    memo = make_memo(
+        tmp_path,
+        body,
+        [
+            Cite("E1", "https://a.site/x", text="Kafka grew 30% last year."),
+            Cite("E2", "https://b.site/y", text="NATS grew 50% and raised $25M."),
+        ],
+    )
     with respx.mock() as mock:
         mock.get(url__regex=r".*").respond(200, text="x" * 3000)
         report = check(memo, public("a.site", "b.site"))
-    assert _grounding(report) == {("E1", "30%"): "supported", ("E2", "50%"): "supported",
-                                  ("E2", "$25M"): "supported"}
+    assert _grounding(report) == {("E1", "30%"): "supported", ("E2", "50%"): "supported", ("E2", "$25M"): "supported"}
     assert report.exit_code == 0
 
 
@@ -461,7 +520,9 @@ def _resolve_public(monkeypatch, *hosts: str, table: dict[str, list[str]] | None
 
 
 def test_cli_json_has_the_stable_shape_and_exit_code_1_on_problems(tmp_path, monkeypatch, capsys):
-    memo = make_memo(tmp_path, GROUNDED_BODY + "\n\nA fake. [^2]", GROUNDED_CITES + [Cite("2", "https://example.com/x")])
+    memo = make_memo(
+        tmp_path, GROUNDED_BODY + "\n\nA fake. [^2]", [*GROUNDED_CITES, Cite("2", "https://example.com/x")]
+    )
     _resolve_public(monkeypatch, "synadia.com", "nats.io", "market.site")
     with respx.mock() as mock:
         mock.get("https://synadia.com/news").respond(200, text="x" * 3000)
@@ -490,9 +551,13 @@ def test_cli_json_has_the_stable_shape_and_exit_code_1_on_problems(tmp_path, mon
 
 
 def test_cli_exit_code_0_and_a_summary_line_when_all_is_well(tmp_path, monkeypatch, capsys):
-    memo = make_memo(tmp_path, "Synadia raised $25M. [^E1]", [
-        Cite("E1", "https://synadia.com/news", text="Synadia raised $25M in a Series B."),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "Synadia raised $25M. [^E1]",
+        [
+            Cite("E1", "https://synadia.com/news", text="Synadia raised $25M in a Series B."),
+        ],
+    )
     _resolve_public(monkeypatch, "synadia.com")
     with respx.mock() as mock:
         mock.get("https://synadia.com/news").respond(200, text="x" * 3000)
@@ -519,12 +584,15 @@ def test_cli_allow_private_flag_and_setting(tmp_path, monkeypatch, capsys):
         assert route.call_count == 2
 
 
-@pytest.mark.parametrize("make, expect", [
-    (lambda d: d / "missing.md", "no such file or folder"),
-    (lambda d: (d / "notes.txt", (d / "notes.txt").write_text("x"))[0], "not a markdown note"),
-    (lambda d: (d / "empty", (d / "empty").mkdir())[0], "no notes to check"),
-    (lambda d: (d / "bin.md", (d / "bin.md").write_bytes(b"\xff\xfe\x00bad"))[0], "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "make, expect",
+    [
+        (lambda d: d / "missing.md", "no such file or folder"),
+        (lambda d: (d / "notes.txt", (d / "notes.txt").write_text("x"))[0], "not a markdown note"),
+        (lambda d: (d / "empty", (d / "empty").mkdir())[0], "no notes to check"),
+        (lambda d: (d / "bin.md", (d / "bin.md").write_bytes(b"\xff\xfe\x00bad"))[0], "not UTF-8"),
+    ],
+)
 def test_cli_bad_path_is_a_clear_message_with_exit_2(tmp_path, capsys, make, expect):
     path = make(tmp_path)
     with respx.mock() as mock:
@@ -537,7 +605,9 @@ def test_cli_bad_path_is_a_clear_message_with_exit_2(tmp_path, capsys, make, exp
 
 
 def test_untrusted_titles_and_urls_are_printed_literally(tmp_path, monkeypatch, capsys):
-    memo = make_memo(tmp_path, "Claim. [^1]", [Cite("1", "https://evil.site/[bold]x[/bold]", title="[bold red]Pwned[/] \x1b[31mred")])
+    memo = make_memo(
+        tmp_path, "Claim. [^1]", [Cite("1", "https://evil.site/[bold]x[/bold]", title="[bold red]Pwned[/] \x1b[31mred")]
+    )
     _resolve_public(monkeypatch, "evil.site")
     with respx.mock() as mock:
         mock.get(url__startswith="https://evil.site/").respond(404)
@@ -564,9 +634,13 @@ def test_secrets_never_appear_in_the_output(tmp_path, monkeypatch, capsys):
 
 
 def test_the_exported_memo_is_grounded_against_every_section_set(tmp_path, monkeypatch, capsys):
-    memo = make_memo(tmp_path, "Synadia raised $25M. [^E1]", [
-        Cite("E1", "https://synadia.com/news", text="Synadia raised $25M in a Series B."),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "Synadia raised $25M. [^E1]",
+        [
+            Cite("E1", "https://synadia.com/news", text="Synadia raised $25M in a Series B."),
+        ],
+    )
     assert main(["export", str(memo)]) == 0
     capsys.readouterr()
     _resolve_public(monkeypatch, "synadia.com")
@@ -576,14 +650,20 @@ def test_the_exported_memo_is_grounded_against_every_section_set(tmp_path, monke
     payload = json.loads(capsys.readouterr().out)
     assert code == 0
     assert payload["urls"][0]["key"] == "1" and payload["urls"][0]["in_retrieved_set"] is True
-    assert payload["grounding"] == [{"note": str(memo / "memo.md"), "key": "1", "kind": "statistic",
-                                     "text": "$25M", "status": "supported"}]
+    assert payload["grounding"] == [
+        {"note": str(memo / "memo.md"), "key": "1", "kind": "statistic", "text": "$25M", "status": "supported"}
+    ]
 
 
 def test_cli_offline_machine_reports_unreachable_and_still_grounds(tmp_path, monkeypatch, capsys):
-    memo = make_memo(tmp_path, "NATS raised $25M. [^E1] A fake. [^2]", [
-        Cite("E1", "https://nats.io/x", text="NATS raised $25M."), Cite("2", "https://example.com/x"),
-    ])
+    memo = make_memo(
+        tmp_path,
+        "NATS raised $25M. [^E1] A fake. [^2]",
+        [
+            Cite("E1", "https://nats.io/x", text="NATS raised $25M."),
+            Cite("2", "https://example.com/x"),
+        ],
+    )
 
     async def no_dns(host: str, timeout_s: float = 10.0) -> list[str]:
         raise addresses.HostNotFound(f"DNS: no such host {host}")

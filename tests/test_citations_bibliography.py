@@ -9,12 +9,19 @@ from core.citations.bibliography import find_bibliographies, numbering
 from core.citations.parse import parse
 
 RETRIEVED = [
-    {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS",
-     "summary": "NATS is an open source messaging system for cloud native applications."},
+    {
+        "marker": "E1",
+        "url": "https://nats.io/about",
+        "title": "About NATS",
+        "summary": "NATS is an open source messaging system for cloud native applications.",
+    },
 ]
 WEB = [
-    {"url": "https://www.techcrunch.com/2022/03/01/synadia-raises", "title": "Synadia raises $25M",
-     "snippet": "Synadia raised a $25M Series A led by Forbion."},
+    {
+        "url": "https://www.techcrunch.com/2022/03/01/synadia-raises",
+        "title": "Synadia raises $25M",
+        "snippet": "Synadia raised a $25M Series A led by Forbion.",
+    },
     {"url": "https://nats.io/download", "title": "Download NATS", "snippet": "Binaries for every platform."},
 ]
 CLAIM = "Synadia raised a $25M Series A led by Forbion [1]. NATS is open source [2].\n\n"
@@ -27,17 +34,20 @@ def run(draft: str, search_results=WEB):
     return result
 
 
-@pytest.mark.parametrize("sources_list", [
-    "**Sources:**\n[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n[2] https://fabricated.io/nats-overview\n",
-    "## Sources\n\n1. https://www.techcrunch.com/2022/03/01/synadia-raises\n2. https://fabricated.io/nats-overview\n",
-    "References:\n\n- [Synadia raises $25M](https://www.techcrunch.com/2022/03/01/synadia-raises) — TechCrunch, 2022\n"
-    "- [NATS overview](https://fabricated.io/nats-overview)\n",
-    "### Citations\n\n[1] TechCrunch: https://www.techcrunch.com/2022/03/01/synadia-raises (2022-03-01)\n"
-    "[2] <https://fabricated.io/nats-overview>\n",
-    "__Bibliography__\n* https://www.techcrunch.com/2022/03/01/synadia-raises\n* https://fabricated.io/nats-overview\n",
-    "[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n[2] https://fabricated.io/nats-overview\n",
-    "Sources: https://www.techcrunch.com/2022/03/01/synadia-raises, https://fabricated.io/nats-overview\n",
-])
+@pytest.mark.parametrize(
+    "sources_list",
+    [
+        "**Sources:**\n[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n[2] https://fabricated.io/nats-overview\n",
+        "## Sources\n\n1. https://www.techcrunch.com/2022/03/01/synadia-raises\n2. https://fabricated.io/nats-overview\n",
+        "References:\n\n- [Synadia raises $25M](https://www.techcrunch.com/2022/03/01/synadia-raises) — TechCrunch, 2022\n"
+        "- [NATS overview](https://fabricated.io/nats-overview)\n",
+        "### Citations\n\n[1] TechCrunch: https://www.techcrunch.com/2022/03/01/synadia-raises (2022-03-01)\n"
+        "[2] <https://fabricated.io/nats-overview>\n",
+        "__Bibliography__\n* https://www.techcrunch.com/2022/03/01/synadia-raises\n* https://fabricated.io/nats-overview\n",
+        "[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n[2] https://fabricated.io/nats-overview\n",
+        "Sources: https://www.techcrunch.com/2022/03/01/synadia-raises, https://fabricated.io/nats-overview\n",
+    ],
+)
 def test_a_writer_sources_list_is_removed_entirely(sources_list):
     result = run(CLAIM + sources_list)
     assert result.body == "Synadia raised a $25M Series A led by Forbion. [^1] NATS is open source. [^2]\n"
@@ -52,20 +62,26 @@ def test_a_writer_sources_list_is_removed_entirely(sources_list):
 
 def test_before_the_fix_line_start_numbers_were_read_as_citations():
     # "[2] https://fabricated.io/…" used to become "[^2] https://fabricated.io/…"
-    result = run("Claim [1].\n\n**Sources:**\n[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n"
-                 "[2] https://fabricated.io/nats-overview\n")
+    result = run(
+        "Claim [1].\n\n**Sources:**\n[1] https://www.techcrunch.com/2022/03/01/synadia-raises\n"
+        "[2] https://fabricated.io/nats-overview\n"
+    )
     assert "[^2]" not in result.text and "Sources:" not in result.text
     assert [c["key"] for c in result.report.to_json()["citations"]] == ["1"]
 
 
 def test_without_search_results_the_list_gives_each_number_its_url():
-    draft = ("NATS is an open source messaging system for cloud native applications [1]. "
-             "Margins exceed eighty percent [2]. Nobody listed this one [3].\n\n"
-             "## References\n\n1. https://nats.io/about\n2. https://made-up.com/margins\n")
+    draft = (
+        "NATS is an open source messaging system for cloud native applications [1]. "
+        "Margins exceed eighty percent [2]. Nobody listed this one [3].\n\n"
+        "## References\n\n1. https://nats.io/about\n2. https://made-up.com/margins\n"
+    )
     result = run(draft, search_results=[])
-    assert result.text == ("NATS is an open source messaging system for cloud native applications. [^E1] "
-                           "Margins exceed eighty percent. Nobody listed this one.\n\n"
-                           "## Sources (retrieved)\n\n[^E1]: [About NATS](https://nats.io/about). nats.io.\n")
+    assert result.text == (
+        "NATS is an open source messaging system for cloud native applications. [^E1] "
+        "Margins exceed eighty percent. Nobody listed this one.\n\n"
+        "## Sources (retrieved)\n\n[^E1]: [About NATS](https://nats.io/about). nats.io.\n"
+    )
     rows = {c["key"]: c for c in result.report.to_json()["citations"]}
     assert (rows["1"]["status"], rows["1"]["cited_url"]) == ("verified", "https://nats.io/about")
     assert (rows["2"]["status"], rows["2"]["cited_url"]) == ("dropped", "https://made-up.com/margins")
@@ -90,23 +106,31 @@ def test_a_sources_label_over_the_writer_definitions_goes_with_them():
     assert run(draft).body == "NATS is open source. [^E1]\n"
 
 
-@pytest.mark.parametrize("draft", [
-    "**Key facts:**\n- Founded 2011\n- HQ in Los Angeles\n",
-    "## Sources\n\n- We interviewed three customers.\n- And read the S-1.\n",
-    "Sources:\n\nNATS grew fast according to https://nats.io/about and many analysts who follow "
-    "the messaging market closely and who have written about it for years and years and years.\n",
-    "- [About NATS](https://nats.io/about)\n- [Download](https://nats.io/download)\n",
-])
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "**Key facts:**\n- Founded 2011\n- HQ in Los Angeles\n",
+        "## Sources\n\n- We interviewed three customers.\n- And read the S-1.\n",
+        "Sources:\n\nNATS grew fast according to https://nats.io/about and many analysts who follow "
+        "the messaging market closely and who have written about it for years and years and years.\n",
+        "- [About NATS](https://nats.io/about)\n- [Download](https://nats.io/download)\n",
+    ],
+)
 def test_ordinary_lists_and_prose_are_not_sources_lists(draft):
     assert find_bibliographies(parse(draft)) == []
 
 
 def test_what_a_bibliography_is_made_of():
-    doc = parse("Text.\n\n**Sources:**\n[3] Title — https://a.org/x (2024)\n(4) <https://b.org/y>\n5. [T](file:notes/a.md)\n")
+    doc = parse(
+        "Text.\n\n**Sources:**\n[3] Title — https://a.org/x (2024)\n(4) <https://b.org/y>\n5. [T](file:notes/a.md)\n"
+    )
     (bib,) = find_bibliographies(doc)
     assert bib.lines == {2, 3, 4, 5}
     assert [(e.number, e.urls) for e in bib.entries] == [
-        ("3", ("https://a.org/x",)), ("4", ("https://b.org/y",)), ("5", ("file:notes/a.md",))]
+        ("3", ("https://a.org/x",)),
+        ("4", ("https://b.org/y",)),
+        ("5", ("file:notes/a.md",)),
+    ]
     assert numbering([bib]) == {"3": "https://a.org/x", "4": "https://b.org/y", "5": "file:notes/a.md"}
 
 

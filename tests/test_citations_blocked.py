@@ -7,8 +7,11 @@ from core.hosts import excluded_by
 
 RESULTS = [
     {"url": "https://nats.io/about/", "title": "About NATS", "snippet": "NATS is a connective technology."},
-    {"url": "https://www.nats.aero/about-us/", "title": "About NATS (air traffic)",
-     "snippet": "NATS provides air traffic control services for the UK."},
+    {
+        "url": "https://www.nats.aero/about-us/",
+        "title": "About NATS (air traffic)",
+        "snippet": "NATS provides air traffic control services for the UK.",
+    },
 ]
 
 
@@ -33,12 +36,25 @@ def test_a_rejected_domain_is_never_a_substitute():
 
 
 def test_evidence_of_a_page_seen_in_both_namespaces_is_merged():
-    retrieved = [{"url": "https://synadia.com/about", "title": "About Synadia", "marker": "E1",
-                  "summary": "Synadia builds NATS."}]
-    web = [{"url": "https://www.synadia.com/about/", "title": "About",
-            "snippet": "Synadia raised a Series B of 25 million dollars led by Forgepoint."}]
-    draft = ("Synadia raised a Series B of 25 million dollars led by Forgepoint.[^9]\n\n"
-             "[^9]: [Funding](https://bloomberg.com/invented)\n")
+    retrieved = [
+        {
+            "url": "https://synadia.com/about",
+            "title": "About Synadia",
+            "marker": "E1",
+            "summary": "Synadia builds NATS.",
+        }
+    ]
+    web = [
+        {
+            "url": "https://www.synadia.com/about/",
+            "title": "About",
+            "snippet": "Synadia raised a Series B of 25 million dollars led by Forgepoint.",
+        }
+    ]
+    draft = (
+        "Synadia raised a Series B of 25 million dollars led by Forgepoint.[^9]\n\n"
+        "[^9]: [Funding](https://bloomberg.com/invented)\n"
+    )
     out = reconcile(draft, retrieved, search_results=web)
     row = out.report.to_json()["citations"][0]
     assert row["status"] == "substituted" and row["resolved_url"].rstrip("/").endswith("synadia.com/about")

@@ -1,6 +1,6 @@
 """Differential test: our marker/definition parser against mdit-py-plugins' own token stream.
 
-For every fixture input in shared/testdata/footnotes/ (markdown-it fixture format:
+For every fixture input in tests/data/footnotes/ (markdown-it fixture format:
 title, ``.``, input, ``.``, expected HTML, ``.``) the footnote references and
 definitions our parser reports — labels and counts — must equal what the
 footnote plugin's tokens say (``footnote_ref`` tokens and their ``meta.label``;
@@ -108,7 +108,9 @@ def walk(tokens):
 def test_fixture_count_is_what_the_files_hold():
     # 20 + 14 + 1 = 35 cases; a misread of the fixture format would change this silently.
     assert Counter(f.file for f in FIXTURES) == {
-        "mdit-py-plugins-footnote.md": 20, "markdown-it-footnote.txt": 14, "markdown-it-footnote-prefixed.txt": 1,
+        "mdit-py-plugins-footnote.md": 20,
+        "markdown-it-footnote.txt": 14,
+        "markdown-it-footnote-prefixed.txt": 1,
     }
 
 

@@ -16,14 +16,25 @@ from core.citations.bare_urls import find_bare_urls
 from core.hosts import excluded_by
 
 RETRIEVED = [
-    {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS",
-     "summary": "NATS is an open source messaging system for cloud native applications."},
-    {"marker": "E2", "url": "https://en.wikipedia.org/wiki/NATS_(company)", "title": "NATS (company)",
-     "summary": "NATS Holdings provides air traffic control services in the United Kingdom."},
+    {
+        "marker": "E1",
+        "url": "https://nats.io/about",
+        "title": "About NATS",
+        "summary": "NATS is an open source messaging system for cloud native applications.",
+    },
+    {
+        "marker": "E2",
+        "url": "https://en.wikipedia.org/wiki/NATS_(company)",
+        "title": "NATS (company)",
+        "summary": "NATS Holdings provides air traffic control services in the United Kingdom.",
+    },
 ]
 WEB = [
-    {"url": "https://www.techcrunch.com/2022/03/01/synadia-raises", "title": "Synadia raises $25M",
-     "snippet": "Synadia raised a $25M Series A led by Forbion."},
+    {
+        "url": "https://www.techcrunch.com/2022/03/01/synadia-raises",
+        "title": "Synadia raises $25M",
+        "snippet": "Synadia raised a $25M Series A led by Forbion.",
+    },
     {"url": "https://nats.io/download", "title": "Download NATS", "snippet": "Binaries for every platform."},
 ]
 
@@ -42,29 +53,42 @@ def warnings(result) -> list[str]:
 
 
 def test_an_unretrieved_inline_link_becomes_its_text_and_a_retrieved_one_stays():
-    result = run("NATS is a messaging system, see [the docs](https://nats.io/about) "
-                 "and [the review](https://fabricated.io/docs).\n")
+    result = run(
+        "NATS is a messaging system, see [the docs](https://nats.io/about) "
+        "and [the review](https://fabricated.io/docs).\n"
+    )
     assert result.text == ("NATS is a messaging system, see [the docs](https://nats.io/about) and the review.\n")
     assert result.report.links_removed == 1
-    assert warnings(result) == ['removed the link to https://fabricated.io/docs (never retrieved); '
-                                'kept its text "the review"']
+    assert warnings(result) == [
+        'removed the link to https://fabricated.io/docs (never retrieved); kept its text "the review"'
+    ]
     assert [w.code for w in result.report.warnings] == ["unretrieved_link"]
 
 
 def test_autolinks_and_bare_urls_go_with_the_space_and_brackets_around_them():
-    draft = ("Per <https://bloomberg.com/news/fake> the company grew (https://x.io/y) and "
-             "https://bloomberg.com/news/fake2 says so. See www.fabricated.io/page too.\n")
+    draft = (
+        "Per <https://bloomberg.com/news/fake> the company grew (https://x.io/y) and "
+        "https://bloomberg.com/news/fake2 says so. See www.fabricated.io/page too.\n"
+    )
     result = run(draft)
     assert result.text == "Per the company grew and says so. See too.\n"
     assert result.report.links_removed == 4
-    assert warnings(result) == [f"removed {u} (never retrieved)" for u in (
-        "https://bloomberg.com/news/fake", "https://x.io/y", "https://bloomberg.com/news/fake2",
-        "www.fabricated.io/page")]
+    assert warnings(result) == [
+        f"removed {u} (never retrieved)"
+        for u in (
+            "https://bloomberg.com/news/fake",
+            "https://x.io/y",
+            "https://bloomberg.com/news/fake2",
+            "www.fabricated.io/page",
+        )
+    ]
 
 
 def test_retrieved_urls_stay_as_written_in_every_form():
-    draft = ("See <https://nats.io/about>, https://en.wikipedia.org/wiki/NATS_(company), www.nats.io/about/ "
-             "and [download](http://nats.io/download?utm_source=x).\n")
+    draft = (
+        "See <https://nats.io/about>, https://en.wikipedia.org/wiki/NATS_(company), www.nats.io/about/ "
+        "and [download](http://nats.io/download?utm_source=x).\n"
+    )
     result = run(draft)
     assert result.text == draft and result.report.links_removed == 0
 
@@ -94,13 +118,17 @@ def test_code_spans_and_code_blocks_are_never_touched():
 
 
 def test_reference_links_to_an_unretrieved_url_become_their_text_and_the_definition_goes():
-    draft = ("NATS grew [fast][press] and [slow][docs], see also [press].\n\n"
-             "[press]: https://fabricated.io/a \"Press\"\n[docs]: https://nats.io/about\n")
+    draft = (
+        "NATS grew [fast][press] and [slow][docs], see also [press].\n\n"
+        '[press]: https://fabricated.io/a "Press"\n[docs]: https://nats.io/about\n'
+    )
     result = run(draft)
     assert result.text == ("NATS grew fast and [slow][docs], see also press.\n\n[docs]: https://nats.io/about\n")
     assert result.report.links_removed == 1  # one URL: the definition's warning speaks for its links
-    assert warnings(result) == ["removed the link reference definition [press]: https://fabricated.io/a "
-                                "(never retrieved); links through it became their text"]
+    assert warnings(result) == [
+        "removed the link reference definition [press]: https://fabricated.io/a "
+        "(never retrieved); links through it became their text"
+    ]
 
 
 def test_a_url_in_a_link_title_makes_the_link_go():
@@ -111,12 +139,16 @@ def test_a_url_in_a_link_title_makes_the_link_go():
 def test_an_image_with_an_unretrieved_source_becomes_its_alt_text():
     result = run("Revenue chart: ![ARR by quarter](https://fabricated.io/chart.png)\n")
     assert result.text == "Revenue chart: ARR by quarter\n"
-    assert 'removed the image to https://fabricated.io/chart.png (never retrieved); kept its text "ARR by quarter"' \
+    assert (
+        'removed the image to https://fabricated.io/chart.png (never retrieved); kept its text "ARR by quarter"'
         in warnings(result)
+    )
 
 
 def test_urls_in_inline_notes_and_raw_html_are_screened_too():
-    result = run('Note ^[see https://fake.io/n and [x](https://nats.io/about)] and <a href="https://fake.io/h">h</a>.\n')
+    result = run(
+        'Note ^[see https://fake.io/n and [x](https://nats.io/about)] and <a href="https://fake.io/h">h</a>.\n'
+    )
     assert result.text == 'Note ^[see and [x](https://nats.io/about)] and <a href="">h</a>.\n'
     assert result.report.links_removed == 2
 
@@ -127,7 +159,7 @@ def test_table_cells_keep_the_table():
 
 
 def test_a_link_to_a_rejected_domain_is_removed_like_an_unretrieved_one():
-    web = WEB + [{"url": "https://www.nats.aero/about", "title": "NATS air traffic"}]
+    web = [*WEB, {"url": "https://www.nats.aero/about", "title": "NATS air traffic"}]
     draft = "NATS runs UK air traffic, see [their site](https://www.nats.aero/about).\n"
     assert run(draft, search_results=web).text == draft
     rejected = run(draft, search_results=web, exclude=lambda u: excluded_by(u, ["nats.aero"]))
@@ -143,15 +175,21 @@ def test_empty_ground_truth_keeps_no_url():
 
 
 def test_a_numeric_link_is_a_bare_citation_decided_by_its_url():
-    draft = ("NATS is an open source messaging system [1](https://fabricated.io/x). "
-             "Synadia raised $25M [2](https://www.techcrunch.com/2022/03/01/synadia-raises/). "
-             "Margins are above eighty percent [3](https://fabricated.io/margins).\n")
+    draft = (
+        "NATS is an open source messaging system [1](https://fabricated.io/x). "
+        "Synadia raised $25M [2](https://www.techcrunch.com/2022/03/01/synadia-raises/). "
+        "Margins are above eighty percent [3](https://fabricated.io/margins).\n"
+    )
     result = run(draft)
-    assert result.body == ("NATS is an open source messaging system. [^E1] Synadia raised $25M. [^1] "
-                           "Margins are above eighty percent.\n")
+    assert result.body == (
+        "NATS is an open source messaging system. [^E1] Synadia raised $25M. [^1] Margins are above eighty percent.\n"
+    )
     rows = {c["key"]: c for c in result.report.to_json()["citations"]}
     assert (rows["1"]["status"], rows["1"]["cited_url"], rows["1"]["resolved_url"]) == (
-        "substituted", "https://fabricated.io/x", "https://nats.io/about")
+        "substituted",
+        "https://fabricated.io/x",
+        "https://nats.io/about",
+    )
     assert rows["2"]["status"] == "verified"
     assert rows["3"]["status"] == "dropped" and rows["3"]["cited_url"] == "https://fabricated.io/margins"
     assert "fabricated.io" not in result.text
@@ -168,15 +206,18 @@ def test_a_numeric_link_with_a_retrieved_url_is_verified_even_past_the_search_re
 
 
 def test_a_protected_definition_keeps_its_text_but_not_an_unretrieved_url():
-    draft = ("Revenue grew 40% [^internal].\n\n[^internal]: Internal memo, see https://bloomberg.com/news/invented "
-             "and [the plan](https://bloomberg.com/x), p. 4\n")
+    draft = (
+        "Revenue grew 40% [^internal].\n\n[^internal]: Internal memo, see https://bloomberg.com/news/invented "
+        "and [the plan](https://bloomberg.com/x), p. 4\n"
+    )
     result = run(draft)
     assert result.text == "Revenue grew 40%. [^internal]\n\n[^internal]: Internal memo, see and the plan, p. 4\n"
     assert result.report.to_json()["citations"][0]["status"] == "protected"
     assert warnings(result) == [
         "removed https://bloomberg.com/news/invented from the protected definition [^internal] (never retrieved)",
-        'removed the link to https://bloomberg.com/x from the protected definition [^internal] (never retrieved); '
-        'kept its text "the plan"']
+        "removed the link to https://bloomberg.com/x from the protected definition [^internal] (never retrieved); "
+        'kept its text "the plan"',
+    ]
 
 
 def test_a_protected_definition_that_was_only_a_url_stays_defined():
@@ -187,7 +228,10 @@ def test_a_protected_definition_that_was_only_a_url_stays_defined():
 
 def test_a_protected_definition_may_cite_a_retrieved_url():
     draft = "Revenue grew [^deck].\n\n[^deck]: Board deck, slide 3; public version https://nats.io/about\n"
-    assert run(draft).text == "Revenue grew. [^deck]\n\n[^deck]: Board deck, slide 3; public version https://nats.io/about\n"
+    assert (
+        run(draft).text
+        == "Revenue grew. [^deck]\n\n[^deck]: Board deck, slide 3; public version https://nats.io/about\n"
+    )
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -197,28 +241,41 @@ def test_links_removed_is_an_extra_json_key_and_placeholders_are_counted():
     result = run("See https://example.com/placeholder and [x](https://fabricated.io/a).\n")
     report = result.report.to_json()
     assert report["links_removed"] == 2 and result.report.placeholder_urls == 1
-    assert list(report)[:8] == ["verified", "retitled", "substituted", "dropped", "out_of_range", "protected",
-                                "citations", "warnings"]
+    assert list(report)[:8] == [
+        "verified",
+        "retitled",
+        "substituted",
+        "dropped",
+        "out_of_range",
+        "protected",
+        "citations",
+        "warnings",
+    ]
 
 
-@pytest.mark.parametrize(("text", "urls"), [
-    ("see https://en.wikipedia.org/wiki/NATS_(company).", ["https://en.wikipedia.org/wiki/NATS_(company)"]),
-    ("(see https://nats.io/about)", ["https://nats.io/about"]),
-    ("a https://x.org/a_(b)_(c) b", ["https://x.org/a_(b)_(c)"]),
-    ("quoted \"https://x.org/a\", then", ["https://x.org/a"]),
-    ("**https://x.org/b**", ["https://x.org/b"]),
-    ("glued:https://x.org/c[1] and www.x.org/d? and awww.x.org", ["https://x.org/c", "www.x.org/d"]),
-    ("https:// alone and http://", []),
-])
+@pytest.mark.parametrize(
+    ("text", "urls"),
+    [
+        ("see https://en.wikipedia.org/wiki/NATS_(company).", ["https://en.wikipedia.org/wiki/NATS_(company)"]),
+        ("(see https://nats.io/about)", ["https://nats.io/about"]),
+        ("a https://x.org/a_(b)_(c) b", ["https://x.org/a_(b)_(c)"]),
+        ('quoted "https://x.org/a", then', ["https://x.org/a"]),
+        ("**https://x.org/b**", ["https://x.org/b"]),
+        ("glued:https://x.org/c[1] and www.x.org/d? and awww.x.org", ["https://x.org/c", "www.x.org/d"]),
+        ("https:// alone and http://", []),
+    ],
+)
 def test_bare_urls_end_where_gfm_ends_them(text, urls):
     assert [text[a:b] for a, b in find_bare_urls(text)] == urls
 
 
 def test_no_unretrieved_url_is_left_anywhere_in_a_mixed_draft():
-    draft = ("Synadia [raised](https://fabricated.io/a) $25M [1](https://fabricated.io/b) "
-             "per <https://fabricated.io/c> and https://fabricated.io/d.\n\n"
-             "> Quote (www.fabricated.io/e)\n\n## Heading https://fabricated.io/f\n\n"
-             "[^deck]: Deck https://fabricated.io/g\n\n[r]: https://fabricated.io/h\n")
+    draft = (
+        "Synadia [raised](https://fabricated.io/a) $25M [1](https://fabricated.io/b) "
+        "per <https://fabricated.io/c> and https://fabricated.io/d.\n\n"
+        "> Quote (www.fabricated.io/e)\n\n## Heading https://fabricated.io/f\n\n"
+        "[^deck]: Deck https://fabricated.io/g\n\n[r]: https://fabricated.io/h\n"
+    )
     result = run(draft)
     assert "fabricated" not in result.text
     assert result.report.links_removed == 7
@@ -237,11 +294,14 @@ def test_a_protocol_relative_link_to_a_retrieved_page_stays():
     assert result.body == "See [about](//nats.io/about) for more.\n" and result.report.links_removed == 0
 
 
-@pytest.mark.parametrize(("draft", "body"), [
-    ("NATS is at https://evil.io—the company is fast.\n", "NATS is at—the company is fast.\n"),
-    ("NATS 详见https://evil.io/x。这是消息系统。\n", "NATS 详见。这是消息系统。\n"),
-    ("NATS https://evil.io/x\u200bok.\n", "NATS\u200bok.\n"),
-])
+@pytest.mark.parametrize(
+    ("draft", "body"),
+    [
+        ("NATS is at https://evil.io—the company is fast.\n", "NATS is at—the company is fast.\n"),
+        ("NATS 详见https://evil.io/x。这是消息系统。\n", "NATS 详见。这是消息系统。\n"),
+        ("NATS https://evil.io/x\u200bok.\n", "NATS\u200bok.\n"),
+    ],
+)
 def test_removing_a_bare_url_never_takes_the_prose_glued_to_it(draft, body):
     assert run(draft).body == body
 
@@ -251,11 +311,14 @@ def test_an_idn_host_is_one_url():
 
 
 def test_prose_glued_under_a_footnote_definition_stays_prose():
-    draft = ("NATS is an open source messaging system.[^1]\n[^1]: https://nats.io/about\n"
-             "Synadia raised a $25M Series A led by Forbion.[^2]\n[^2]: https://www.techcrunch.com/2022/03/01/synadia-raises\n")
+    draft = (
+        "NATS is an open source messaging system.[^1]\n[^1]: https://nats.io/about\n"
+        "Synadia raised a $25M Series A led by Forbion.[^2]\n[^2]: https://www.techcrunch.com/2022/03/01/synadia-raises\n"
+    )
     result = run(draft)
-    assert result.body == ("NATS is an open source messaging system. [^E1]\n\n"
-                           "Synadia raised a $25M Series A led by Forbion. [^1]\n")
+    assert result.body == (
+        "NATS is an open source messaging system. [^E1]\n\nSynadia raised a $25M Series A led by Forbion. [^1]\n"
+    )
     assert [c["status"] for c in result.report.to_json()["citations"]] == ["verified", "verified"]
     assert any("no blank line" in w for w in warnings(result))
 

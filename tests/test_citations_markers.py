@@ -6,10 +6,18 @@ from core.citations import reconcile, tidy
 from core.citations.parse import parse
 
 SOURCES = [
-    {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS",
-     "summary": "NATS is an open source messaging system for cloud native applications."},
-    {"marker": "E2", "url": "https://en.wikipedia.org/wiki/NATS_(company)", "title": "NATS (company)",
-     "summary": "NATS Holdings provides air traffic control services in the United Kingdom."},
+    {
+        "marker": "E1",
+        "url": "https://nats.io/about",
+        "title": "About NATS",
+        "summary": "NATS is an open source messaging system for cloud native applications.",
+    },
+    {
+        "marker": "E2",
+        "url": "https://en.wikipedia.org/wiki/NATS_(company)",
+        "title": "NATS (company)",
+        "summary": "NATS Holdings provides air traffic control services in the United Kingdom.",
+    },
     {"url": "https://news.org/storms", "title": "Storms", "snippet": "Storms hit the coast."},
     {"url": "https://news.org/funding", "title": "Funding", "snippet": "Synadia raised money."},
 ]
@@ -28,8 +36,9 @@ def finished(result) -> None:
 
 
 def test_a_bare_definition_url_with_parentheses_is_read_whole_and_verifies():
-    result = reconcile("NATS runs UK air traffic control [^2].\n\n[^2]: https://en.wikipedia.org/wiki/NATS_(company)\n",
-                       SOURCES)
+    result = reconcile(
+        "NATS runs UK air traffic control [^2].\n\n[^2]: https://en.wikipedia.org/wiki/NATS_(company)\n", SOURCES
+    )
     r = rows(result)["2"]
     assert (r["status"], r["cited_url"]) == ("verified", "https://en.wikipedia.org/wiki/NATS_(company)")
     assert result.body == "NATS runs UK air traffic control. [^E2]\n"
@@ -69,7 +78,9 @@ def test_number_groups_are_bare_citations_in_house_form():
         result = reconcile(f"Storms hit and Synadia raised money {group}.\n", SOURCES)
         assert result.body == "Storms hit and Synadia raised money. [^1] [^2]\n", group
         assert [(c["key"], c["status"]) for c in result.report.to_json()["citations"]] == [
-            ("1", "verified"), ("2", "verified")]
+            ("1", "verified"),
+            ("2", "verified"),
+        ]
         finished(result)
 
 
@@ -89,8 +100,10 @@ def test_a_space_after_the_caret_is_read_as_the_marker_and_named():
     assert result.body == "NATS is an open source messaging system. [^E1] Storms. [^E2]\n"
     assert rows(result)["E1"]["status"] == "verified"
     warnings = [w.message for w in result.report.warnings if w.code == "malformed_marker"]
-    assert warnings == ["[^ E1] is not footnote syntax (a space inside the brackets); read as [^E1]",
-                        "[^E2 ] is not footnote syntax (a space inside the brackets); read as [^E2]"]
+    assert warnings == [
+        "[^ E1] is not footnote syntax (a space inside the brackets); read as [^E1]",
+        "[^E2 ] is not footnote syntax (a space inside the brackets); read as [^E2]",
+    ]
     finished(result)
 
 
@@ -109,8 +122,11 @@ def test_malformed_markers_are_markers_only_for_the_reconciler():
 def test_group_and_link_markers_keep_their_source_text():
     doc = parse("A [1, 2] and [3](https://x.org/a) and [4][].\n\n[4]: https://y.org\n")
     assert [(m.label, m.text, m.url) for m in doc.markers] == [
-        ("1", "[1, 2]", None), ("2", "[1, 2]", None), ("3", "[3](https://x.org/a)", "https://x.org/a"),
-        ("4", "[4][]", "https://y.org")]
+        ("1", "[1, 2]", None),
+        ("2", "[1, 2]", None),
+        ("3", "[3](https://x.org/a)", "https://x.org/a"),
+        ("4", "[4][]", "https://y.org"),
+    ]
     for m in doc.markers:
         assert doc.source[m.start : m.end] == m.text
 

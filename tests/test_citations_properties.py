@@ -32,8 +32,29 @@ from tests.test_citations_fixtures import plugin_view
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-WORDS = ["Synadia", "raised", "funding", "NATS", "messaging", "open", "source", "cloud", "weather", "storms",
-         "$25M", "2022", "Series", "customers", "growth", "analysts", "expect", "margins", "the", "a", "and"]
+WORDS = [
+    "Synadia",
+    "raised",
+    "funding",
+    "NATS",
+    "messaging",
+    "open",
+    "source",
+    "cloud",
+    "weather",
+    "storms",
+    "$25M",
+    "2022",
+    "Series",
+    "customers",
+    "growth",
+    "analysts",
+    "expect",
+    "margins",
+    "the",
+    "a",
+    "and",
+]
 FOOTNOTE_LABELS = ["1", "2", "3", "7", "E1", "E2", "E5", "E9", "V1", "deck", "x", "note", "e1", "internal"]
 POOL = {
     "E1": ("https://nats.io/about", "About NATS", "NATS open source messaging system for cloud"),
@@ -48,12 +69,18 @@ WEB_POOL = [
     ("https://blog.org/cloud", "Cloud", "cloud messaging"),
     ("https://www.nats.io/about/", "NATS again", "duplicate of E1 by URL"),
 ]
-INVENTED = ["https://example.com/x", "https://bloomberg.com/news/XXXX", "https://synadia.com/invented",
-            "https://a.org/p", "https://fabricated.io/nats-overview", "http://made-up.com/a_(b)"]
+INVENTED = [
+    "https://example.com/x",
+    "https://bloomberg.com/news/XXXX",
+    "https://synadia.com/invented",
+    "https://a.org/p",
+    "https://fabricated.io/nats-overview",
+    "http://made-up.com/a_(b)",
+]
 URLS = [u for u, _, _ in POOL.values()] + [u for u, _, _ in WEB_POOL] + INVENTED
 WEB_URLS = [u for u in URLS if u.startswith("http")]
 # what a writer types in prose: the URLs above, and some without a scheme
-PROSE_URLS = WEB_URLS + ["www.nats.io/about", "www.fabricated.io/x"]
+PROSE_URLS = [*WEB_URLS, "www.nats.io/about", "www.fabricated.io/x"]
 
 
 @st.composite
@@ -143,8 +170,16 @@ FENCE = "```\ncode [^1] [2] x[^E9]. https://fabricated.io/in-code\n```"
 def bibliography(draw):
     """A writer's own sources list (apparatus: the output never has it)."""
     urls = draw(st.lists(st.sampled_from(WEB_URLS), min_size=1, max_size=4))
-    label, numbered = draw(st.sampled_from([("**Sources:**", "[{n}] {u}"), ("## References", "{n}. {u}"),
-                                            ("Citations:", "- [Some title]({u}), 2024"), (None, "[{n}] {u}")]))
+    label, numbered = draw(
+        st.sampled_from(
+            [
+                ("**Sources:**", "[{n}] {u}"),
+                ("## References", "{n}. {u}"),
+                ("Citations:", "- [Some title]({u}), 2024"),
+                (None, "[{n}] {u}"),
+            ]
+        )
+    )
     if label is None and len(urls) < 2:
         urls.append(WEB_URLS[0])
     lines = [numbered.format(n=n, u=u) for n, u in enumerate(urls, 1)]
@@ -184,8 +219,10 @@ def draft(draw, with_bibliography: bool = False):
 def ground_truth(draw):
     retrieved = draw(st.lists(st.sampled_from(sorted(POOL)), unique=True, max_size=5))
     web = draw(st.lists(st.sampled_from(WEB_POOL), unique=True, max_size=4))
-    items = [{"marker": m, "url": POOL[m][0], "title": POOL[m][1], "summary": POOL[m][2], "date": "2022-03-01"}
-             for m in retrieved]
+    items = [
+        {"marker": m, "url": POOL[m][0], "title": POOL[m][1], "summary": POOL[m][2], "date": "2022-03-01"}
+        for m in retrieved
+    ]
     items += [{"url": u, "title": t, "snippet": s} for u, t, s in web]
     return items
 
@@ -204,8 +241,16 @@ def _block_text(doc, bi: int) -> str:
     for a, b in markers:  # a marker is a separator, never part of a word or a URL
         chars[a:b] = [" "] * (b - a)
     c = "".join(chars)
-    spans = sorted((s for s in block.spans if not s.nested and s.rule in ("link", "image", "autolink", "backticks")
-                    and not any(a <= s.start < b for a, b in markers)), key=lambda s: s.start)
+    spans = sorted(
+        (
+            s
+            for s in block.spans
+            if not s.nested
+            and s.rule in ("link", "image", "autolink", "backticks")
+            and not any(a <= s.start < b for a, b in markers)
+        ),
+        key=lambda s: s.start,
+    )
     out, pos = [], 0
     for s in spans:
         out.append(_without_urls(c[pos : s.start]))
@@ -355,15 +400,39 @@ def test_tidy_is_idempotent_and_keeps_prose(generated):
     once = tidy(text)
     assert tidy(once) == once
     assert prose_signature(once) == prose_signature(text)
+
     def urls(t: str) -> list[str]:
         return [u.rstrip(".,;:!?*_~')") for u in urls_outside_code(t)]
 
     assert urls(once) == urls(text)  # tidy never touches a URL (punctuation after one may move)
 
 
-PIECES = ["word", "Text.", "[^a]", "[^1]", "[^b c]", "`code [^a]`", "``x [^1] y``", "[link [2]](http://x.y/z)",
-          "[t [^a]](http://x.y)", "![img [^c]](i.png)", "**bold [^1]**", "\\[^a]", "<span>[^d]</span>", "^[inline [^a]]",
-          "[3]", "[^", "]", "[^e]:", "*", "_x_", "<http://a.b/[^1]>", "&amp;", "[^a][^1]", "~~s[^f]~~"]
+PIECES = [
+    "word",
+    "Text.",
+    "[^a]",
+    "[^1]",
+    "[^b c]",
+    "`code [^a]`",
+    "``x [^1] y``",
+    "[link [2]](http://x.y/z)",
+    "[t [^a]](http://x.y)",
+    "![img [^c]](i.png)",
+    "**bold [^1]**",
+    "\\[^a]",
+    "<span>[^d]</span>",
+    "^[inline [^a]]",
+    "[3]",
+    "[^",
+    "]",
+    "[^e]:",
+    "*",
+    "_x_",
+    "<http://a.b/[^1]>",
+    "&amp;",
+    "[^a][^1]",
+    "~~s[^f]~~",
+]
 LINE_PREFIX = ["", "", "", "> ", "- ", "1. ", "    ", "# ", "[^a]: ", "[^1]: ", "| ", "```\n"]
 
 

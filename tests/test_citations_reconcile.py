@@ -9,23 +9,41 @@ import pytest
 
 from core.citations import reconcile, tidy
 from core.models import Source
-from tests.conftest import TESTDATA
+from tests.conftest import API_FIXTURES
 
 RETRIEVED = [
-    {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS",
-     "summary": "NATS is an open source messaging system for cloud native applications, IoT and microservices."},
-    {"marker": "E2", "url": "https://www.synadia.com/blog/series-a", "title": "Synadia raises $25M Series A",
-     "date": "2022-03-01", "snippet": "Synadia, the company behind NATS founded by Derek Collison, raised $25M "
-     "in a Series A round led by Forbion."},
-    {"marker": "E3", "url": "https://docs.nats.io/jetstream", "title": "JetStream",
-     "summary": "JetStream is the persistence layer built into the NATS server."},
+    {
+        "marker": "E1",
+        "url": "https://nats.io/about",
+        "title": "About NATS",
+        "summary": "NATS is an open source messaging system for cloud native applications, IoT and microservices.",
+    },
+    {
+        "marker": "E2",
+        "url": "https://www.synadia.com/blog/series-a",
+        "title": "Synadia raises $25M Series A",
+        "date": "2022-03-01",
+        "snippet": "Synadia, the company behind NATS founded by Derek Collison, raised $25M "
+        "in a Series A round led by Forbion.",
+    },
+    {
+        "marker": "E3",
+        "url": "https://docs.nats.io/jetstream",
+        "title": "JetStream",
+        "summary": "JetStream is the persistence layer built into the NATS server.",
+    },
     {"marker": "E4", "url": "https://nats.io/community", "title": "Community", "summary": "Slack and GitHub."},
     {"marker": "E5", "url": "https://nats.io/download", "title": "Download", "summary": "Binaries."},
     {"marker": "E6", "url": "https://nats.io/blog/v2", "title": "NATS 2.0", "summary": "Multi-tenancy release."},
 ]
 WEB = [
-    {"url": f"https://news{i}.test-site.org/story-{i}", "title": f"Story {i}", "date": f"2024-0{i}-1{i}",
-     "last_updated": f"2024-0{i}-2{i}", "snippet": f"Snippet number {i} about weather patterns."}
+    {
+        "url": f"https://news{i}.test-site.org/story-{i}",
+        "title": f"Story {i}",
+        "date": f"2024-0{i}-1{i}",
+        "last_updated": f"2024-0{i}-2{i}",
+        "snippet": f"Snippet number {i} about weather patterns.",
+    }
     for i in range(1, 9)
 ]
 SOURCES = RETRIEVED + WEB
@@ -42,8 +60,10 @@ def row(result, key: str) -> dict:
 
 
 def test_verified_url_keeps_its_source_and_gets_the_true_title_and_date():
-    draft = ("NATS is a messaging system. [^1]\n\n"
-             "[^1]: 2019, Jan 01. [NATS homepage](https://NATS.io/about/?utm_source=x). nats.io. Published: 2019-01-01\n")
+    draft = (
+        "NATS is a messaging system. [^1]\n\n"
+        "[^1]: 2019, Jan 01. [NATS homepage](https://NATS.io/about/?utm_source=x). nats.io. Published: 2019-01-01\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.text.startswith("NATS is a messaging system. [^E1]\n")
     assert defs(result.text) == {"E1": "[^E1]: [About NATS](https://nats.io/about). nats.io."}
@@ -63,8 +83,10 @@ def test_wrong_date_alone_is_retitled_and_a_matching_one_is_not():
 
 
 def test_example_com_on_an_unsupported_claim_is_dropped_with_its_markers():
-    draft = ("Analysts expect an initial public offering within eighteen months. [^1]\n\n"
-             "[^1]: [IPO rumours](https://example.com/ipo-rumours)\n")
+    draft = (
+        "Analysts expect an initial public offering within eighteen months. [^1]\n\n"
+        "[^1]: [IPO rumours](https://example.com/ipo-rumours)\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.text == "Analysts expect an initial public offering within eighteen months.\n"
     assert row(result, "1")["status"] == "dropped"
@@ -72,19 +94,23 @@ def test_example_com_on_an_unsupported_claim_is_dropped_with_its_markers():
     assert any("placeholder" in w for w in result.report.to_json()["warnings"])
 
 
-@pytest.mark.parametrize("url", ["https://bloomberg.com/news/XXXX", "https://techcrunch.com/path/to/article",
-                                 "https://forbes.com/{slug}"])
+@pytest.mark.parametrize(
+    "url", ["https://bloomberg.com/news/XXXX", "https://techcrunch.com/path/to/article", "https://forbes.com/{slug}"]
+)
 def test_placeholder_patterns_are_counted(url):
     result = reconcile(f"Filler words only here. [^1]\n\n[^1]: <{url}>\n", SOURCES)
     assert result.report.placeholder_urls == 1 and row(result, "1")["status"] == "dropped"
 
 
 def test_invented_url_on_a_real_domain_is_substituted_by_the_supporting_source():
-    draft = ("Synadia was founded by Derek Collison and raised $25M in a Series A round[^7].\n\n"
-             "[^7]: [Synadia closes round](https://synadia.com/news/2023/invented-funding-story)\n")
+    draft = (
+        "Synadia was founded by Derek Collison and raised $25M in a Series A round[^7].\n\n"
+        "[^7]: [Synadia closes round](https://synadia.com/news/2023/invented-funding-story)\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.text.splitlines()[0] == (
-        "Synadia was founded by Derek Collison and raised $25M in a Series A round. [^E2]")
+        "Synadia was founded by Derek Collison and raised $25M in a Series A round. [^E2]"
+    )
     r = row(result, "7")
     assert r["status"] == "substituted" and r["resolved_url"] == "https://www.synadia.com/blog/series-a"
     assert r["score"] is not None and r["score"] >= 0.2
@@ -93,17 +119,21 @@ def test_invented_url_on_a_real_domain_is_substituted_by_the_supporting_source()
 
 
 def test_unsupported_invented_citation_loses_every_inline_marker():
-    draft = ("Gross margins sit above eighty percent [^9] according to insiders.\n\n"
-             "- Headcount doubles next year.[^9]\n\n"
-             "| Metric | Value |\n|---|---|\n| Margin | 80% [^9] |\n\n"
-             "> Quoted claim [^9]\n\n"
-             "[^9]: [Insider report](https://www.reuters.com/invented/insider-report)\n")
+    draft = (
+        "Gross margins sit above eighty percent [^9] according to insiders.\n\n"
+        "- Headcount doubles next year.[^9]\n\n"
+        "| Metric | Value |\n|---|---|\n| Margin | 80% [^9] |\n\n"
+        "> Quoted claim [^9]\n\n"
+        "[^9]: [Insider report](https://www.reuters.com/invented/insider-report)\n"
+    )
     result = reconcile(draft, SOURCES)
     assert "[^9]" not in result.text and "reuters" not in result.text
-    assert result.text == ("Gross margins sit above eighty percent according to insiders.\n\n"
-                           "- Headcount doubles next year.\n\n"
-                           "| Metric | Value |\n|---|---|\n| Margin | 80% |\n\n"
-                           "> Quoted claim\n")
+    assert result.text == (
+        "Gross margins sit above eighty percent according to insiders.\n\n"
+        "- Headcount doubles next year.\n\n"
+        "| Metric | Value |\n|---|---|\n| Margin | 80% |\n\n"
+        "> Quoted claim\n"
+    )
     assert row(result, "9")["status"] == "dropped" and result.report.dropped == 1
 
 
@@ -122,8 +152,10 @@ def test_bare_number_out_of_range_is_removed_and_flagged():
     assert result.text.startswith("Weather patterns changed in 2024. [^1]\n")
     assert row(result, "12")["status"] == "out_of_range"
     assert any("[12]" in w and "8 results" in w for w in result.report.to_json()["warnings"])
-    assert defs(result.text)["1"] == ("[^1]: 2024, Mar 13. [Story 3](https://news3.test-site.org/story-3). "
-                                      "news3.test-site.org. Published: 2024-03-13 · Updated: 2024-03-23")
+    assert defs(result.text)["1"] == (
+        "[^1]: 2024, Mar 13. [Story 3](https://news3.test-site.org/story-3). "
+        "news3.test-site.org. Published: 2024-03-13 · Updated: 2024-03-23"
+    )
 
 
 def test_bare_numbers_become_footnotes_with_non_colliding_keys():
@@ -137,20 +169,25 @@ def test_bare_numbers_become_footnotes_with_non_colliding_keys():
 def test_marker_before_punctuation_moves_after_it():
     draft = "The market is worth $50B according to NATS[^E1]. It grows[^E1], slowly.\n"
     assert reconcile(draft, SOURCES).text.splitlines()[0] == (
-        "The market is worth $50B according to NATS. It grows, [^E1] slowly.")
+        "The market is worth $50B according to NATS. It grows, [^E1] slowly."
+    )
 
 
 def test_same_source_three_times_in_a_paragraph_keeps_the_last():
-    draft = ("NATS is fast [^E1]. NATS is small [^a]. NATS is simple [^E1].\n\nNATS again [^E1].\n\n"
-             "[^a]: [About](https://nats.io/about)\n")
+    draft = (
+        "NATS is fast [^E1]. NATS is small [^a]. NATS is simple [^E1].\n\nNATS again [^E1].\n\n"
+        "[^a]: [About](https://nats.io/about)\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.body == "NATS is fast. NATS is small. NATS is simple. [^E1]\n\nNATS again. [^E1]\n"
 
 
 def test_two_writer_keys_for_one_source_merge_into_one_key():
-    draft = ("Storms [^x] and floods [^y] hit.\n\n"
-             "[^x]: [Story 4](https://news4.test-site.org/story-4)\n"
-             "[^y]: <http://www.news4.test-site.org/story-4/#top>\n")
+    draft = (
+        "Storms [^x] and floods [^y] hit.\n\n"
+        "[^x]: [Story 4](https://news4.test-site.org/story-4)\n"
+        "[^y]: <http://www.news4.test-site.org/story-4/#top>\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.body == "Storms and floods [^1] hit.\n"  # one key; the last marker in the paragraph stays
     assert list(defs(result.text)) == ["1"]
@@ -158,12 +195,20 @@ def test_two_writer_keys_for_one_source_merge_into_one_key():
 
 
 def test_definitions_without_inline_markers_are_removed_and_reported():
-    draft = "NATS is a messaging system. [^E1]\n\n[^E1]: About NATS\n[^4]: [Story 4](https://news4.test-site.org/story-4)\n"
+    draft = (
+        "NATS is a messaging system. [^E1]\n\n[^E1]: About NATS\n[^4]: [Story 4](https://news4.test-site.org/story-4)\n"
+    )
     result = reconcile(draft, SOURCES)
     assert list(defs(result.text)) == ["E1"]
-    assert row(result, "4") == {"key": "4", "status": "dropped", "retitled": False,
-                                "cited_url": "https://news4.test-site.org/story-4", "resolved_url": None,
-                                "score": None, "claim": ""}
+    assert row(result, "4") == {
+        "key": "4",
+        "status": "dropped",
+        "retitled": False,
+        "cited_url": "https://news4.test-site.org/story-4",
+        "resolved_url": None,
+        "score": None,
+        "claim": "",
+    }
     assert any("[^4]" in w and "never cited" in w for w in result.report.to_json()["warnings"])
 
 
@@ -175,9 +220,11 @@ def test_inline_marker_without_any_definition_is_dropped_when_nothing_supports_i
 
 def test_markers_in_code_link_text_and_fences_are_not_citations():
     # x.org/b is retrieved, so the link stays (an unretrieved one would become its text; see test_links)
-    draft = ("Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](c.png).\n\n"
-             "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n\n<div>[^E9] [5]</div>\n")
-    result = reconcile(draft, SOURCES + [{"url": "https://x.org/b", "title": "B"}])
+    draft = (
+        "Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](c.png).\n\n"
+        "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n\n<div>[^E9] [5]</div>\n"
+    )
+    result = reconcile(draft, [*SOURCES, {"url": "https://x.org/b", "title": "B"}])
     assert result.text == draft
     assert result.report.to_json()["citations"] == []
     assert result.report.links_removed == 0
@@ -199,9 +246,15 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
     draft = "See the filing [2] for details.\n\n[2]: https://sec.gov/filing\n"
     result = reconcile(draft, SOURCES)
     assert result.text == "See the filing for details.\n"
-    assert row(result, "2") | {"claim": ""} == {"key": "2", "status": "dropped", "retitled": False,
-                                               "cited_url": "https://sec.gov/filing", "resolved_url": None,
-                                               "score": None, "claim": ""}
+    assert row(result, "2") | {"claim": ""} == {
+        "key": "2",
+        "status": "dropped",
+        "retitled": False,
+        "cited_url": "https://sec.gov/filing",
+        "resolved_url": None,
+        "score": None,
+        "claim": "",
+    }
     retrieved = reconcile(draft.replace("https://sec.gov/filing", "https://news5.test-site.org/story-5"), SOURCES)
     assert retrieved.body == "See the filing [^1] for details.\n"
     assert "Story 5" in defs(retrieved.text)["1"] and row(retrieved, "2")["status"] == "verified"
@@ -215,8 +268,10 @@ def test_numeric_links_to_non_web_references_are_left_alone_and_flagged():
 
 
 def test_empty_ground_truth_drops_every_unprotected_citation():
-    draft = ("Fact one [^1]. Fact two [2]. Fact three [^E1]. Deck says so [^deck].\n\n"
-             "[^1]: [A](https://nats.io/about)\n[^deck]: Company deck, p. 4\n")
+    draft = (
+        "Fact one [^1]. Fact two [2]. Fact three [^E1]. Deck says so [^deck].\n\n"
+        "[^1]: [A](https://nats.io/about)\n[^deck]: Company deck, p. 4\n"
+    )
     result = reconcile(draft, [])
     assert result.text == "Fact one. Fact two. Fact three. Deck says so. [^deck]\n\n[^deck]: Company deck, p. 4\n"
     report = result.report.to_json()
@@ -225,8 +280,10 @@ def test_empty_ground_truth_drops_every_unprotected_citation():
 
 
 def test_protected_keys_pass_through_untouched_and_are_configurable():
-    draft = ("Revenue was $3M [^deck]. Churn is low [^crm].\n\n[^deck]: Series A deck, slide 12\n"
-             "[^crm]: CRM export (not a URL)\n")
+    draft = (
+        "Revenue was $3M [^deck]. Churn is low [^crm].\n\n[^deck]: Series A deck, slide 12\n"
+        "[^crm]: CRM export (not a URL)\n"
+    )
     default = reconcile(draft, SOURCES)
     assert "[^deck]: Series A deck, slide 12" in default.text and "[^crm]" not in default.text
     assert row(default, "deck")["status"] == "protected"
@@ -241,9 +298,15 @@ def test_sentence_scope_binds_a_marker_after_the_full_stop_to_the_sentence_befor
     b = reconcile(unsupported + "\n[^x]: https://invented.example.org/a\n", SOURCES)
     assert row(a, "x")["status"] == "substituted"
     assert row(a, "x")["claim"] == "Synadia raised $25M in a Series A round led by Forbion."
-    assert row(b, "x") | {"score": None} == {"key": "x", "status": "dropped", "retitled": False,
-                                             "cited_url": "https://invented.example.org/a", "resolved_url": None,
-                                             "score": None, "claim": "Analysts are cautious."}
+    assert row(b, "x") | {"score": None} == {
+        "key": "x",
+        "status": "dropped",
+        "retitled": False,
+        "cited_url": "https://invented.example.org/a",
+        "resolved_url": None,
+        "score": None,
+        "claim": "Analysts are cautious.",
+    }
 
 
 def test_one_shared_word_is_not_support():
@@ -252,24 +315,32 @@ def test_one_shared_word_is_not_support():
 
 
 def test_ties_go_to_the_earlier_source():
-    twins = [{"url": "https://a.org/1", "title": "Rocket launch delayed by storms"},
-             {"url": "https://b.org/2", "title": "Rocket launch delayed by storms"}]
+    twins = [
+        {"url": "https://a.org/1", "title": "Rocket launch delayed by storms"},
+        {"url": "https://b.org/2", "title": "Rocket launch delayed by storms"},
+    ]
     result = reconcile("The rocket launch was delayed by storms. [^1]\n\n[^1]: https://fake.org/x\n", twins)
     assert row(result, "1")["resolved_url"] == "https://a.org/1"
 
 
 def test_retrieved_marker_definitions_are_replaced_or_created():
-    draft = ("JetStream persists messages [^E3]. NATS is open source [^E1].\n\n"
-             "[^E3]: [Wrong title](https://docs.nats.io/jetstream)\n")
+    draft = (
+        "JetStream persists messages [^E3]. NATS is open source [^E1].\n\n"
+        "[^E3]: [Wrong title](https://docs.nats.io/jetstream)\n"
+    )
     result = reconcile(draft, SOURCES)
-    assert defs(result.text) == {"E1": "[^E1]: [About NATS](https://nats.io/about). nats.io.",
-                                 "E3": "[^E3]: [JetStream](https://docs.nats.io/jetstream). docs.nats.io."}
+    assert defs(result.text) == {
+        "E1": "[^E1]: [About NATS](https://nats.io/about). nats.io.",
+        "E3": "[^E3]: [JetStream](https://docs.nats.io/jetstream). docs.nats.io.",
+    }
     assert row(result, "E3")["retitled"] is True and row(result, "E1")["retitled"] is False
 
 
 def test_sections_are_grouped_and_reconciling_again_changes_nothing():
-    draft = ("NATS is open source [^E1]. Weather shifted [5][2]. Funding came [^s].\n\n"
-             "## Sources\n\n[^s]: [Series A](https://synadia.com/blog/series-a)\n")
+    draft = (
+        "NATS is open source [^E1]. Weather shifted [5][2]. Funding came [^s].\n\n"
+        "## Sources\n\n[^s]: [Series A](https://synadia.com/blog/series-a)\n"
+    )
     first = reconcile(draft, SOURCES)
     assert first.text == (
         "NATS is open source. [^E1] Weather shifted. [^1] [^2] Funding came. [^E2]\n\n"
@@ -281,7 +352,8 @@ def test_sections_are_grouped_and_reconciling_again_changes_nothing():
         "## Sources (retrieved)\n\n"
         "[^E1]: [About NATS](https://nats.io/about). nats.io.\n"
         "[^E2]: 2022, Mar 01. [Synadia raises $25M Series A](https://www.synadia.com/blog/series-a). synadia.com. "
-        "Published: 2022-03-01\n")
+        "Published: 2022-03-01\n"
+    )
     second = reconcile(first.text, SOURCES)
     assert second.text == first.text
     assert second.report.verified == 4 and second.report.retitled == 0
@@ -296,8 +368,17 @@ def test_report_has_the_design_section_6_shape():
     draft = "A [^E1]. B [^E9]. C [^deck]. D [^z]. E [3].\n\n[^z]: https://example.com\n"
     report = reconcile(draft, SOURCES).report.to_json()
     # the §6 keys, in order; "links_removed" is an extra key after them
-    assert list(report) == ["verified", "retitled", "substituted", "dropped", "out_of_range", "protected",
-                            "citations", "warnings", "links_removed"]
+    assert list(report) == [
+        "verified",
+        "retitled",
+        "substituted",
+        "dropped",
+        "out_of_range",
+        "protected",
+        "citations",
+        "warnings",
+        "links_removed",
+    ]
     assert type(report["links_removed"]) is int
     assert all(type(report[k]) is int for k in list(report)[:6])
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
@@ -309,9 +390,16 @@ def test_report_has_the_design_section_6_shape():
 
 
 def test_core_source_objects_and_recorded_perplexity_results_are_accepted():
-    objs = [Source(provider="exa", url="https://nats.io/about", title="About NATS", marker="E1",
-                   published_date="2023-11-16T01:36:32.547Z")]
-    recorded = json.loads((TESTDATA / "api" / "perplexity-sonar-response-recorded.json").read_text())
+    objs = [
+        Source(
+            provider="exa",
+            url="https://nats.io/about",
+            title="About NATS",
+            marker="E1",
+            published_date="2023-11-16T01:36:32.547Z",
+        )
+    ]
+    recorded = json.loads((API_FIXTURES / "sonar-chat-completion.json").read_text())
     content = recorded["choices"][0]["message"]["content"]
     result = reconcile(content + "\n\nNATS is simple [^E1].\n", objs, search_results=recorded["search_results"])
     report = result.report.to_json()
@@ -322,8 +410,10 @@ def test_core_source_objects_and_recorded_perplexity_results_are_accepted():
 
 
 def test_prose_is_untouched_and_line_endings_normalised():
-    draft = ("Synadia raised $25M[^s]. Margins are high [^m].\r\n\r\n"
-             "[^s]: https://synadia.com/blog/series-a\r\n[^m]: https://example.com/m\r\n")
+    draft = (
+        "Synadia raised $25M[^s]. Margins are high [^m].\r\n\r\n"
+        "[^s]: https://synadia.com/blog/series-a\r\n[^m]: https://example.com/m\r\n"
+    )
     result = reconcile(draft, SOURCES)
     assert result.text.splitlines()[0] == "Synadia raised $25M. [^E2] Margins are high."
     assert "\r" not in result.text
@@ -342,13 +432,20 @@ def test_empty_and_citation_free_drafts():
 
 
 def test_markers_inside_inline_notes_and_protected_definitions_are_reconciled_too():
-    draft = ("Claim one ^[see [^gone] and [^E1]]. Deck claim [^deck].\n\n"
-             "[^deck]: Board deck, slide 4, citing [^E9] and [^E1]\n")
+    draft = (
+        "Claim one ^[see [^gone] and [^E1]]. Deck claim [^deck].\n\n"
+        "[^deck]: Board deck, slide 4, citing [^E9] and [^E1]\n"
+    )
     result = reconcile(draft, SOURCES)
-    assert result.body == ("Claim one ^[see and [^E1]]. Deck claim. [^deck]\n\n"
-                           "[^deck]: Board deck, slide 4, citing and [^E1]\n")
+    assert result.body == (
+        "Claim one ^[see and [^E1]]. Deck claim. [^deck]\n\n[^deck]: Board deck, slide 4, citing and [^E1]\n"
+    )
     assert {c["key"]: c["status"] for c in result.report.to_json()["citations"]} == {
-        "gone": "dropped", "E1": "verified", "deck": "protected", "E9": "out_of_range"}
+        "gone": "dropped",
+        "E1": "verified",
+        "deck": "protected",
+        "E9": "out_of_range",
+    }
 
 
 def test_definitions_inside_containers_are_removed_cleanly():

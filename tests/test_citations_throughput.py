@@ -7,8 +7,26 @@ import time
 
 from core.citations import reconcile
 
-TOPICS = ["messaging", "funding", "customers", "latency", "security", "pricing", "hiring", "revenue", "cloud",
-          "edge", "streaming", "database", "observability", "compliance", "partners", "growth", "churn", "support"]
+TOPICS = [
+    "messaging",
+    "funding",
+    "customers",
+    "latency",
+    "security",
+    "pricing",
+    "hiring",
+    "revenue",
+    "cloud",
+    "edge",
+    "streaming",
+    "database",
+    "observability",
+    "compliance",
+    "partners",
+    "growth",
+    "churn",
+    "support",
+]
 
 
 def build(n_sources: int = 100, n_citations: int = 200, seed: int = 7):
@@ -16,9 +34,12 @@ def build(n_sources: int = 100, n_citations: int = 200, seed: int = 7):
     sources = []
     for i in range(n_sources):
         words = rng.sample(TOPICS, 4)
-        item = {"url": f"https://site{i}.org/page/{i}", "title": f"{words[0].title()} report {i}",
-                "date": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
-                "snippet": f"Source {i} discusses {' and '.join(words)} in depth."}
+        item = {
+            "url": f"https://site{i}.org/page/{i}",
+            "title": f"{words[0].title()} report {i}",
+            "date": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}",
+            "snippet": f"Source {i} discusses {' and '.join(words)} in depth.",
+        }
         if i < 40:
             item["marker"] = f"E{i + 1}"
         sources.append(item)
@@ -26,16 +47,22 @@ def build(n_sources: int = 100, n_citations: int = 200, seed: int = 7):
     for k in range(n_citations):
         words = rng.sample(TOPICS, 3)
         kind = k % 5
-        sentence = (f"The company reported {words[0]} and {words[1]} gains in {words[2]} during 2024" if kind != 4
-                    else f"Former executives quietly praise its culture, insider number {k} claims")
+        sentence = (
+            f"The company reported {words[0]} and {words[1]} gains in {words[2]} during 2024"
+            if kind != 4
+            else f"Former executives quietly praise its culture, insider number {k} claims"
+        )
         if kind == 0:
             marker = f"[^E{k // 5 + 6}]"  # E6…E45: the last five are out of range
         elif kind == 1:
             marker = f"[{k // 5 + 25}]"  # [25]…[64] of 60 web results
         else:
             marker = f"[^k{k}]"
-            url = (f"https://site{rng.randint(0, 99)}.org/page/{rng.randint(0, 99)}" if kind == 2
-                   else f"https://invented{k}.com/story")
+            url = (
+                f"https://site{rng.randint(0, 99)}.org/page/{rng.randint(0, 99)}"
+                if kind == 2
+                else f"https://invented{k}.com/story"
+            )
             definitions.append(f"[^k{k}]: [Title {k}]({url})")
         paragraphs.append(f"{sentence}{marker}.")
     body = "\n\n".join(" ".join(paragraphs[i : i + 4]) for i in range(0, len(paragraphs), 4))

@@ -21,7 +21,7 @@ from core.citations import tidy, tidy_with_stats
         ("(see [^1]) stays.", "(see [^1]) stays."),
         ("([^1]) stays.", "([^1]) stays."),
         ("[^1] at the start stays.", "[^1] at the start stays."),
-        ("Quote \"said so\"[^1].", "Quote \"said so\". [^1]"),
+        ('Quote "said so"[^1].', 'Quote "said so". [^1]'),
     ],
 )
 def test_spacing_and_punctuation(before, after):
@@ -48,8 +48,10 @@ def test_protected_numeric_keys_keep_their_number():
 
 
 def test_code_spans_fences_indented_code_and_html_are_never_touched():
-    text = ("Inline `x[^1].` code.\n\n```\ny[^1]. [^1][^1]\n```\n\n~~~md\n[^2].\n~~~\n\n"
-            "    indented[^1].\n\n<p>raw[^1].</p>\n")
+    text = (
+        "Inline `x[^1].` code.\n\n```\ny[^1]. [^1][^1]\n```\n\n~~~md\n[^2].\n~~~\n\n"
+        "    indented[^1].\n\n<p>raw[^1].</p>\n"
+    )
     assert tidy(text) == text
 
 
@@ -75,6 +77,8 @@ def test_tidy_leaves_bare_numbers_and_prose_alone():
 
 
 def test_front_matter_of_a_note_is_never_touched():
-    note = ("---\nsection: overview\nwarnings:\n- '[^4] was defined but never cited'\n- 'x[^E9]. y'\n---\n"
-            "# Overview\n\nClaim[^3].\n\n[^3]: x\n")
+    note = (
+        "---\nsection: overview\nwarnings:\n- '[^4] was defined but never cited'\n- 'x[^E9]. y'\n---\n"
+        "# Overview\n\nClaim[^3].\n\n[^3]: x\n"
+    )
     assert tidy(note) == note.replace("Claim[^3].", "Claim. [^1]").replace("[^3]: x", "[^1]: x")

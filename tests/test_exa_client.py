@@ -14,13 +14,12 @@ import respx
 
 from core.exa import ExaClient, ExaError, build_search_body, parse_cost, parse_search_response
 from core.http_policy import RetryPolicy
-
-from tests.conftest import TESTDATA
+from tests.conftest import API_FIXTURES
 
 BASE = "http://exa.test"
 URL = f"{BASE}/search"
 KEY = "exa-test-key-4f9c2d1e8b7a"
-API = TESTDATA / "api"
+API = API_FIXTURES
 
 
 def _load(name: str):
@@ -33,7 +32,10 @@ def _ok(results=None, **extra):
     return httpx.Response(200, json=body)
 
 
-def _search(responses, *, body=None, retry=RetryPolicy(max_retries=3), key=KEY, timeout=30, rng_seed=7):
+_RETRY3 = RetryPolicy(max_retries=3)
+
+
+def _search(responses, *, body=None, retry=_RETRY3, key=KEY, timeout=30, rng_seed=7):
     """Serve ``responses`` in order to one ``search``; returns (result or ExaError, sleeps, route, client)."""
     sleeps: list[float] = []
 
@@ -79,7 +81,10 @@ def test_body_is_camel_case_with_contents():
         "includeDomains": ["cresta.com"],
         "startPublishedDate": "2024-01-01",
         "contents": {
-            "summary": {"query": "Founded when?", "schema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+            "summary": {
+                "query": "Founded when?",
+                "schema": {"type": "object", "properties": {"x": {"type": "string"}}},
+            },
             "text": {"maxCharacters": 2000},
             "highlights": {},
         },
@@ -92,8 +97,12 @@ def test_body_omits_what_was_not_asked_for():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"num_results": 0}, {"num_results": 101}, {"exclude_domains": [f"d{i}.com" for i in range(1201)]},
-     {"include_domains": [f"d{i}.com" for i in range(1201)]}],
+    [
+        {"num_results": 0},
+        {"num_results": 101},
+        {"exclude_domains": [f"d{i}.com" for i in range(1201)]},
+        {"include_domains": [f"d{i}.com" for i in range(1201)]},
+    ],
 )
 def test_body_refuses_what_exa_would_refuse(kwargs):
     with pytest.raises(ValueError):
@@ -109,36 +118,43 @@ def test_body_allows_the_documented_maximums():
 
 
 def test_recorded_live_response_parses_with_blank_titles_and_ms_search_time():
-    result = parse_search_response(_load("exa-search-response-recorded-live.json"))
+    result = parse_search_response(_load("exa-search-sparse.json"))
     assert [r.title for r in result.results][:2] == ["", ""]
-    assert result.results[2].url == "https://github.com/agentclientprotocol/agent-client-protocol"
+    assert result.results[2].url == "https://github.com/harborrelay/relay"
     assert all(r.score is None and r.published_date is None for r in result.results)
-    assert result.search_time_ms == 1072.4
-    assert result.cost_total == pytest.approx(0.007)
-    assert result.request_id == "9501e6a1a593af450eb13c7c03125b50"
+    assert result.search_time_ms == 845.9
+    assert result.cost_total == pytest.approx(0.005)
+    assert result.request_id == "0c5f2e7a91d84b3fa6e21d7c9b04e5aa"
 
 
 def test_company_entities_response_keeps_entity_arrays():
     result = parse_search_response(_load("exa-search-company-entities.json"))
     exa = result.results[0]
-    assert exa.entities[0]["properties"]["financials"]["fundingTotal"] == 50000000
-    assert exa.highlights == ["Exa is a search engine built for AIs."]
-    assert result.results[1].title == "Unknown Corp" and result.results[1].entities[0]["properties"]["foundedYear"] is None
+    assert exa.entities[0]["properties"]["financials"]["fundingTotal"] == 18000000
+    assert exa.highlights == ["Harbor Relay moves messages between devices that are rarely online."]
+    assert (
+        result.results[1].title == "Nameless Ltd" and result.results[1].entities[0]["properties"]["foundedYear"] is None
+    )
 
 
 def test_openapi_example_response_parses_every_documented_field():
-    r = parse_search_response(_load("exa-search-response-openapi-example.json")).results[0]
-    assert r.url == "https://arxiv.org/pdf/2307.06435.pdf"
-    assert r.published_date == "2023-11-16T01:36:32.547Z"
-    assert r.author.startswith("Humza")
-    assert r.summary.startswith("This overview paper")
+    r = parse_search_response(_load("exa-search-full.json")).results[0]
+    assert r.url == "https://harborrelay.dev/blog/intermittent-links.pdf"
+    assert r.published_date == "2024-03-05T09:12:44.120Z"
+    assert r.author.startswith("Ines Okafor")
+    assert r.summary.startswith("This post explains")
     assert r.text.startswith("Abstract")
 
 
 def test_results_without_a_url_are_skipped_not_fatal():
     result = parse_search_response(
-        {"results": [{"title": "no url"}, "junk", {"url": "https://a.com/x", "title": None, "score": "high",
-                                                   "highlights": [1, "ok"], "summary": 5}]}
+        {
+            "results": [
+                {"title": "no url"},
+                "junk",
+                {"url": "https://a.com/x", "title": None, "score": "high", "highlights": [1, "ok"], "summary": 5},
+            ]
+        }
     )
     assert [r.url for r in result.results] == ["https://a.com/x"]
     assert result.skipped == 2
@@ -166,7 +182,7 @@ def test_cost_is_read_from_every_shape(cost, total):
 
 def test_search_sends_bearer_key_logs_cost_and_counts_requests(caplog):
     caplog.set_level(logging.INFO, logger="sourcedesk.exa")
-    out, sleeps, route, client = _search([_ok(costDollars={"total": 0.0123}, searchTime=812.5)])
+    out, _sleeps, route, client = _search([_ok(costDollars={"total": 0.0123}, searchTime=812.5)])
     assert out.results[0].url == "https://nats.io/"
     sent = route.calls.last.request
     assert sent.headers["authorization"] == f"Bearer {KEY}"
@@ -191,16 +207,19 @@ def test_missing_key_fails_before_any_request():
     [
         (400, "bad_request", "numResults must be 1-100"),
         (401, "auth", "EXA_API_KEY"),
-        (402, "payment", "credits exhausted"),
+        (402, "payment", "You have no credits left"),
         (403, "forbidden", "403"),
         (404, "not_found", "SOURCEDESK_EXA_URL"),
         (422, "bad_request", "numResults must be 1-100"),
     ],
 )
 def test_client_errors_are_not_retried_and_say_what_happened(status, kind, words):
-    body = _load("exa-error-402-no-more-credits.json") if status == 402 else {
-        "requestId": "r", "error": "numResults must be 1-100", "tag": "X"}
-    out, sleeps, route, client = _search([httpx.Response(status, json=body), _ok()])
+    body = (
+        _load("exa-error-402.json")
+        if status == 402
+        else {"requestId": "r", "error": "numResults must be 1-100", "tag": "X"}
+    )
+    out, sleeps, route, _client = _search([httpx.Response(status, json=body), _ok()])
     assert isinstance(out, ExaError)
     assert out.kind == kind and out.status == status
     assert words in out.message
@@ -253,7 +272,7 @@ def test_connection_errors_are_retried_then_reported_as_network():
 
 
 def test_timeouts_are_retried_then_reported():
-    out, sleeps, route, _ = _search([httpx.ReadTimeout("slow")] * 2 + [_ok()])
+    out, _sleeps, route, _ = _search([httpx.ReadTimeout("slow")] * 2 + [_ok()])
     assert out.results and route.call_count == 3
     out, *_ = _search([httpx.ReadTimeout("slow")] * 4, timeout=7)
     assert out.kind == "timeout" and "7 s" in out.message
@@ -270,7 +289,7 @@ def test_timeouts_are_retried_then_reported():
     ],
 )
 def test_malformed_bodies_are_malformed_not_crashes(response):
-    out, sleeps, route, _ = _search([response])
+    out, _sleeps, route, _ = _search([response])
     assert isinstance(out, ExaError) and out.kind == "malformed" and route.call_count == 1
 
 

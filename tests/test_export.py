@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,8 +19,11 @@ DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:\s*(.*)$", re.M)
 
 def _note(section_id: str, title: str, body: str, web=(), retrieved=()) -> str:
     record = NoteRecord(
-        section=section_id, title=title, run_id="r1", model="sonar-pro",
-        generated_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        section=section_id,
+        title=title,
+        run_id="r1",
+        model="sonar-pro",
+        generated_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
     return render_note(record, textwrap.dedent(body), web_definitions=web, retrieved_definitions=retrieved)
 
@@ -75,7 +78,7 @@ def test_footnotes_are_renumbered_by_first_appearance_across_the_memo():
         SectionText("overview", "Overview", _body_of(OVERVIEW)),
         SectionText("competitors", "Competitors", _body_of(COMPETITORS)),
     )
-    prose, definitions = _split(memo)
+    prose, _definitions = _split(memo)
     numeric = [m for m in MARKER.findall(prose) if m.isdigit()]
     # first appearances are 1, 2, 3, ... in reading order
     firsts = list(dict.fromkeys(numeric))

@@ -181,7 +181,7 @@ def test_a_renamed_protected_key_never_takes_a_key_already_in_the_memo():
 def test_export_cli_prints_the_protected_key_warning(tmp_path, capsys):
     _write_memo(tmp_path, ("a", DECK_A), ("b", DECK_B))
     assert main(["export", str(tmp_path)]) == 0
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert "warning:" in err and "[^deck-2]" in err
     assert "Churn fell. [^deck-2]" in (tmp_path / "memo.md").read_text(encoding="utf-8")
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from core.facts import ABSENT_STRINGS, clean_facts, entity_facts, fact_key, is_absent, merge_facts, parse_summary
-
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
+from tests.conftest import API_FIXTURES
 
 SENTINELS = [
     "null",
@@ -35,7 +33,7 @@ def _spellings(word: str) -> list[str]:
 
 
 def test_sentinel_list_is_the_designed_one():
-    assert ABSENT_STRINGS == frozenset(SENTINELS)
+    assert frozenset(SENTINELS) == ABSENT_STRINGS
 
 
 @pytest.mark.parametrize("text", [s for word in SENTINELS for s in _spellings(word)])
@@ -56,8 +54,24 @@ def test_empty_values_are_absent(value):
 
 @pytest.mark.parametrize(
     "value",
-    ["Undisclosed", "UNDISCLOSED", "Bootstrapped", "bootstrapped.", 0, 0.0, False, "0", "No", "Nonexistent",
-     "Unknown Corp", "n/a/b", "nan", "-", ["null"], {"a": None}],
+    [
+        "Undisclosed",
+        "UNDISCLOSED",
+        "Bootstrapped",
+        "bootstrapped.",
+        0,
+        0.0,
+        False,
+        "0",
+        "No",
+        "Nonexistent",
+        "Unknown Corp",
+        "n/a/b",
+        "nan",
+        "-",
+        ["null"],
+        {"a": None},
+    ],
 )
 def test_real_answers_are_not_absent(value):
     assert not is_absent(value)
@@ -150,8 +164,15 @@ def test_merge_facts_first_wins_per_canonical_key():
 
 
 def test_schema_summary_arrives_as_a_json_string():
-    summary = json.dumps({"founded_year": "2017", "fundingTotal": "null", "lead_investor": "Not specified",
-                          "customers": ["Walmart", "N/A"], "stage": "Undisclosed"})
+    summary = json.dumps(
+        {
+            "founded_year": "2017",
+            "fundingTotal": "null",
+            "lead_investor": "Not specified",
+            "customers": ["Walmart", "N/A"],
+            "stage": "Undisclosed",
+        }
+    )
     prose, facts = parse_summary(summary)
     assert prose == ""
     assert facts == {"founded_year": "2017", "customers": ["Walmart"], "stage": "Undisclosed"}
@@ -200,54 +221,65 @@ def test_parse_summary_survives_pathologically_deep_json():
 
 
 def _entities_payload() -> list[dict]:
-    return json.loads((TESTDATA / "api" / "exa-search-company-entities.json").read_text(encoding="utf-8"))["results"]
+    return json.loads((API_FIXTURES / "exa-search-company-entities.json").read_text(encoding="utf-8"))["results"]
 
 
 def test_company_entity_flattens_into_readable_facts():
     facts = entity_facts(_entities_payload()[0]["entities"])
     assert facts == {
-        "name": "Exa",
-        "description": "AI-powered search engine",
-        "founded_year": 2022,
-        "headquarters": {"address": "123 Main St", "city": "San Francisco", "postal_code": "94105", "country": "US"},
-        "employees": 50,
-        "revenue_annual": 10000000,
-        "funding_total": 50000000,
-        "funding_latest_round": {"name": "Series B", "date": "2023-06-15", "amount": 50000000},
-        "web_visits_monthly": 266306714,
+        "name": "Harbor Relay",
+        "description": "Edge messaging software",
+        "founded_year": 2019,
+        "headquarters": {"address": "8 Quay Road", "city": "Rotterdam", "postal_code": "3011", "country": "NL"},
+        "employees": 34,
+        "revenue_annual": 4200000,
+        "funding_total": 18000000,
+        "funding_latest_round": {"name": "Series A", "date": "2024-02-20", "amount": 12000000},
+        "web_visits_monthly": 48211,
     }
     assert list(facts)[:3] == ["name", "description", "founded_year"]
 
 
 def test_company_entity_with_explicit_nulls_keeps_only_the_name():
-    assert entity_facts(_entities_payload()[1]["entities"]) == {"name": "Unknown Corp"}
+    assert entity_facts(_entities_payload()[1]["entities"]) == {"name": "Nameless Ltd"}
 
 
 @pytest.mark.parametrize(
     "entities",
-    [None, "entities", 3, [], [None, "x", 1], [{"type": "company"}], [{"type": "company", "properties": None}],
-     [{"type": "company", "properties": "Exa"}], {"type": "company"}],
+    [
+        None,
+        "entities",
+        3,
+        [],
+        [None, "x", 1],
+        [{"type": "company"}],
+        [{"type": "company", "properties": None}],
+        [{"type": "company", "properties": "Exa"}],
+        {"type": "company"},
+    ],
 )
 def test_malformed_entities_give_no_facts(entities):
     assert entity_facts(entities) == {}
 
 
 def test_entity_wrappers_keep_unknown_fields_and_odd_shapes():
-    facts = entity_facts([
-        {
-            "type": "company",
-            "properties": {
-                "name": "Synadia",
-                "founded_year": "null",
-                "FoundedYear": 2017,
-                "workforce": {"total": 40, "engineers": 25},
-                "financials": {"fundingTotal": "Undisclosed", "revenueAnnual": None},
-                "webTraffic": "n/a",
-                "ticker": "none",
-                "industry": "Messaging infrastructure",
-            },
-        }
-    ])
+    facts = entity_facts(
+        [
+            {
+                "type": "company",
+                "properties": {
+                    "name": "Synadia",
+                    "founded_year": "null",
+                    "FoundedYear": 2017,
+                    "workforce": {"total": 40, "engineers": 25},
+                    "financials": {"fundingTotal": "Undisclosed", "revenueAnnual": None},
+                    "webTraffic": "n/a",
+                    "ticker": "none",
+                    "industry": "Messaging infrastructure",
+                },
+            }
+        ]
+    )
     assert facts == {
         "name": "Synadia",
         "founded_year": 2017,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,8 +15,7 @@ from core.hosts import (
     registrable_domain,
     validate_pin,
 )
-
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
+from tests.conftest import TESTDATA
 
 
 def _psl_cases() -> list[tuple[str | None, str | None]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -34,7 +34,9 @@ def _run(statuses, policy=EXA_RETRY, headers=None):
     async def go():
         with respx.mock(assert_all_called=False) as mock:
             route = mock.post(URL).mock(
-                side_effect=[httpx.Response(s, headers=(headers or {}).get(i, {}), json={}) for i, s in enumerate(statuses)]
+                side_effect=[
+                    httpx.Response(s, headers=(headers or {}).get(i, {}), json={}) for i, s in enumerate(statuses)
+                ]
             )
             async with httpx.AsyncClient() as client:
                 out = await send_with_retries(
@@ -109,9 +111,7 @@ def test_connection_errors_are_retried_then_reported():
         with respx.mock() as mock:
             mock.post(URL).mock(side_effect=httpx.ConnectError("refused"))
             async with httpx.AsyncClient() as client:
-                return await send_with_retries(
-                    lambda: client.post(URL), RetryPolicy(max_retries=2), sleep=fake_sleep
-                )
+                return await send_with_retries(lambda: client.post(URL), RetryPolicy(max_retries=2), sleep=fake_sleep)
 
     out = asyncio.run(go())
     assert out.response is None and isinstance(out.error, httpx.ConnectError)
@@ -121,7 +121,7 @@ def test_connection_errors_are_retried_then_reported():
 def test_parse_retry_after_forms():
     assert parse_retry_after("2") == 2.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    later = datetime.now(timezone.utc) + timedelta(seconds=30)
+    later = datetime.now(UTC) + timedelta(seconds=30)
     assert 25 <= parse_retry_after(format_datetime(later, usegmt=True)) <= 31
 
 

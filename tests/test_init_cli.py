@@ -48,7 +48,10 @@ def test_init_writes_a_memo_that_loads_with_the_standard_outline(tmp_path, capsy
     assert overview.category == "company" and overview.pin == "entity"
     assert isinstance(overview.contents.summary, SummarySpec)
     assert set(overview.contents.summary.schema_["properties"]) == {
-        "founded_year", "headquarters", "funding", "notable_customers"
+        "founded_year",
+        "headquarters",
+        "funding",
+        "notable_customers",
     }
     product = by_id["product"].include_sources[0]
     assert product.pin == "entity" and product.full_text is False
@@ -102,8 +105,20 @@ def test_force_overwrites_the_memo_but_keeps_notes_and_gitignore(tmp_path):
 
 def test_url_and_domains_are_normalised(tmp_path):
     d = tmp_path / "kestra"
-    code = main(["init", str(d), "--subject", "Kestra", "--url", "kestra.io",
-                 "--domain", "https://www.Kestra.dev/about", "--domain", "kestra.dev"])
+    code = main(
+        [
+            "init",
+            str(d),
+            "--subject",
+            "Kestra",
+            "--url",
+            "kestra.io",
+            "--domain",
+            "https://www.Kestra.dev/about",
+            "--domain",
+            "kestra.dev",
+        ]
+    )
     assert code == 0
     subject = load_memo(d).memo.subject
     assert subject.url == "https://kestra.io" and subject.domains == ["kestra.dev"]
@@ -141,5 +156,9 @@ def test_any_subject_name_and_title_round_trip(tmp_path, subject, title):
 def test_generated_yaml_is_plain_yaml_too():
     data = yaml.safe_load(standard_memo_yaml("NATS", "https://nats.io", domains=["synadia.com"]))
     assert data["subject"] == {
-        "name": "NATS", "url": "https://nats.io", "domains": ["synadia.com"], "aliases": [], "description": ""
+        "name": "NATS",
+        "url": "https://nats.io",
+        "domains": ["synadia.com"],
+        "aliases": [],
+        "description": "",
     }

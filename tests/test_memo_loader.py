@@ -89,7 +89,7 @@ def test_bad_integer_names_line_path_expectation_and_value(tmp_path):
     )
     err = _error(tmp_path, text)
     lines = text.splitlines()
-    line = next(i for i, l in enumerate(lines, 1) if "num-results" in l)
+    line = next(i for i, text_line in enumerate(lines, 1) if "num-results" in text_line)
     assert line == 14
     assert err.message.endswith(
         "memo.yaml:14: sections[2].include-sources[0].num-results: expected an integer between 1 and 100, got 'six'"
@@ -103,16 +103,28 @@ def test_out_of_range_integer_is_the_same_clear_message(tmp_path):
         tmp_path,
         HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, num-results: 500}]}\n",
     )
-    assert "memo.yaml:4: sections[0].include-sources[0].num-results: expected an integer between 1 and 100, got 500" in err.message
+    assert (
+        "memo.yaml:4: sections[0].include-sources[0].num-results: expected an integer between 1 and 100, got 500"
+        in err.message
+    )
 
 
 @pytest.mark.parametrize(
     "text, where, suggestion",
     [
-        (HEAD + "  - id: a\n    title: A\n    questons: [x]\n", "memo.yaml:6: sections[0].questons: unknown key", "'questions'"),
-        ("title: T\nsubject: {name: N}\nsectons: []\nsections: [{id: a, title: A}]\n", "memo.yaml:3: sectons: unknown key", "'sections'"),
         (
-            HEAD + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n        num_result: 3\n",
+            HEAD + "  - id: a\n    title: A\n    questons: [x]\n",
+            "memo.yaml:6: sections[0].questons: unknown key",
+            "'questions'",
+        ),
+        (
+            "title: T\nsubject: {name: N}\nsectons: []\nsections: [{id: a, title: A}]\n",
+            "memo.yaml:3: sectons: unknown key",
+            "'sections'",
+        ),
+        (
+            HEAD
+            + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n        num_result: 3\n",
             "memo.yaml:9: sections[0].include-sources[0].num_result: unknown key",
             "'num-results'",
         ),
@@ -131,7 +143,9 @@ def test_wrong_choice_gets_did_you_mean(tmp_path):
 
 
 def test_unknown_and_missing_provider(tmp_path):
-    err = _error(tmp_path, HEAD + "  - id: a\n    title: A\n    include-sources:\n      - provider: exaa\n        query: q\n")
+    err = _error(
+        tmp_path, HEAD + "  - id: a\n    title: A\n    include-sources:\n      - provider: exaa\n        query: q\n"
+    )
     assert "memo.yaml:7: sections[0].include-sources[0].provider: expected 'exa' or 'files', got 'exaa'" in err.message
     assert "'exa'" in err.hint
     err = _error(tmp_path, HEAD + "  - id: a\n    title: A\n    include-sources:\n      - query: q\n")
@@ -147,7 +161,9 @@ def test_missing_required_key_points_at_its_parent(tmp_path):
 
 def test_union_alternatives_are_one_problem(tmp_path):
     err = _error(
-        tmp_path, HEAD + "  - id: a\n    title: A\n    include-sources:\n      - {provider: exa, query: q, contents: {summary: 5}}\n"
+        tmp_path,
+        HEAD
+        + "  - id: a\n    title: A\n    include-sources:\n      - {provider: exa, query: q, contents: {summary: 5}}\n",
     )
     assert err.message.count("\n") == 0
     assert "contents.summary: expected a mapping or true/false, got 5" in err.message
@@ -156,7 +172,8 @@ def test_union_alternatives_are_one_problem(tmp_path):
 def test_a_problem_inside_the_mapping_alternative_is_the_one_reported(tmp_path):
     err = _error(
         tmp_path,
-        HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, contents: {text: {max-characters: 5}}}]}\n",
+        HEAD
+        + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, contents: {text: {max-characters: 5}}}]}\n",
     )
     assert err.message.count("\n") == 0
     assert "contents.text.max-characters: expected an integer between 100 and 100000, got 5" in err.message
@@ -180,7 +197,8 @@ def test_duplicate_keys_are_not_silently_overwritten(tmp_path):
 
 def test_several_problems_each_with_its_line(tmp_path):
     text = HEAD + "".join(
-        f"  - {{id: s{i}, title: S, include-sources: [{{provider: exa, query: q, num-results: x{i}}}]}}\n" for i in range(7)
+        f"  - {{id: s{i}, title: S, include-sources: [{{provider: exa, query: q, num-results: x{i}}}]}}\n"
+        for i in range(7)
     )
     err = _error(tmp_path, text)
     assert err.message.splitlines()[0].endswith("memo.yaml has 7 problems:")
@@ -209,19 +227,32 @@ def test_summary_query_templates_are_checked_too(tmp_path):
     text = HEAD + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n"
     text += "        contents:\n          summary:\n            query: 'What did {{ceo}} say?'\n"
     err = _error(tmp_path, text)
-    assert "memo.yaml:11: sections[0].include-sources[0].contents.summary.query: unknown template variable {{ceo}}" in err.message
+    assert (
+        "memo.yaml:11: sections[0].include-sources[0].contents.summary.query: unknown template variable {{ceo}}"
+        in err.message
+    )
 
 
 def test_domain_templates_are_checked_too(tmp_path):
     text = HEAD + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n"
     text += "        domains: ['{{url_domain}}', '{{url_domian}}']\n        exclude-domains: ['{{nope}}']\n"
     err = _error(tmp_path, text)
-    assert "memo.yaml:9: sections[0].include-sources[0].domains[1]: unknown template variable {{url_domian}}" in err.message
-    assert "memo.yaml:10: sections[0].include-sources[0].exclude-domains[0]: unknown template variable {{nope}}" in err.message
+    assert (
+        "memo.yaml:9: sections[0].include-sources[0].domains[1]: unknown template variable {{url_domian}}"
+        in err.message
+    )
+    assert (
+        "memo.yaml:10: sections[0].include-sources[0].exclude-domains[0]: unknown template variable {{nope}}"
+        in err.message
+    )
 
 
 def test_memo_vars_are_template_variables(tmp_path):
-    text = "vars: {ceo: Derek Collison}\n" + HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: '{{ceo}} {{ subject }}'}]}\n"
+    text = (
+        "vars: {ceo: Derek Collison}\n"
+        + HEAD
+        + "  - {id: a, title: A, include-sources: [{provider: exa, query: '{{ceo}} {{ subject }}'}]}\n"
+    )
     assert load_memo(_write(tmp_path, text)).memo.vars == {"ceo": "Derek Collison"}
 
 
@@ -231,12 +262,16 @@ def test_vars_may_not_redefine_builtins(tmp_path):
 
 
 def test_broken_placeholder_braces(tmp_path):
-    err = _error(tmp_path, HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: '{{subject overview'}]}\n")
+    err = _error(
+        tmp_path, HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: '{{subject overview'}]}\n"
+    )
     assert "memo.yaml:4: sections[0].include-sources[0].query: unbalanced" in err.message
 
 
 def test_dates_stay_text(tmp_path):
-    text = HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, start-published-date: 2024-01-31}]}\n"
+    text = (
+        HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, start-published-date: 2024-01-31}]}\n"
+    )
     entry = load_memo(_write(tmp_path, text)).memo.sections[0].include_sources[0]
     assert entry.start_published_date == "2024-01-31"
 
@@ -294,7 +329,17 @@ def test_non_utf8_file(tmp_path):
 
 # -- fuzzing: never anything but a Memo or a MemoError ------------------------------------
 
-_TOKENS = list("abcxyz019 :-_[]{},'\"#&*!|>%@?\n\t\\.") + ["{{", "}}", "sections:", "id:", "title:", "subject:", "- ", "\n  "]
+_TOKENS = [
+    *list("abcxyz019 :-_[]{},'\"#&*!|>%@?\n\t\\."),
+    "{{",
+    "}}",
+    "sections:",
+    "id:",
+    "title:",
+    "subject:",
+    "- ",
+    "\n  ",
+]
 YAMLISH = st.lists(st.sampled_from(_TOKENS), max_size=120).map("".join)
 
 
@@ -314,17 +359,43 @@ def test_fuzz_random_yamlish_text(tmp_path, text):
 
 
 _SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 500), st.floats(allow_nan=False), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 500),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
     st.sampled_from(["exa", "files", "entity", "none", "{{subject}}", "{{nope}}", "2024-02-30", "six"]),
 )
 _VALUES = st.recursive(
     _SCALARS,
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=12), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=12), children, max_size=3)
+    ),
     max_leaves=8,
 )
 _KEYS = st.sampled_from(
-    ["title", "subject", "name", "url", "sections", "id", "include-sources", "provider", "query", "num-results",
-     "pin", "contents", "summary", "schema", "vars", "writer", "glob", "questions", "firm", "bogus"]
+    [
+        "title",
+        "subject",
+        "name",
+        "url",
+        "sections",
+        "id",
+        "include-sources",
+        "provider",
+        "query",
+        "num-results",
+        "pin",
+        "contents",
+        "summary",
+        "schema",
+        "vars",
+        "writer",
+        "glob",
+        "questions",
+        "firm",
+        "bogus",
+    ]
 )
 
 

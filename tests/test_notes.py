@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -20,26 +20,26 @@ from core.notes import (
     write_note_atomic,
 )
 
-WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
 def _record(**kw) -> NoteRecord:
-    base = dict(
-        section="overview",
-        title="Company overview",
-        run_id="run-0001",
-        model="sonar-pro",
-        generated_at=WHEN,
-        status="degraded",
-        web_search=False,
-        source_set_id="overview@v2-abcdef12",
-        source_set_version=2,
-        source_set_fingerprint="abcdef1234567890",
-        counts={"verified": 3, "retitled": 1, "substituted": 2, "dropped": 4, "out_of_range": 1, "protected": 1},
-        warnings=["degraded: Exa answered 402\n(no credits)", "truncated: 2 sources omitted"],
-        cost_retrieval=0.023,
-        cost_writer=0.0061,
-    )
+    base = {
+        "section": "overview",
+        "title": "Company overview",
+        "run_id": "run-0001",
+        "model": "sonar-pro",
+        "generated_at": WHEN,
+        "status": "degraded",
+        "web_search": False,
+        "source_set_id": "overview@v2-abcdef12",
+        "source_set_version": 2,
+        "source_set_fingerprint": "abcdef1234567890",
+        "counts": {"verified": 3, "retitled": 1, "substituted": 2, "dropped": 4, "out_of_range": 1, "protected": 1},
+        "warnings": ["degraded: Exa answered 402\n(no credits)", "truncated: 2 sources omitted"],
+        "cost_retrieval": 0.023,
+        "cost_writer": 0.0061,
+    }
     base.update(kw)
     return NoteRecord(**base)
 
@@ -61,7 +61,12 @@ def test_frontmatter_round_trips_every_recorded_field():
     assert front["generated_at"] == "2026-03-04T05:06:07Z"
     assert front["web_search"] is False
     assert front["counts"] == {
-        "verified": 3, "retitled": 1, "substituted": 2, "dropped": 4, "out_of_range": 1, "protected": 1,
+        "verified": 3,
+        "retitled": 1,
+        "substituted": 2,
+        "dropped": 4,
+        "out_of_range": 1,
+        "protected": 1,
         "links_removed": 0,  # every count key is recorded, zero when the report has none
     }
     # warnings are short single-line strings
@@ -90,7 +95,9 @@ def test_an_empty_group_is_left_out():
 def test_rendering_is_deterministic_and_ignores_key_order_of_counts():
     a = render_note(_record(), BODY, web_definitions=WEB, retrieved_definitions=RETRIEVED)
     b = render_note(
-        _record(counts={"protected": 1, "out_of_range": 1, "dropped": 4, "substituted": 2, "retitled": 1, "verified": 3}),
+        _record(
+            counts={"protected": 1, "out_of_range": 1, "dropped": 4, "substituted": 2, "retitled": 1, "verified": 3}
+        ),
         BODY,
         web_definitions=WEB,
         retrieved_definitions=RETRIEVED,
@@ -98,8 +105,17 @@ def test_rendering_is_deterministic_and_ignores_key_order_of_counts():
     assert a.encode() == b.encode()
     keys = [line.split(":")[0] for line in a.split("---\n")[1].splitlines() if not line.startswith((" ", "-"))]
     assert keys == [
-        "section", "title", "run_id", "status", "source_set", "model", "generated_at", "web_search", "counts",
-        "warnings", "cost",
+        "section",
+        "title",
+        "run_id",
+        "status",
+        "source_set",
+        "model",
+        "generated_at",
+        "web_search",
+        "counts",
+        "warnings",
+        "cost",
     ]
 
 

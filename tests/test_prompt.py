@@ -42,13 +42,13 @@ def _memo(**overrides) -> Memo:
 
 
 def _source(n: int, prefix: str = "E", **kw) -> Source:
-    base = dict(
-        provider="exa",
-        url=f"https://panthalassa.com/page-{n}",
-        title=f"Panthalassa page {n}",
-        summary=f"Summary number {n}: Panthalassa builds ocean-going energy nodes.",
-        marker=f"{prefix}{n}",
-    )
+    base = {
+        "provider": "exa",
+        "url": f"https://panthalassa.com/page-{n}",
+        "title": f"Panthalassa page {n}",
+        "summary": f"Summary number {n}: Panthalassa builds ocean-going energy nodes.",
+        "marker": f"{prefix}{n}",
+    }
     base.update(kw)
     return Source(**base)
 
@@ -141,7 +141,9 @@ def test_sources_omitted_by_the_budget_are_not_in_the_prompt():
 
 
 def test_title_falls_back_to_host_and_published_line_only_when_known():
-    p = _build(_set(_source(1, title="", url="https://www.news.example.org/a", published_date="2024-03-01"), _source(2)))
+    p = _build(
+        _set(_source(1, title="", url="https://www.news.example.org/a", published_date="2024-03-01"), _source(2))
+    )
     first = _source_block(p.user, "E1")
     assert first.startswith("### [^E1] www.news.example.org — https://www.news.example.org/a\nPublished: 2024-03-01")
     assert "Published:" not in _source_block(p.user, "E2")
@@ -326,6 +328,7 @@ def test_effective_web_search_prefers_the_section_switch():
 def test_the_sandbox_writer_reads_our_prompt():
     """The offline writer parses prompts; it must recover subject, section and every source."""
     import sandbox.writer_prompt as parser
+
     facts = {"founded_year": "2016", "workforce": {"total": 44}}
     p = _build(_set(_source(1, facts=facts, published_date="2024-03-01"), _source(2, title="")))
     parsed = parser.parse_prompt(p.user)

@@ -21,8 +21,7 @@ from core.providers.files import summary_of, title_of
 from core.retrieval import retrieve_section
 from core.settings import Settings
 from store.memo_store import MemoStore
-
-from tests.conftest import TESTDATA
+from tests.conftest import API_FIXTURES
 
 MEMO = """
 title: Test memo
@@ -47,8 +46,12 @@ def _ctx(loaded, **kw) -> ProviderContext:
     from core.templates import template_variables
 
     return ProviderContext(
-        memo=memo, section=section, variables=template_variables(memo, section), settings=Settings(),
-        memo_dir=loaded.dir, **kw,
+        memo=memo,
+        section=section,
+        variables=template_variables(memo, section),
+        settings=Settings(),
+        memo_dir=loaded.dir,
+        **kw,
     )
 
 
@@ -97,8 +100,14 @@ class NotebookProvider(Provider):
     async def fetch(self, entry, ctx):
         return ProviderResult(
             sources=[
-                Source(provider=self.name, url=f"https://notebook.test/{i}", title=f"{entry.topic} {i}",
-                       summary="s" * 40, rank=i, entry=ctx.entry_index)
+                Source(
+                    provider=self.name,
+                    url=f"https://notebook.test/{i}",
+                    title=f"{entry.topic} {i}",
+                    summary="s" * 40,
+                    rank=i,
+                    entry=ctx.entry_index,
+                )
                 for i in range(3)
             ]
         )
@@ -114,9 +123,7 @@ def test_a_new_provider_plugs_in_without_touching_the_others(tmp_path):
     register(NotebookProvider())
     try:
         with MemoStore(loaded.dir) as store:
-            ss = asyncio.run(
-                retrieve_section(loaded, "overview", store=store, settings=Settings(), global_rejects=[])
-            )
+            ss = asyncio.run(retrieve_section(loaded, "overview", store=store, settings=Settings(), global_rejects=[]))
     finally:
         unregister("notebook")
     assert [s.marker for s in ss.sources] == ["N1", "N2", "N3", "V1"]
@@ -183,7 +190,14 @@ def test_unpinned_entry_sends_aggregators_and_rejects_as_exclude_domains(tmp_pat
     plan = plan_entry(_exa(pin="none", exclude_domains=["nats.aero"]), _ctx(loaded, global_rejects=["alcresta.com"]))
     body = plan.body(10)
     assert body["excludeDomains"] == [
-        "github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com", "nats.aero", "alcresta.com"]
+        "github.com",
+        "wikipedia.org",
+        "linkedin.com",
+        "reddit.com",
+        "medium.com",
+        "nats.aero",
+        "alcresta.com",
+    ]
     assert "includeDomains" not in body
     assert not plan.filters_locally
 
@@ -235,15 +249,21 @@ def test_describe_is_stable_and_summarises_long_exclusion_lists(tmp_path):
 
 
 def test_company_result_becomes_a_source_with_clean_facts():
-    raw = json.loads((TESTDATA / "api" / "exa-search-company-entities.json").read_text())
+    raw = json.loads((API_FIXTURES / "exa-search-company-entities.json").read_text())
     result = parse_search_response(raw).results[0]
-    result.summary = json.dumps({"founded_year": "2022", "funding": "null", "notable_customers": ["null"],
-                                 "summary": "Exa builds search for AIs."})
+    result.summary = json.dumps(
+        {
+            "founded_year": "2022",
+            "funding": "null",
+            "notable_customers": ["null"],
+            "summary": "Exa builds search for AIs.",
+        }
+    )
     src = to_source(result, rank=0, entry=_exa(), index=2, query="q", wants_text=False)
     assert src.summary == "Exa builds search for AIs."
     assert src.facts["founded_year"] == "2022"  # the summary's spelling and the entity's collapse into one
     assert "funding" not in src.facts and "notable_customers" not in src.facts
-    assert src.facts["employees"] == 50 and src.facts["funding_total"] == 50000000
+    assert src.facts["employees"] == 34 and src.facts["funding_total"] == 18000000
     assert src.entry == 2 and src.rank == 0 and src.provider == "exa"
 
 
@@ -327,7 +347,9 @@ def test_date_window_applied_to_results_when_exa_cannot_take_it(tmp_path):
     out = _filter(results, plan, ctx)
     assert [s.url for s in out.kept] == ["https://new.example/b", "https://undated.example/d"]
     assert [(r.host, r.rule) for r in out.excluded] == [
-        ("old.example", "date:2024-01-01..2024-12-31"), ("late.example", "date:2024-01-01..2024-12-31")]
+        ("old.example", "date:2024-01-01..2024-12-31"),
+        ("late.example", "date:2024-01-01..2024-12-31"),
+    ]
     assert [s.rank for s in out.kept] == [1, 3]  # ranks are Exa's, before filtering
 
 
@@ -360,8 +382,14 @@ class _SchemaFreeNotebook(NotebookProvider):
     async def fetch(self, entry, ctx):
         return ProviderResult(
             sources=[
-                Source(provider=self.name, url=f"https://notebook.test/{i}", title=f"{entry.topic_name} {i}",
-                       summary="s" * 40, rank=i, entry=ctx.entry_index)
+                Source(
+                    provider=self.name,
+                    url=f"https://notebook.test/{i}",
+                    title=f"{entry.topic_name} {i}",
+                    summary="s" * 40,
+                    rank=i,
+                    entry=ctx.entry_index,
+                )
                 for i in range(3)
             ]
         )

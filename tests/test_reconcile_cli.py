@@ -8,18 +8,25 @@ import stat
 
 import pytest
 
-from tests.conftest import TESTDATA
+from tests.conftest import API_FIXTURES
 from tui.cli import main
 
 SOURCES = [
     {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS", "summary": "NATS messaging system"},
-    {"url": "https://www.synadia.com/blog/series-a", "title": "Synadia raises $25M", "date": "2022-03-01",
-     "last_updated": "2022-04-01", "snippet": "Synadia, founded by Derek Collison, raised $25M in a Series A.",
-     "source": "web"},
+    {
+        "url": "https://www.synadia.com/blog/series-a",
+        "title": "Synadia raises $25M",
+        "date": "2022-03-01",
+        "last_updated": "2022-04-01",
+        "snippet": "Synadia, founded by Derek Collison, raised $25M in a Series A.",
+        "source": "web",
+    },
 ]
-DRAFT = ("NATS is a messaging system[^E1]. Synadia was founded by Derek Collison and raised $25M [^7]. "
-         "Margins exceed eighty percent [^8]. Weather [1] and [^E4] and [9].\n\n"
-         "[^7]: [Invented](https://synadia.com/news/invented)\n[^8]: [Fake](https://example.com/fake)\n")
+DRAFT = (
+    "NATS is a messaging system[^E1]. Synadia was founded by Derek Collison and raised $25M [^7]. "
+    "Margins exceed eighty percent [^8]. Weather [1] and [^E4] and [9].\n\n"
+    "[^7]: [Invented](https://synadia.com/news/invented)\n[^8]: [Fake](https://example.com/fake)\n"
+)
 
 
 @pytest.fixture
@@ -37,8 +44,10 @@ def test_reconcile_prints_text_and_summary(files, capsys):
     out, err = capsys.readouterr()
     # [^7] is substituted by the web result that bare [1] also cites: one source, one marker per
     # paragraph, the last one stays.
-    assert out.startswith("NATS is a messaging system. [^E1] Synadia was founded by Derek Collison and raised $25M."
-                          " Margins exceed eighty percent. Weather [^1] and and.\n")
+    assert out.startswith(
+        "NATS is a messaging system. [^E1] Synadia was founded by Derek Collison and raised $25M."
+        " Margins exceed eighty percent. Weather [^1] and and.\n"
+    )
     assert "## Sources (web search)" in out and "## Sources (retrieved)" in out
     assert "reconcile: 2 verified (0 retitled), 1 substituted, 1 dropped, 2 out of range, 0 protected" in err
     assert "[^E4]" in err and "[9]" in err and "placeholder" in err
@@ -52,7 +61,13 @@ def test_reconcile_json_has_the_section_6_shape(files, capsys):
     assert list(payload) == ["text", "report"]
     report = payload["report"]
     assert {k: report[k] for k in ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected")} == {
-        "verified": 2, "retitled": 0, "substituted": 1, "dropped": 1, "out_of_range": 2, "protected": 0}
+        "verified": 2,
+        "retitled": 0,
+        "substituted": 1,
+        "dropped": 1,
+        "out_of_range": 2,
+        "protected": 0,
+    }
     by_key = {c["key"]: c for c in report["citations"]}
     assert by_key["7"]["status"] == "substituted" and by_key["7"]["resolved_url"] == SOURCES[1]["url"]
     assert by_key["7"]["cited_url"] == "https://synadia.com/news/invented" and by_key["7"]["score"] > 0.2
@@ -61,15 +76,19 @@ def test_reconcile_json_has_the_section_6_shape(files, capsys):
 
 def test_reconcile_removes_unretrieved_links_and_says_how_many(files, capsys):
     draft, sources = files
-    draft.write_text("NATS is a messaging system [^E1], see [the docs](https://nats.io/about) and "
-                     "[a review](https://fabricated.io/review) and <https://bloomberg.com/news/fake>.\n",
-                     encoding="utf-8")
+    draft.write_text(
+        "NATS is a messaging system [^E1], see [the docs](https://nats.io/about) and "
+        "[a review](https://fabricated.io/review) and <https://bloomberg.com/news/fake>.\n",
+        encoding="utf-8",
+    )
     assert main(["reconcile", str(draft), "--sources", str(sources)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("NATS is a messaging system, [^E1] see [the docs](https://nats.io/about) and a review and.\n")
     assert "fabricated.io" not in out and "bloomberg" not in out
-    assert "reconcile: 1 verified (0 retitled), 0 substituted, 0 dropped, 0 out of range, 0 protected; " \
-           "2 unretrieved link(s) removed" in err
+    assert (
+        "reconcile: 1 verified (0 retitled), 0 substituted, 0 dropped, 0 out of range, 0 protected; "
+        "2 unretrieved link(s) removed" in err
+    )
     assert "warning: removed the link to https://fabricated.io/review (never retrieved)" in err
     assert "warning: removed https://bloomberg.com/news/fake (never retrieved)" in err
     assert main(["reconcile", str(draft), "--sources", str(sources), "--json"]) == 0
@@ -78,7 +97,7 @@ def test_reconcile_removes_unretrieved_links_and_says_how_many(files, capsys):
 
 
 def test_reconcile_accepts_a_whole_perplexity_response(tmp_path, capsys):
-    recorded = TESTDATA / "api" / "perplexity-sonar-response-recorded.json"
+    recorded = API_FIXTURES / "sonar-chat-completion.json"
     draft = tmp_path / "d.md"
     draft.write_text(json.loads(recorded.read_text())["choices"][0]["message"]["content"], encoding="utf-8")
     assert main(["reconcile", str(draft), "--sources", str(recorded), "--json"]) == 0
@@ -131,7 +150,8 @@ def test_tidy_rewrites_in_place_and_reports(tmp_path, capsys):
     os.chmod(note, 0o640)
     assert main(["tidy", str(note)]) == 0
     assert note.read_text(encoding="utf-8") == (
-        "A. B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^3]: one\n[^1]: three\n[^2]: five\n")
+        "A. B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^3]: one\n[^1]: three\n[^2]: five\n"
+    )
     out = capsys.readouterr().out
     assert "tidied" in out and "1 duplicate" in out and "renumbered" in out and "[^3]→[^1]" in out
     assert stat.S_IMODE(note.stat().st_mode) == 0o640

@@ -88,12 +88,15 @@ def test_memo_flag_must_point_at_a_memo(tmp_path, data_dir, capsys):
     assert not (tmp_path / ".sourcedesk").exists()
 
 
-@pytest.mark.parametrize("junk, message", [
-    ("com", "public suffix"),
-    ("co.uk", "public suffix"),
-    ("not a domain", "not a domain name"),
-    ("localhost", "no dot"),
-])
+@pytest.mark.parametrize(
+    "junk, message",
+    [
+        ("com", "public suffix"),
+        ("co.uk", "public suffix"),
+        ("not a domain", "not a domain name"),
+        ("localhost", "no dot"),
+    ],
+)
 def test_public_suffixes_and_junk_are_refused(memo, capsys, junk, message):
     assert main(["reject", junk, "--memo", str(memo)]) == 2
     err = capsys.readouterr().err
@@ -140,7 +143,6 @@ def test_many_global_rejections_list_fine(data_dir, capsys):
     GlobalStore().add_rejects(f"n{i}.example.com" for i in range(5000))
     listed = _json(capsys, "--global")
     assert len(listed["global"]["rejects"]) == 5000
-
 
 
 # ---------------------------------------------------------------- the frozen source sets follow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -75,28 +75,34 @@ def test_cresta_entity_pin_removes_impostors_and_lists_them_as_namesakes(exa, tm
 
 
 def test_pin_without_url_warns_and_sends_nothing(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: No URL
 subject: {name: Cresta}
 sections:
   - id: overview
     title: Overview
     include-sources: [{provider: exa, query: "{{subject}} overview", pin: entity}]
-""")
+""",
+    )
     ss = only(run(d)).source_set
     assert ss.sources == [] and "pin_without_url" in warning_codes(ss)
     assert ss.requests == 0 and stats(exa)["requests"] == 0
 
 
 def test_public_suffix_pin_is_refused_and_the_rest_still_pins(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: Cresta
 subject: {name: Cresta, url: "https://cresta.com", domains: [com.au]}
 sections:
   - id: overview
     title: Overview
     include-sources: [{provider: exa, query: "{{subject}} contact center", pin: entity, num-results: 4}]
-""")
+""",
+    )
     ss = only(run(d)).source_set
     assert "pin_refused" in warning_codes(ss)
     assert ss.sources and all(host_matches_pin(s.url, "cresta.com") for s in ss.sources)
@@ -104,14 +110,17 @@ sections:
 
 
 def test_rejected_subdomain_inside_the_pin_is_still_removed(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: Cresta
 subject: {name: Cresta, url: "https://cresta.com"}
 sections:
   - id: integrations
     title: Integrations
     include-sources: [{provider: exa, query: "Cresta Amazon Connect integration docs", pin: entity, num-results: 4}]
-""")
+""",
+    )
     before = only(run(d)).source_set
     assert any(s.host == "docs.cresta.com" for s in before.sources)
     with MemoStore(d) as store:
@@ -181,7 +190,9 @@ def test_unlimited_exclusions_send_1200_and_enforce_all_with_over_fetch(exa, tmp
 
 
 def test_company_category_with_exclusions_is_not_sent_api_side_but_enforced(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: Market
 subject: {name: NATS, url: "https://nats.io"}
 sections:
@@ -190,7 +201,8 @@ sections:
     include-sources:
       - {provider: exa, query: "NATS messaging company funding", category: company, pin: none, num-results: 5,
          exclude-domains: [synadia.com], start-published-date: "2000-01-01"}
-""")
+""",
+    )
     ss = only(run(d)).source_set
     assert not ss.degraded, ss.warnings  # no 400 from Exa
     assert stats(exa)["by_status"].get("400") is None
@@ -242,7 +254,9 @@ def test_failed_refresh_keeps_the_curated_set(exa, tmp_path):
 
 
 def test_one_failing_section_does_not_stop_the_others(exa, tmp_path, monkeypatch):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: Two sections
 subject: {name: NATS, url: "https://nats.io"}
 sections:
@@ -252,7 +266,8 @@ sections:
   - id: overview
     title: Overview
     include-sources: [{provider: exa, query: "NATS JetStream overview", num-results: 3}]
-""")
+""",
+    )
     files = get_provider("files")
 
     async def explode(entry, ctx):
@@ -304,12 +319,13 @@ def test_ttl_expiry_retrieves_again(exa, tmp_path):
     d = memo_copy(tmp_path, "cresta-profile")
     loaded = load_memo(d)
     settings = Settings(source_ttl_hours=24)
-    t0 = datetime.now(timezone.utc)
+    t0 = datetime.now(UTC)
 
     async def at(when):
         with MemoStore(d) as store:
             return await retrieve_section_outcome(
-                loaded, "overview", store=store, settings=settings, global_rejects=[], now=when)
+                loaded, "overview", store=store, settings=settings, global_rejects=[], now=when
+            )
 
     first = asyncio.run(at(t0))
     within = asyncio.run(at(t0 + timedelta(hours=23)))
@@ -331,7 +347,9 @@ def test_changing_the_request_changes_the_fingerprint(exa, tmp_path):
 
 
 def test_budget_truncation_is_recorded_and_markers_stay_contiguous(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: NATS
 subject: {name: NATS, url: "https://nats.io", domains: [synadia.com]}
 settings: {budget-chars: 1500}
@@ -341,7 +359,8 @@ sections:
     include-sources:
       - {provider: exa, query: "NATS messaging JetStream Synadia", num-results: 8, full-text: true,
          contents: {text: {max-characters: 700}}}
-""")
+""",
+    )
     ss = only(run(d)).source_set
     assert ss.omitted, "the budget should have dropped something"
     assert [s.marker for s in ss.sources] == [f"E{i}" for i in range(1, len(ss.sources) + 1)]
@@ -353,7 +372,9 @@ sections:
 
 
 def test_duplicates_across_entries_are_kept_once(exa, tmp_path):
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: NATS
 subject: {name: NATS, url: "https://nats.io"}
 sections:
@@ -362,7 +383,8 @@ sections:
     include-sources:
       - {provider: exa, query: "NATS JetStream", num-results: 3}
       - {provider: exa, query: "NATS JetStream", num-results: 3}
-""")
+""",
+    )
     ss = only(run(d)).source_set
     urls = [s.url for s in ss.sources]
     assert len(urls) == len(set(urls)) == 3
@@ -397,21 +419,23 @@ def test_follow_up_search_makes_up_for_namesakes_when_exa_has_more(tmp_path, mon
 
     loud = "acme widgets pricing " * 8
     pages = [
-        Page(url=f"https://x{i}acme.com/", title=f"X{i}acme widgets pricing", summary=loud, text=loud,
-             kind="namesake")
+        Page(url=f"https://x{i}acme.com/", title=f"X{i}acme widgets pricing", summary=loud, text=loud, kind="namesake")
         for i in range(12)
     ] + [
         Page(url=f"https://acme.com/p{i}", title=f"Acme page {i}", summary="acme widgets", text="acme", kind="page")
         for i in range(3)
     ]
-    d = write_memo(tmp_path, """
+    d = write_memo(
+        tmp_path,
+        """
 title: Acme
 subject: {name: Acme, url: "https://acme.com"}
 sections:
   - id: overview
     title: Overview
     include-sources: [{provider: exa, query: "acme widgets pricing", pin: entity, num-results: 3}]
-""")
+""",
+    )
     with SandboxServer(port=0, exa_key=KEY, pages=pages) as sb:
         monkeypatch.setenv("SOURCEDESK_EXA_URL", sb.url)
         monkeypatch.setenv("EXA_API_KEY", KEY)
@@ -426,8 +450,12 @@ sections:
 def test_rejecting_a_domain_curates_the_frozen_set_without_a_search(exa, tmp_path):
     from core.retrieval import reapply_rejections
 
-    d = write_memo(tmp_path, (FIXTURES / "nats-market-map" / "memo.yaml").read_text().replace(
-        "sections:", "settings: {budget-chars: 1000}\nsections:"))
+    d = write_memo(
+        tmp_path,
+        (FIXTURES / "nats-market-map" / "memo.yaml")
+        .read_text()
+        .replace("sections:", "settings: {budget-chars: 1000}\nsections:"),
+    )
     v1 = only(run(d)).source_set
     assert v1.omitted  # something did not fit; after the reject it may
     victim = v1.sources[0].host.removeprefix("www.")

@@ -9,7 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import EXA_KEY as KEY, exa_requests
+from tests.conftest import EXA_KEY as KEY
+from tests.conftest import exa_requests
 from tui.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
@@ -41,7 +42,12 @@ def test_json_document_for_an_entity_pinned_profile(exa, tmp_path, capsys):
     assert [s["marker"] for s in sec["sources"]] == [f"E{i}" for i in range(1, len(sec["sources"]) + 1)]
     assert all(s["host"] == "cresta.com" for s in sec["sources"])
     assert {n["host"].removeprefix("www.") for n in sec["namesakes"]} == {
-        "alcresta.com", "codecresta.com", "ridgecresta.com", "cresta.com.au", "grupocresta.com.gt"}
+        "alcresta.com",
+        "codecresta.com",
+        "ridgecresta.com",
+        "cresta.com.au",
+        "grupocresta.com.gt",
+    }
     assert {"code", "message", "entry"} <= set(sec["warnings"][0])
 
 
@@ -96,7 +102,7 @@ def test_every_fault_degrades_with_a_plain_warning_and_exit_0(exa, tmp_path, cap
 
 def test_missing_key_degrades_and_never_prints_a_key(exa, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("EXA_API_KEY")
-    doc, err = retrieve_json(capsys, memo(tmp_path))
+    doc, _err = retrieve_json(capsys, memo(tmp_path))
     sec = doc["sections"][0]
     assert sec["degraded"] and "EXA_API_KEY" in sec["warnings"][-1]["message"]
     assert doc["requests"] == 0 and exa_requests(exa) == 0
@@ -110,17 +116,34 @@ def test_unknown_section_lists_the_valid_ids(exa, tmp_path, capsys):
 
 
 def test_missing_memo_is_a_clean_error(exa, tmp_path, capsys):
-    code, out, err = retrieve(capsys, str(tmp_path / "nowhere"))
+    code, _out, err = retrieve(capsys, str(tmp_path / "nowhere"))
     assert code == 2 and "Traceback" not in err and "nowhere" in err and "Hint:" in err
 
 
 def test_untrusted_titles_cannot_drive_the_terminal():
     from tui.commands.retrieve import render_text
 
-    doc = {"sections": [{
-        "section": "s", "source_set_id": "s@v1", "reused": False, "kept_previous": False, "degraded": False,
-        "requests": 1, "cost_dollars": 0.0, "used_chars": 0, "budget_chars": 100,
-        "sources": [{"marker": "E1", "title": "Evil\x1b[2J\x1b]0;pwned\x07 title", "host": "evil.test"}],
-        "omitted": [], "namesakes": [], "excluded": [], "warnings": []}], "requests": 1, "cost_dollars": 0.0}
+    doc = {
+        "sections": [
+            {
+                "section": "s",
+                "source_set_id": "s@v1",
+                "reused": False,
+                "kept_previous": False,
+                "degraded": False,
+                "requests": 1,
+                "cost_dollars": 0.0,
+                "used_chars": 0,
+                "budget_chars": 100,
+                "sources": [{"marker": "E1", "title": "Evil\x1b[2J\x1b]0;pwned\x07 title", "host": "evil.test"}],
+                "omitted": [],
+                "namesakes": [],
+                "excluded": [],
+                "warnings": [],
+            }
+        ],
+        "requests": 1,
+        "cost_dollars": 0.0,
+    }
     text = render_text(doc)
     assert "\x1b" not in text and "\x07" not in text and "Evil?[2J?]0;pwned? title" in text

@@ -234,7 +234,9 @@ def test_writer_failure_leaves_the_previous_note_byte_identical(env, memo_dir, f
     events: list[tuple[str, str]] = []
     # one section at a time, so the fault's budget is spent on the first section only
     outcomes = _run(
-        memo_dir, ["overview", "competitors"], settings=Settings(max_concurrent_sections=1, writer_timeout_s=0.6),
+        memo_dir,
+        ["overview", "competitors"],
+        settings=Settings(max_concurrent_sections=1, writer_timeout_s=0.6),
         progress=lambda s, st: events.append((s, st)),
     )
     failed, other = outcomes
@@ -273,7 +275,7 @@ def test_second_run_reuses_the_frozen_set_with_zero_exa_requests(env, memo_dir):
     second = _run(memo_dir, ["overview", "competitors"])
     assert _exa_requests(env) == 0
     assert _writer_requests(env) == 2
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=False):
         assert b.status == "ok" and b.source_set_reused
         assert b.source_set_id == a.source_set_id
         assert b.cost["retrieval"] == 0.0 and b.requests["exa"] == 0
@@ -311,8 +313,12 @@ def test_sections_run_concurrently_but_within_the_bound(env, memo_dir):
 def test_stages_are_reported_in_order(env, memo_dir):
     events: list[tuple[str, str]] = []
     _run(memo_dir, ["overview"], progress=lambda s, st: events.append((s, st)))
-    assert events == [("overview", "retrieving"), ("overview", "writing"), ("overview", "reconciling"),
-                      ("overview", "saved")]
+    assert events == [
+        ("overview", "retrieving"),
+        ("overview", "writing"),
+        ("overview", "reconciling"),
+        ("overview", "saved"),
+    ]
 
 
 def _run_with_cancel(memo_dir: Path, how: str):
@@ -426,15 +432,22 @@ def test_an_openai_compatible_writer_writes_strictly_from_the_frozen_set(env, me
     monkeypatch.setenv("SOURCEDESK_WRITER_URL", "https://llm.test/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-key")
     monkeypatch.delenv("PERPLEXITY_API_KEY")
-    answer = ("Synadia maintains NATS and sells Synadia Cloud. [^E1]\n\n"
-              "It was founded in 2017 [per Bloomberg](https://www.bloomberg.com/news/synadia-2017), see "
-              "https://www.bloomberg.com/news/synadia-bare. [^9]\n\n"
-              "[^9]: [Invented](https://www.bloomberg.com/news/synadia-invented)\n")
+    answer = (
+        "Synadia maintains NATS and sells Synadia Cloud. [^E1]\n\n"
+        "It was founded in 2017 [per Bloomberg](https://www.bloomberg.com/news/synadia-2017), see "
+        "https://www.bloomberg.com/news/synadia-bare. [^9]\n\n"
+        "[^9]: [Invented](https://www.bloomberg.com/news/synadia-invented)\n"
+    )
     with respx.mock(assert_all_called=True) as mock:
         mock.route(host="127.0.0.1").pass_through()  # Exa: the sandbox
         route = mock.post("https://llm.test/v1/chat/completions").respond(
-            200, json={"model": "gpt-4o-mini", "choices": [{"message": {"role": "assistant", "content": answer}}],
-                       "usage": {"prompt_tokens": 900, "completion_tokens": 60}})
+            200,
+            json={
+                "model": "gpt-4o-mini",
+                "choices": [{"message": {"role": "assistant", "content": answer}}],
+                "usage": {"prompt_tokens": 900, "completion_tokens": 60},
+            },
+        )
         [outcome] = _run(memo_dir, ["overview"], settings=Settings())
     assert outcome.status in ("ok", "degraded"), outcome.message
     request = route.calls[0].request

@@ -94,8 +94,11 @@ def test_export_after_run_gives_one_deduplicated_memo(memo_dir, capsys):
     text = (memo_dir / "memo.md").read_text(encoding="utf-8")
     prose, _, sources = text.partition("\n## Sources\n")
     assert prose.startswith("# NATS / Synadia — company profile\n")
-    assert [h for h in re.findall(r"^## (.+)$", prose, re.M)] == [
-        "Company overview", "Competitive landscape", "Funding and investors", "Call notes"
+    assert list(re.findall(r"^## (.+)$", prose, re.M)) == [
+        "Company overview",
+        "Competitive landscape",
+        "Funding and investors",
+        "Call notes",
     ]
     definitions = dict(re.findall(r"^\[\^([^\]\s]+)\]:\s*(.*)$", sources, re.M))
     markers = re.findall(r"\[\^([^\]\s]+)\]", prose)

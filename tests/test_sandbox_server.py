@@ -312,6 +312,7 @@ def test_latency_injection_delays_the_service_measurably(http):
 
 def test_concurrent_requests_are_served_in_parallel(http):
     with SandboxServer(exa_key=KEY, exa_rps=None, latency_ms=400) as server:
+
         def one(_):
             return http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code
 
@@ -352,7 +353,7 @@ def test_client_disconnects_are_quiet_and_keys_never_logged(capfd, http):
             http.post(f"{server.url}/search", json=QUERY, headers=HEADERS, timeout=0.05)
         # a raw socket that sends half a request and hangs up
         with socket.create_connection(("127.0.0.1", server.port)) as raw:
-            raw.sendall(b"POST /search HTTP/1.1\r\nContent-Length: 500\r\n\r\n{\"query\"")
+            raw.sendall(b'POST /search HTTP/1.1\r\nContent-Length: 500\r\n\r\n{"query"')
         time.sleep(0.6)  # the held request now writes to a closed socket
         assert http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code == 200
     err = capfd.readouterr().err
@@ -395,7 +396,7 @@ def test_cli_prints_the_url_and_exports_then_stops_cleanly_on_ctrl_c(http):
         assert http.post(f"{url}/search", json=QUERY, headers={"x-api-key": "k"}).status_code == 200
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=10)
+        _out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert "Traceback" not in err
 

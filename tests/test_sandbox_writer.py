@@ -10,7 +10,6 @@ import json
 import re
 from collections import Counter
 from datetime import date
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,10 +21,10 @@ from core.urls import host_of, normalise_url
 from sandbox.corpus import Page, load_corpus
 from sandbox.server import SandboxServer
 from sandbox.writer_text import supports
+from tests.conftest import API_FIXTURES as TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "api"
-RECORDED = json.loads((TESTDATA / "perplexity-sonar-response-recorded.json").read_text())
-INVALID_MODEL = json.loads((TESTDATA / "perplexity-error-400-invalid-model.json").read_text())
+RECORDED = json.loads((TESTDATA / "sonar-chat-completion.json").read_text())
+INVALID_MODEL = json.loads((TESTDATA / "sonar-error-400-invalid-model.json").read_text())
 KEY = "pplx-sandbox-test-key"
 
 
@@ -34,46 +33,87 @@ def _page(url, title, published, summary, text, facts=None, kind="page"):
 
 
 PAGES = (
-    _page("https://nats.io/", "NATS.io – Cloud Native, Open Source, High-performance Messaging", "2024-02-01",
-          "NATS is an open-source messaging system for cloud native applications, IoT and microservices.",
-          "NATS is an open-source, high-performance messaging system for cloud native applications, IoT "
-          "messaging and microservices. The project is maintained by Synadia and hosted by the Cloud Native "
-          "Computing Foundation.", {"founded_year": "2011", "license": "Apache-2.0"}, "company"),
-    _page("https://docs.nats.io/nats-concepts/jetstream", "JetStream | NATS Docs", "2024-05-10",
-          "JetStream is the persistence layer built into the NATS server.",
-          "JetStream is the persistence layer built into the NATS server. It provides streams, consumers and "
-          "key-value stores with at-least-once and exactly-once delivery."),
-    _page("https://www.synadia.com/about", "About Synadia | The company behind NATS", "2023-11-20",
-          "Synadia is the company behind NATS, founded by Derek Collison in 2017 and headquartered in Los Angeles.",
-          "Synadia is the company behind NATS, founded by Derek Collison in 2017. Synadia sells a managed NATS "
-          "platform called Synadia Cloud to enterprises running distributed systems.",
-          {"founded_year": "2017", "founders": ["Derek Collison"]}, "company"),
-    _page("https://techcrunch.com/2024/03/12/synadia-raises-25m-series-b/",
-          "Synadia raises $25M Series B to take NATS to the edge", "2024-03-12",
-          "Synadia raised $25 million in a Series B round led by Forgepoint Capital.",
-          "Synadia, the company behind the NATS messaging system, has raised $25 million in a Series B round "
-          "led by Forgepoint Capital. The funding will expand Synadia Cloud and edge deployments.",
-          {"total_funding": "$41M"}, "news"),
-    _page("https://www.nats.aero/about-us/", "About NATS | UK air traffic control", "2023-06-01",
-          "NATS provides air traffic control for UK airspace.",
-          "NATS Holdings provides air traffic control services for aircraft flying in UK airspace. NATS handles "
-          "around 2.5 million flights a year from centres at Swanwick and Prestwick.", kind="namesake"),
-    _page("https://www.nats.aero/news/record-summer/", "NATS handles record summer traffic", "2025-09-02",
-          "NATS handled record summer traffic in UK airspace.",
-          "NATS, the UK air navigation service provider, handled record summer traffic as airspace "
-          "modernisation continued across the south of England.", kind="namesake"),
-    _page("https://www.anats.io/", "aNATS – a messaging look-alike", "2024-01-01",
-          "aNATS is an unrelated product whose host contains nats.io as a substring.",
-          "aNATS is an unrelated product whose host name happens to contain nats.io as a substring. NATS fans "
-          "sometimes land here by mistake when they search for NATS messaging."),
-    _page("https://www.cncf.io/projects/nats/", "NATS | CNCF", "2022-10-01",
-          "NATS joined the CNCF as an incubating project in 2018.",
-          "NATS joined the Cloud Native Computing Foundation as an incubating project in 2018. It is used by "
-          "companies such as Mastercard, Ericsson and Walmart for NATS messaging."),
-    _page("https://www.infoq.com/news/2023/05/nats-jetstream-kafka/", "NATS JetStream as a Kafka alternative",
-          "2023-05-18", "Engineers compare NATS JetStream with Apache Kafka.",
-          "Engineers compare NATS JetStream with Apache Kafka for event streaming. NATS offers lower operational "
-          "overhead while Kafka offers a larger ecosystem of connectors."),
+    _page(
+        "https://nats.io/",
+        "NATS.io – Cloud Native, Open Source, High-performance Messaging",
+        "2024-02-01",
+        "NATS is an open-source messaging system for cloud native applications, IoT and microservices.",
+        "NATS is an open-source, high-performance messaging system for cloud native applications, IoT "
+        "messaging and microservices. The project is maintained by Synadia and hosted by the Cloud Native "
+        "Computing Foundation.",
+        {"founded_year": "2011", "license": "Apache-2.0"},
+        "company",
+    ),
+    _page(
+        "https://docs.nats.io/nats-concepts/jetstream",
+        "JetStream | NATS Docs",
+        "2024-05-10",
+        "JetStream is the persistence layer built into the NATS server.",
+        "JetStream is the persistence layer built into the NATS server. It provides streams, consumers and "
+        "key-value stores with at-least-once and exactly-once delivery.",
+    ),
+    _page(
+        "https://www.synadia.com/about",
+        "About Synadia | The company behind NATS",
+        "2023-11-20",
+        "Synadia is the company behind NATS, founded by Derek Collison in 2017 and headquartered in Los Angeles.",
+        "Synadia is the company behind NATS, founded by Derek Collison in 2017. Synadia sells a managed NATS "
+        "platform called Synadia Cloud to enterprises running distributed systems.",
+        {"founded_year": "2017", "founders": ["Derek Collison"]},
+        "company",
+    ),
+    _page(
+        "https://techcrunch.com/2024/03/12/synadia-raises-25m-series-b/",
+        "Synadia raises $25M Series B to take NATS to the edge",
+        "2024-03-12",
+        "Synadia raised $25 million in a Series B round led by Forgepoint Capital.",
+        "Synadia, the company behind the NATS messaging system, has raised $25 million in a Series B round "
+        "led by Forgepoint Capital. The funding will expand Synadia Cloud and edge deployments.",
+        {"total_funding": "$41M"},
+        "news",
+    ),
+    _page(
+        "https://www.nats.aero/about-us/",
+        "About NATS | UK air traffic control",
+        "2023-06-01",
+        "NATS provides air traffic control for UK airspace.",
+        "NATS Holdings provides air traffic control services for aircraft flying in UK airspace. NATS handles "
+        "around 2.5 million flights a year from centres at Swanwick and Prestwick.",
+        kind="namesake",
+    ),
+    _page(
+        "https://www.nats.aero/news/record-summer/",
+        "NATS handles record summer traffic",
+        "2025-09-02",
+        "NATS handled record summer traffic in UK airspace.",
+        "NATS, the UK air navigation service provider, handled record summer traffic as airspace "
+        "modernisation continued across the south of England.",
+        kind="namesake",
+    ),
+    _page(
+        "https://www.anats.io/",
+        "aNATS – a messaging look-alike",
+        "2024-01-01",
+        "aNATS is an unrelated product whose host contains nats.io as a substring.",
+        "aNATS is an unrelated product whose host name happens to contain nats.io as a substring. NATS fans "
+        "sometimes land here by mistake when they search for NATS messaging.",
+    ),
+    _page(
+        "https://www.cncf.io/projects/nats/",
+        "NATS | CNCF",
+        "2022-10-01",
+        "NATS joined the CNCF as an incubating project in 2018.",
+        "NATS joined the Cloud Native Computing Foundation as an incubating project in 2018. It is used by "
+        "companies such as Mastercard, Ericsson and Walmart for NATS messaging.",
+    ),
+    _page(
+        "https://www.infoq.com/news/2023/05/nats-jetstream-kafka/",
+        "NATS JetStream as a Kafka alternative",
+        "2023-05-18",
+        "Engineers compare NATS JetStream with Apache Kafka.",
+        "Engineers compare NATS JetStream with Apache Kafka for event streaming. NATS offers lower operational "
+        "overhead while Kafka offers a larger ecosystem of connectors.",
+    ),
 )
 
 
@@ -93,17 +133,18 @@ def source_block(pages, start=1):
     out = []
     for i, p in enumerate(pages, start):
         facts = "\n".join(f"{k}: {json.dumps(v)}" for k, v in p.facts.items())
-        out.append(f"### [^E{i}] {p.title} — {p.url}\nPublished: {p.published}\n\n```yaml\n{facts}\n```\n\n"
-                   f"{p.text}\n")
+        out.append(f"### [^E{i}] {p.title} — {p.url}\nPublished: {p.published}\n\n```yaml\n{facts}\n```\n\n{p.text}\n")
     return "\n".join(out)
 
 
 def prompt(sources=(), title="Company overview", questions=("What does it do?", "Funding to date?"), tag=""):
     block = f"## Retrieved sources\n\n{source_block(sources)}\n" if sources else ""
     qs = "\n".join(f"- {q}" for q in questions)
-    return (f"## Research subject\n\nSubject: NATS\nAlso known as: Synadia\nWebsite: https://nats.io\n{tag}\n\n"
-            f"{block}## Section to write\n\nSection: {title}\nTarget length: about 350 words\n\n"
-            f"Guiding questions:\n{qs}\n")
+    return (
+        f"## Research subject\n\nSubject: NATS\nAlso known as: Synadia\nWebsite: https://nats.io\n{tag}\n\n"
+        f"{block}## Section to write\n\nSection: {title}\nTarget length: about 350 words\n\n"
+        f"Guiding questions:\n{qs}\n"
+    )
 
 
 def ask(http, content, **extra):
@@ -143,15 +184,27 @@ def test_response_mirrors_the_recorded_perplexity_shape(http):
     usage = data["usage"]
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     cost = usage["cost"]
-    assert cost["total_cost"] == pytest.approx(cost["input_tokens_cost"] + cost["output_tokens_cost"]
-                                               + cost["request_cost"], abs=1e-9)
+    assert cost["total_cost"] == pytest.approx(
+        cost["input_tokens_cost"] + cost["output_tokens_cost"] + cost["request_cost"], abs=1e-9
+    )
 
 
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong-key"}, {"Authorization": f"Basic {KEY}"},
-                                     {"Authorization": "Bearer"}, {"x-api-key": KEY}])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer wrong-key"},
+        {"Authorization": f"Basic {KEY}"},
+        {"Authorization": "Bearer"},
+        {"x-api-key": KEY},
+    ],
+)
 def test_bad_or_missing_key_gets_perplexitys_html_401(server, headers):
-    r = httpx.post(server.url + "/chat/completions", headers=headers,
-                   json={"model": "sonar-pro", "messages": [{"role": "user", "content": "hi"}]})
+    r = httpx.post(
+        server.url + "/chat/completions",
+        headers=headers,
+        json={"model": "sonar-pro", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert r.status_code == 401
     assert r.headers["content-type"].startswith("text/html")
     assert "<title>401 Authorization Required</title>" in r.text
@@ -159,14 +212,18 @@ def test_bad_or_missing_key_gets_perplexitys_html_401(server, headers):
         json.loads(r.text)
 
 
-def test_unknown_model_gets_the_recorded_400_body(http):
+def test_unknown_model_gets_the_documented_400_envelope(http):
     r = http.post("/chat/completions", json={"model": "sonar-pro ", "messages": [{"role": "user", "content": "x"}]})
     assert r.status_code == 400
-    assert r.json() == INVALID_MODEL
+    body = r.json()
+    assert set(body) == set(INVALID_MODEL) and set(body["error"]) == set(INVALID_MODEL["error"])
+    assert body["error"]["type"] == INVALID_MODEL["error"]["type"] == "invalid_model"
+    assert body["error"]["code"] == 400 and body["error"]["message"].startswith("Invalid model 'sonar-pro '.")
 
 
-@pytest.mark.parametrize("model", ["sonar", "sonar-pro", "sonar-reasoning", "sonar-reasoning-pro",
-                                   "sonar-deep-research"])
+@pytest.mark.parametrize(
+    "model", ["sonar", "sonar-pro", "sonar-reasoning", "sonar-reasoning-pro", "sonar-deep-research"]
+)
 def test_documented_models_are_accepted(http, model):
     r = http.post("/chat/completions", json={"model": model, "messages": [{"role": "user", "content": prompt()}]})
     assert r.status_code == 200 and r.json()["model"] == model
@@ -174,13 +231,16 @@ def test_documented_models_are_accepted(http, model):
     assert thinks == ("reasoning" in model or "research" in model)
 
 
-@pytest.mark.parametrize("body", [
-    {"model": "sonar-pro"},
-    {"model": "sonar-pro", "messages": []},
-    {"model": "sonar-pro", "messages": [{"role": "assistant", "content": "hello"}]},
-    {"model": "sonar-pro", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]},
-    {"model": "sonar-pro", "messages": [{"role": "robot", "content": "a"}]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "sonar-pro"},
+        {"model": "sonar-pro", "messages": []},
+        {"model": "sonar-pro", "messages": [{"role": "assistant", "content": "hello"}]},
+        {"model": "sonar-pro", "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]},
+        {"model": "sonar-pro", "messages": [{"role": "robot", "content": "a"}]},
+    ],
+)
 def test_bad_messages_are_400_in_perplexitys_error_shape(http, body):
     r = http.post("/chat/completions", json=body)
     assert r.status_code == 400
@@ -200,7 +260,7 @@ def test_a_body_that_is_not_json_is_400(http):
 def test_more_than_twenty_filter_entries_is_400(http):
     twenty = [f"site{i}.com" for i in range(20)]
     assert ask(http, prompt(), search_domain_filter=twenty).status_code == 200
-    r = ask(http, prompt(), search_domain_filter=twenty + ["one-more.com"])
+    r = ask(http, prompt(), search_domain_filter=[*twenty, "one-more.com"])
     assert r.status_code == 400 and "20" in r.json()["error"]["message"]
 
 
@@ -230,8 +290,12 @@ def test_deny_list_removes_those_hosts_and_their_subdomains(http):
 def test_disable_search_leaves_retrieved_markers_and_urls_typed_from_memory(http):
     memory = 0
     for i in range(12):
-        data = ask(http, prompt(OWN[:3], tag=f"strict {i}"), disable_search=True,
-                   web_search_options={"search_context_size": "high"}).json()
+        data = ask(
+            http,
+            prompt(OWN[:3], tag=f"strict {i}"),
+            disable_search=True,
+            web_search_options={"search_context_size": "high"},
+        ).json()
         assert data["search_results"] == [] and data["citations"] == []
         content = data["choices"][0]["message"]["content"]
         assert not re.search(r"(?<!\^)\[\d+\]", content), content  # no bare [N]
@@ -251,7 +315,7 @@ def test_disable_search_leaves_retrieved_markers_and_urls_typed_from_memory(http
 
 
 def _events(text):
-    return [line[len("data: "):] for line in text.split("\n\n") if line.startswith("data: ")]
+    return [line[len("data: ") :] for line in text.split("\n\n") if line.startswith("data: ")]
 
 
 def test_stream_delivers_deltas_then_one_final_chunk_with_results(http):
@@ -274,8 +338,11 @@ def test_stream_delivers_deltas_then_one_final_chunk_with_results(http):
 
 
 def test_stream_can_end_without_done_like_the_full_mode_recording(http):
-    r = http.post("/chat/completions", headers={"x-sandbox-no-done": "1"},
-                  json={"model": "sonar-pro", "stream": True, "messages": [{"role": "user", "content": prompt()}]})
+    r = http.post(
+        "/chat/completions",
+        headers={"x-sandbox-no-done": "1"},
+        json={"model": "sonar-pro", "stream": True, "messages": [{"role": "user", "content": prompt()}]},
+    )
     events = _events(r.text)
     assert "[DONE]" not in events
     assert json.loads(events[-1])["choices"][0]["finish_reason"] == "stop"
@@ -290,8 +357,11 @@ def test_same_seed_and_prompt_give_the_same_answer(server, http):
     assert first["sandbox_truth"] == second["sandbox_truth"] and first["search_results"] == second["search_results"]
     assert first["id"] != second["id"]
     with SandboxServer(port=0, pages=PAGES, seed=8, writer_key=KEY, exa_rps=None) as other:
-        third = httpx.post(other.url + "/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
-                           json={"model": "sonar-pro", "messages": [{"role": "user", "content": prompt(OWN[:3])}]})
+        third = httpx.post(
+            other.url + "/chat/completions",
+            headers={"Authorization": f"Bearer {KEY}"},
+            json={"model": "sonar-pro", "messages": [{"role": "user", "content": prompt(OWN[:3])}]},
+        )
     assert third.json()["choices"][0]["message"]["content"] != first["choices"][0]["message"]["content"]
 
 
@@ -404,8 +474,11 @@ def test_clean_mode_has_only_correct_citations_in_house_style(http):
         for para in body.split("\n\n"):
             counts = Counter(re.findall(r"\[\^?\w+\](?!:)", para))
             assert all(n == 1 for n in counts.values()), para  # one marker per source per paragraph
-    header = http.post("/chat/completions", headers={"x-sandbox-citation-mode": "clean"},
-                       json={"model": "sonar-pro", "messages": [{"role": "user", "content": prompt(OWN[:2])}]})
+    header = http.post(
+        "/chat/completions",
+        headers={"x-sandbox-citation-mode": "clean"},
+        json={"model": "sonar-pro", "messages": [{"role": "user", "content": prompt(OWN[:2])}]},
+    )
     assert header.json()["sandbox_truth"]["mode"] == "clean"
     assert ask(http, prompt(), sandbox_citation_mode="sloppy").status_code == 400
 
@@ -450,21 +523,41 @@ def bundled():
 
 def test_understands_the_products_prompt_over_the_bundled_corpus(bundled):
     corpus = {p.url: p for p in load_corpus()}
-    memo = Memo.model_validate({
-        "title": "Synadia", "subject": {"name": "NATS", "url": "https://nats.io", "aliases": ["Synadia"]},
-        "firm": {"name": "Example Ventures", "context": "Early-stage fund"},
-        "sections": [{"id": "overview", "title": "Company overview", "questions": ["Funding to date?"]}]})
+    memo = Memo.model_validate(
+        {
+            "title": "Synadia",
+            "subject": {"name": "NATS", "url": "https://nats.io", "aliases": ["Synadia"]},
+            "firm": {"name": "Example Ventures", "context": "Early-stage fund"},
+            "sections": [{"id": "overview", "title": "Company overview", "questions": ["Funding to date?"]}],
+        }
+    )
     picks = [corpus["https://www.synadia.com/about"], corpus["https://nats.io/"], corpus["https://nats.io/about/"]]
-    sources = SourceSet(section="overview", fingerprint="t", sources=[
-        Source(provider="exa", url=p.url, title=p.title, published_date=p.published, summary=p.summary,
-               facts=p.facts, marker=f"E{i}") for i, p in enumerate(picks, 1)])
+    sources = SourceSet(
+        section="overview",
+        fingerprint="t",
+        sources=[
+            Source(
+                provider="exa",
+                url=p.url,
+                title=p.title,
+                published_date=p.published,
+                summary=p.summary,
+                facts=p.facts,
+                marker=f"E{i}",
+            )
+            for i, p in enumerate(picks, 1)
+        ],
+    )
     built = build_prompt(memo, memo.sections[0], sources, today=date(2026, 1, 1))
     messages = [{"role": "system", "content": built.system}, {"role": "user", "content": built.user}]
     with httpx.Client(base_url=bundled.url, headers={"Authorization": "Bearer any-key"}) as client:
-        pinned = client.post("/chat/completions", json={"model": "sonar-pro", "messages": messages,
-                                                        "search_domain_filter": ["nats.io", "synadia.com"]}).json()
-        strict = client.post("/chat/completions", json={"model": "sonar-pro", "messages": messages,
-                                                        "disable_search": True}).json()
+        pinned = client.post(
+            "/chat/completions",
+            json={"model": "sonar-pro", "messages": messages, "search_domain_filter": ["nats.io", "synadia.com"]},
+        ).json()
+        strict = client.post(
+            "/chat/completions", json={"model": "sonar-pro", "messages": messages, "disable_search": True}
+        ).json()
     assert pinned["search_results"] and all(r["url"] in corpus for r in pinned["search_results"])
     assert all(host_of(r["url"]).endswith(("nats.io", "synadia.com")) for r in pinned["search_results"])
     for data in (pinned, strict):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tui.cli import main
 from core.settings import config_path, load_settings
+from tui.cli import main
 
 
 def test_env_keys_and_base_urls(monkeypatch, tmp_path):

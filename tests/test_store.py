@@ -33,7 +33,9 @@ def _set(section: str = "overview", fingerprint: str = "f00dfeedcafe1234", **kw)
     sources = kw.pop(
         "sources",
         [
-            Source(provider="exa", url="https://nats.io/about", title="About NATS", summary="NATS is a messaging system."),
+            Source(
+                provider="exa", url="https://nats.io/about", title="About NATS", summary="NATS is a messaging system."
+            ),
             Source(provider="exa", url="https://synadia.com", title="Synadia", marker="E2"),
         ],
     )
@@ -57,7 +59,9 @@ def _db(memo_dir: Path) -> Path:
 def test_versions_increment_and_old_versions_stay_readable(memo_dir):
     with MemoStore(memo_dir) as store:
         v1 = store.save_source_set(_set(fingerprint="aaaaaaaa11112222"))
-        v2 = store.save_source_set(_set(fingerprint="bbbbbbbb33334444", sources=[Source(provider="exa", url="https://x.io")]))
+        v2 = store.save_source_set(
+            _set(fingerprint="bbbbbbbb33334444", sources=[Source(provider="exa", url="https://x.io")])
+        )
         other = store.save_source_set(_set(section="team"))
     assert v1.id == "overview@v1-aaaaaaaa" and v1.version == 1
     assert v2.id == "overview@v2-bbbbbbbb" and v2.version == 2
@@ -376,7 +380,9 @@ def test_memo_rejections_are_canonical_and_persist(memo_dir):
         assert store.rejects() == ["blogspot.com", "kestra.com.au"]
 
 
-@pytest.mark.parametrize("junk", ["com", "co.uk", "www.co.uk", "not a domain", "", "http://", "exa mple.com", "-x-.com"])
+@pytest.mark.parametrize(
+    "junk", ["com", "co.uk", "www.co.uk", "not a domain", "", "http://", "exa mple.com", "-x-.com"]
+)
 def test_public_suffixes_and_junk_are_refused(memo_dir, junk):
     with MemoStore(memo_dir) as store:
         with pytest.raises(UserError):

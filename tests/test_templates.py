@@ -58,8 +58,12 @@ def test_subject_without_url_gives_empty_url_variables():
 def test_render_fills_placeholders_with_or_without_inner_spaces():
     memo = _memo()
     v = template_variables(memo, memo.sections[0], today=date(2026, 3, 4))
-    assert render("{{subject}} {{ url_domain }} {{  section }} {{year}}", v) == "NATS nats.io Competitive landscape 2026"
-    assert render("alternatives to {{subject}} {{product}} ({{fund-name}})", v) == "alternatives to NATS JetStream (EV II)"
+    assert (
+        render("{{subject}} {{ url_domain }} {{  section }} {{year}}", v) == "NATS nats.io Competitive landscape 2026"
+    )
+    assert (
+        render("alternatives to {{subject}} {{product}} ({{fund-name}})", v) == "alternatives to NATS JetStream (EV II)"
+    )
 
 
 def test_render_collapses_the_gap_left_by_an_empty_variable():

@@ -10,14 +10,6 @@ import asyncio
 
 import pytest
 import yaml
-from textual.widgets import DataTable
-
-from core.memo_loader import load_memo
-from core.settings import config_dir
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.reject_modal import RejectScreen
-from screens.section_screen import SectionScreen
 from test_tui_support import (
     SIZE,
     cells,
@@ -30,6 +22,14 @@ from test_tui_support import (
     select_row,
     wait_for,
 )
+from textual.widgets import DataTable
+
+from core.memo_loader import load_memo
+from core.settings import config_dir
+from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
+from screens.reject_modal import RejectScreen
+from screens.section_screen import SectionScreen
 from themes import DARK, LIGHT
 
 SECTIONS = ["overview", "product", "competitors", "funding", "news"]
@@ -188,8 +188,11 @@ def test_a_running_section_can_be_cancelled(sb, tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             table = app.screen.query_one("#sections", DataTable)
             await pilot.press("r")
-            await wait_for(pilot, lambda: app.jobs.get("overview") is not None
-                           and app.jobs["overview"].stage == "writing", what="the writer stage")
+            await wait_for(
+                pilot,
+                lambda: app.jobs.get("overview") is not None and app.jobs["overview"].stage == "writing",
+                what="the writer stage",
+            )
             assert "writing" in cells(table, "overview")[2]
             await pilot.press("c")
             await wait_for(pilot, lambda: not app.jobs, timeout=5, what="the cancel")
@@ -228,7 +231,7 @@ def test_the_pin_toggle_edits_memo_yaml_and_marks_the_section_stale(sb, tmp_path
             await pilot.press("p")
             await pilot.pause()
             edited = app.loaded.path.read_text(encoding="utf-8")
-            diff = [(a, b) for a, b in zip(original.splitlines(), edited.splitlines()) if a != b]
+            diff = [(a, b) for a, b in zip(original.splitlines(), edited.splitlines(), strict=False) if a != b]
             assert diff == [("        pin: none", "        pin: entity")]
             assert load_memo(app.loaded.dir).memo.section("competitors").include_sources[0].pin == "entity"
             assert app.screen.view.status == "stale"

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 from textual.widgets import DataTable, Static
 
 from core.models import RemovedSource, Source, SourceSet
 from core.notes import NoteRecord, render_note
 from sandbox.server import SandboxServer
 from screens.section_screen import SectionScreen
-from test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 
 INJECTED_TITLE = "[bold red]pwn[/] [link=x]"
 MARKER_TITLE = "[^E1]"
@@ -33,18 +33,40 @@ def sb(sandbox):
 def _plant(app) -> None:
     """A frozen set and a note whose text tries to smuggle in markup."""
     sources = [
-        Source(provider="exa", url="https://evil.example.org/a", title=INJECTED_TITLE, marker="E1",
-               summary="[bold]summary[/] with [link=https://x.invalid]a link[/link]"),
+        Source(
+            provider="exa",
+            url="https://evil.example.org/a",
+            title=INJECTED_TITLE,
+            marker="E1",
+            summary="[bold]summary[/] with [link=https://x.invalid]a link[/link]",
+        ),
         Source(provider="exa", url="https://nats.io/b", title=MARKER_TITLE, marker="E2", rank=1),
     ]
-    app.store.save_source_set(SourceSet(
-        section="overview", fingerprint="f" * 64, sources=sources, budget_chars=12000,
-        namesakes=[RemovedSource(url="https://www.nats.aero/x", host="www.nats.aero", title="[i]namesake[/i]",
-                                 reason="namesake", rule="nats.io")],
-    ))
+    app.store.save_source_set(
+        SourceSet(
+            section="overview",
+            fingerprint="f" * 64,
+            sources=sources,
+            budget_chars=12000,
+            namesakes=[
+                RemovedSource(
+                    url="https://www.nats.aero/x",
+                    host="www.nats.aero",
+                    title="[i]namesake[/i]",
+                    reason="namesake",
+                    rule="nats.io",
+                )
+            ],
+        )
+    )
     note = render_note(
-        NoteRecord(section="overview", title="Company overview", run_id="run-x", model="sonar-pro",
-                   generated_at="2026-01-01T00:00:00Z"),
+        NoteRecord(
+            section="overview",
+            title="Company overview",
+            run_id="run-x",
+            model="sonar-pro",
+            generated_at="2026-01-01T00:00:00Z",
+        ),
         "Revenue grew [bold red]fast[/] [^E1]. See [link=https://x.invalid]here[/link] [^E2]",
     )
     path = app.loaded.dir / "sections" / "01-overview.md"

@@ -45,7 +45,7 @@ def memo(tmp_path) -> Path:
 
 def _changed_lines(before: str, after: str) -> list[tuple[str, str]]:
     a, b = before.splitlines(), after.splitlines()
-    return [(x, y) for x, y in zip(a, b) if x != y] + [("", y) for y in b[len(a):]]
+    return [(x, y) for x, y in zip(a, b, strict=False) if x != y] + [("", y) for y in b[len(a) :]]
 
 
 def test_an_existing_pin_value_is_replaced_in_place_keeping_its_quotes(memo):
@@ -61,7 +61,7 @@ def test_a_missing_pin_is_inserted_in_block_and_flow_entries(memo):
     edit = set_section_pin(memo, "market", "none")
     assert edit.changed == 2
     after = memo.read_text(encoding="utf-8")
-    assert "      - provider: exa\n        pin: none\n        query: \"{{subject}} competitors\"\n" in after
+    assert '      - provider: exa\n        pin: none\n        query: "{{subject}} competitors"\n' in after
     assert '{provider: exa, query: "workflow orchestration market", num-results: 4, pin: none}' in after
     assert "# keep this comment" in after and after.startswith("# my memo")
     pins = [e.pin for e in load_memo(memo).memo.section("market").include_sources]
@@ -81,16 +81,25 @@ def test_setting_the_mode_a_section_already_has_writes_nothing(memo):
 def test_a_section_without_exa_entries_or_an_unknown_section_is_refused(memo, tmp_path):
     with pytest.raises(UserError, match="no section with id 'nope'"):
         set_section_pin(memo, "nope", "none")
-    memo.write_text(MEMO.replace("provider: exa\n        query: \"{{subject}} overview\"   # keep this comment\n"
-                                 "        pin: 'entity'", "provider: files\n        glob: a.md"), encoding="utf-8")
+    memo.write_text(
+        MEMO.replace(
+            "provider: exa\n        query: \"{{subject}} overview\"   # keep this comment\n        pin: 'entity'",
+            "provider: files\n        glob: a.md",
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(UserError, match="no Exa entry"):
         set_section_pin(memo, "overview", "none")
 
 
 def test_an_aliased_entry_is_refused_and_the_file_left_untouched(tmp_path):
-    text = MEMO.replace("      - provider: exa\n        query: \"{{subject}} competitors\"\n",
-                        "      - &shared\n        provider: exa\n        query: \"{{subject}} competitors\"\n") \
+    text = (
+        MEMO.replace(
+            '      - provider: exa\n        query: "{{subject}} competitors"\n',
+            '      - &shared\n        provider: exa\n        query: "{{subject}} competitors"\n',
+        )
         + "  - id: again\n    title: Again\n    include-sources: [*shared]\n"
+    )
     path = tmp_path / "memo.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(UserError, match="change more than the pin"):

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from test_tui_support import control, exa_requests
 
 from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo
@@ -15,7 +16,6 @@ from core.section_state import describe_section
 from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
-from test_tui_support import control, exa_requests
 from tui.demo import DEMO_KEY, demo_settings, prepare_demo
 
 
@@ -37,17 +37,17 @@ def memo(tmp_path, sandbox):
 
 def _run(memo_dir: Path, settings, store, gstore, section: str):
     loaded = load_memo(memo_dir)
-    return asyncio.run(run_section(loaded, section, store=store, settings=settings,
-                                   global_rejects=gstore.rejects()))
+    return asyncio.run(run_section(loaded, section, store=store, settings=settings, global_rejects=gstore.rejects()))
 
 
 def _status(memo_dir, settings, store, gstore, section):
-    return describe_section(load_memo(memo_dir), section, store=store, settings=settings,
-                            global_rejects=gstore.rejects())
+    return describe_section(
+        load_memo(memo_dir), section, store=store, settings=settings, global_rejects=gstore.rejects()
+    )
 
 
 def test_status_goes_from_never_run_to_fresh_to_stale_when_memo_yaml_changes(memo):
-    memo_dir, settings, store, gstore = memo
+    memo_dir, _settings, _store, _gstore = memo
     assert _status(*memo, "overview").status == "never run"
     outcome = _run(*memo, "overview")
     assert outcome.status == "ok", outcome.message
@@ -61,13 +61,15 @@ def test_status_goes_from_never_run_to_fresh_to_stale_when_memo_yaml_changes(mem
 
 
 def test_a_failed_run_says_failed_and_why_while_the_note_stays(memo, sandbox):
-    memo_dir, settings, store, gstore = memo
+    _memo_dir, _settings, _store, _gstore = memo
     _run(*memo, "overview")
     control(sandbox.url, "/_sandbox/faults", ["writer:401"])
     outcome = _run(*memo, "overview")
     assert outcome.status == "failed"
     view = _status(*memo, "overview")
-    assert view.status == "failed" and "writer failed" in view.why and view.why.endswith("the previous note is unchanged")
+    assert (
+        view.status == "failed" and "writer failed" in view.why and view.why.endswith("the previous note is unchanged")
+    )
     assert view.note_path is not None and view.counts["verified"] > 0
 
 
@@ -91,13 +93,15 @@ def test_a_rejection_leaves_untouched_sections_fresh_and_reusable(memo, sandbox)
     lifted = unreject_domain(loaded, store, "nats.aero", settings=settings, global_store=gstore)
     assert lifted.restored_count == result.removed_count and store.rejects() == []
     first = store.source_set_versions("news")[0]
-    assert [(s.marker, s.url) for s in store.latest_source_set("news").sources] == \
-        [(s.marker, s.url) for s in first.sources]
+    assert [(s.marker, s.url) for s in store.latest_source_set("news").sources] == [
+        (s.marker, s.url) for s in first.sources
+    ]
 
 
 def _src(n: int, size: int, entry: int = 0) -> Source:
-    return Source(provider="exa", url=f"https://s{n}.example.org/", title=f"s{n}", summary="x" * size,
-                  rank=n, entry=entry)
+    return Source(
+        provider="exa", url=f"https://s{n}.example.org/", title=f"s{n}", summary="x" * size, rank=n, entry=entry
+    )
 
 
 def test_repacking_after_a_removal_keeps_every_kept_source_and_fills_free_budget_in_rank_order():
@@ -131,18 +135,29 @@ def test_the_demo_ignores_the_real_environment_and_resets(tmp_path, monkeypatch)
 
 
 def test_a_cancelled_run_recorded_as_failed_by_an_older_version_is_read_as_cancelled(memo):
-    memo_dir, settings, store, gstore = memo
+    _memo_dir, _settings, store, _gstore = memo
     outcome = _run(*memo, "overview")
     assert outcome.status == "ok"
     # what an earlier sourcedesk stored for a cancelled run: status "failed", kind "cancelled"
-    run_id = store.save_run({"section": "overview", "status": "failed",
-                             "message": "cancelled while writing; the previous note is unchanged",
-                             "outcome": {"status": "failed", "error_kind": "cancelled"}})
+    run_id = store.save_run(
+        {
+            "section": "overview",
+            "status": "failed",
+            "message": "cancelled while writing; the previous note is unchanged",
+            "outcome": {"status": "failed", "error_kind": "cancelled"},
+        }
+    )
     store.update_section_state("overview", {"last_run": run_id, "last_status": "failed"})
     view = _status(*memo, "overview")
     assert view.status == "fresh" and view.note_path is not None  # the note it left alone keeps its status
     # a real failure recorded the same way still reads as failed
-    run_id = store.save_run({"section": "overview", "status": "failed", "message": "writer failed: HTTP 500",
-                             "outcome": {"status": "failed", "error_kind": "server"}})
+    run_id = store.save_run(
+        {
+            "section": "overview",
+            "status": "failed",
+            "message": "writer failed: HTTP 500",
+            "outcome": {"status": "failed", "error_kind": "server"},
+        }
+    )
     store.update_section_state("overview", {"last_run": run_id, "last_status": "failed"})
     assert _status(*memo, "overview").status == "failed"

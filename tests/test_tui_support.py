@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 from textual.widgets import DataTable
@@ -32,10 +32,11 @@ def exa_requests(url: str) -> int:
 def make_app(tmp_path: Path, sandbox_url: str, **settings) -> SourcedeskApp:
     """The demo memo, fresh, against the given sandbox; short timeouts so failures are quick."""
     memo = prepare_demo(root=tmp_path / "demo")
-    values = dict(max_retries=0, writer_timeout_s=10.0, request_timeout_s=5.0)
+    values = {"max_retries": 0, "writer_timeout_s": 10.0, "request_timeout_s": 5.0}
     values.update(settings)
-    return SourcedeskApp(memo, settings=demo_settings(sandbox_url, **values),
-                         global_store=GlobalStore(tmp_path / "demo" / "global.json"))
+    return SourcedeskApp(
+        memo, settings=demo_settings(sandbox_url, **values), global_store=GlobalStore(tmp_path / "demo" / "global.json")
+    )
 
 
 async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
@@ -49,8 +50,9 @@ async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, 
 async def run_and_wait(pilot, key: str = "r", section: str | None = None) -> None:
     app = pilot.app
     await pilot.press(key)
-    await wait_for(pilot, lambda: bool(app.jobs) or (section is not None and section in app.last_outcomes),
-                   what="the run to start")
+    await wait_for(
+        pilot, lambda: bool(app.jobs) or (section is not None and section in app.last_outcomes), what="the run to start"
+    )
     await wait_for(pilot, lambda: not app.jobs, what="the run to finish")
     await pilot.pause()
 

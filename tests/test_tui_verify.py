@@ -13,6 +13,7 @@ import re
 
 import httpx
 import pytest
+from test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from textual.widgets import DataTable
 
 from core.verify import addresses
@@ -20,7 +21,6 @@ from sandbox.server import SandboxServer
 from screens.memo_screen import MemoScreen
 from screens.section_screen import SectionScreen
 from store.global_store import GlobalStore
-from test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from tui.app import SourcedeskApp
 from tui.demo import demo_settings
 
@@ -131,8 +131,9 @@ def test_a_run_grounds_its_new_note_offline_and_the_checks_tab_shows_the_counts(
             assert grounding, "the demo overview cites at least one figure"
             supported = sum(g.status == "supported" for g in grounding)
             # the run's notice carries the grounding counts
-            assert any(m.startswith("overview: ok") and f"grounding: {supported} supported" in m
-                       for _s, m in app.notices), app.notices
+            assert any(
+                m.startswith("overview: ok") and f"grounding: {supported} supported" in m for _s, m in app.notices
+            ), app.notices
             # the memo row has no problem badge (nothing was found wrong)
             assert "✗" not in cells(app.screen.query_one("#sections", DataTable), "overview")[6]
             screen = await open_section(pilot, app)
@@ -164,8 +165,11 @@ def test_a_changed_figure_reads_not_found_and_is_flagged_on_the_memo_screen(sb, 
         app.check_resolve, app.check_client = Resolver(), web(requests)
         async with app.run_test(size=SIZE) as pilot:
             await run_and_wait(pilot, "r", "overview")
-            good = next(g for g in app.last_check("overview").report.grounding
-                        if g.kind == "statistic" and g.status == "supported")
+            good = next(
+                g
+                for g in app.last_check("overview").report.grounding
+                if g.kind == "statistic" and g.status == "supported"
+            )
             changed = re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), good.text, count=1)
             path = note_path(app)
             text = path.read_text(encoding="utf-8")
@@ -201,8 +205,11 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
         app.check_resolve, app.check_client = resolver, web(requests)
         async with app.run_test(size=SIZE) as pilot:
             await run_and_wait(pilot, "r", "overview")
-            plant(app, "Synadia publishes its prices. [^99]",
-                  f"[^99]: [{PLANTED_TITLE}](https://example.com/pricing). example.com.")
+            plant(
+                app,
+                "Synadia publishes its prices. [^99]",
+                f"[^99]: [{PLANTED_TITLE}](https://example.com/pricing). example.com.",
+            )
             screen = await open_section(pilot, app, tab="1")
             await verify(pilot, app)
             assert screen.query_one("#section-tabs").active == "tab-checks"  # v shows its results
@@ -226,8 +233,9 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
         await app.check_client.aclose()
 
         # a new session on the same memo still flags the note it checked
-        again = SourcedeskApp(app.loaded.dir, settings=demo_settings(sb.url),
-                              global_store=GlobalStore(tmp_path / "demo" / "global.json"))
+        again = SourcedeskApp(
+            app.loaded.dir, settings=demo_settings(sb.url), global_store=GlobalStore(tmp_path / "demo" / "global.json")
+        )
         async with again.run_test(size=SIZE) as pilot:
             await pilot.pause()
             assert "✗1" in cells(again.screen.query_one("#sections", DataTable), "overview")[6]
@@ -268,8 +276,11 @@ def test_a_second_v_while_checking_is_ignored_and_the_head_line_shows_progress(s
             await run_and_wait(pilot, "r", "overview")
             screen = await open_section(pilot, app)
             await pilot.press("v")
-            await wait_for(pilot, lambda: (app.check_jobs.get("overview") is not None
-                                           and app.check_jobs["overview"].total is not None), what="the check")
+            await wait_for(
+                pilot,
+                lambda: app.check_jobs.get("overview") is not None and app.check_jobs["overview"].total is not None,
+                what="the check",
+            )
             total = app.check_jobs["overview"].total
             assert f"checking 0/{total} URL(s)" in str(screen.query_one("#section-head").render())
             assert "checking 0/" in summary(screen)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from core.urls import canonical_host, host_of, normalise_url, same_url, strip_www
+from tests.conftest import TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata"
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
 

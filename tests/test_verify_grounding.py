@@ -23,17 +23,27 @@ def _texts(prose: str) -> list[tuple[str, str]]:
 
 
 def test_statistics_are_money_percentages_scaled_numbers_multiples_and_grouped_counts():
-    prose = ("Synadia raised $1.5B (USD 25 million in 2024), revenue rose 40% to €3.2bn, GBP 118m profit, "
-             "10x faster, 20k stars and 9,100 flights; founded in 2017 with 44 staff on 28 August 2023, v2.10.")
+    prose = (
+        "Synadia raised $1.5B (USD 25 million in 2024), revenue rose 40% to €3.2bn, GBP 118m profit, "
+        "10x faster, 20k stars and 9,100 flights; founded in 2017 with 44 staff on 28 August 2023, v2.10."
+    )
     assert _texts(prose) == [
-        ("statistic", "$1.5B"), ("statistic", "USD 25 million"), ("statistic", "40%"), ("statistic", "€3.2bn"),
-        ("statistic", "GBP 118m"), ("statistic", "10x"), ("statistic", "20k"), ("statistic", "9,100"),
+        ("statistic", "$1.5B"),
+        ("statistic", "USD 25 million"),
+        ("statistic", "40%"),
+        ("statistic", "€3.2bn"),
+        ("statistic", "GBP 118m"),
+        ("statistic", "10x"),
+        ("statistic", "20k"),
+        ("statistic", "9,100"),
     ]
 
 
 def test_quotations_need_three_words_and_any_quote_style_but_apostrophes_are_not_quotes():
-    prose = ('The so-called "edge" is “the connective tissue of everything” and the company’s CEO said '
-             "‘we ship every week’ while 'single quotes are apostrophes' here, \"mixed styles close”.")
+    prose = (
+        'The so-called "edge" is “the connective tissue of everything” and the company’s CEO said '
+        "‘we ship every week’ while 'single quotes are apostrophes' here, \"mixed styles close”."
+    )
     assert _texts(prose) == [
         ("quote", "the connective tissue of everything"),
         ("quote", "we ship every week"),
@@ -52,10 +62,12 @@ def _note(tmp_path, body: str):
 
 
 def test_items_bind_to_the_citation_of_their_sentence_and_uncited_sentences_bind_to_none(tmp_path):
-    body = ("Revenue exceeds 140 percent of plan. Customers include 9,100 teams. [^E1]\n\n"
-            "Kafka grew 30% [^E2] while NATS grew 50% [^E3] and reached $10M.\n\n"
-            "Both raised $25M. [^E1] [^E2]\n\n"
-            "[^E1]: [A](https://a.site/)\n[^E2]: [B](https://b.site/)\n[^E3]: [C](https://c.site/)\n")
+    body = (
+        "Revenue exceeds 140 percent of plan. Customers include 9,100 teams. [^E1]\n\n"
+        "Kafka grew 30% [^E2] while NATS grew 50% [^E3] and reached $10M.\n\n"
+        "Both raised $25M. [^E1] [^E2]\n\n"
+        "[^E1]: [A](https://a.site/)\n[^E2]: [B](https://b.site/)\n[^E3]: [C](https://c.site/)\n"
+    )
     assert _note(tmp_path, body) == {
         (("E1",), "9,100"),  # the marker after the full stop cites the sentence before it only
         (("E2",), "30%"),
@@ -66,32 +78,37 @@ def test_items_bind_to_the_citation_of_their_sentence_and_uncited_sentences_bind
 
 
 def test_numbers_in_urls_code_and_footnote_definitions_are_not_statistics(tmp_path):
-    body = ("See [the 2024 report for $5M](https://x.site/40%25/report-1,000) and `$9B` inline. [^1]\n\n"
-            "[^1]: 2024. [Raised $7M](https://x.site/raise). x.site.\n")
+    body = (
+        "See [the 2024 report for $5M](https://x.site/40%25/report-1,000) and `$9B` inline. [^1]\n\n"
+        "[^1]: 2024. [Raised $7M](https://x.site/raise). x.site.\n"
+    )
     assert _note(tmp_path, body) == {(("1",), "$5M")}
 
 
 # ---------------------------------------------------------------- verbatim
 
 
-@pytest.mark.parametrize("kind, item, source, verdict", [
-    ("statistic", "$1.5B", "raised $1.5B in 2024", SUPPORTED),
-    ("statistic", "$15B", "raised $1.5B in 2024", NOT_FOUND),
-    ("statistic", "$1.5B", "raised $11.5B in 2024", NOT_FOUND),
-    ("statistic", "1.5B", "raised 11.5B in 2024", NOT_FOUND),
-    ("statistic", "1,200", "1200 customers", NOT_FOUND),
-    ("statistic", "1,200", "1,200 customers", SUPPORTED),
-    ("statistic", "40%", "grew 40.5% last year", NOT_FOUND),
-    ("statistic", "$25M", "raised $25 million", NOT_FOUND),  # verbatim: no unit rewriting
-    ("statistic", "USD 25M", "raised USD\u00a025M", SUPPORTED),  # a no-break space is whitespace
-    ("quote", "edge-to-cloud for all", "edge–to—cloud for all", SUPPORTED),
-    ("quote", "the “best” broker", 'the "best" broker', SUPPORTED),
-    ("quote", "We ship weekly", "and we ship weekly.", SUPPORTED),  # a woven-in quotation's first letter
-    ("quote", "we SHIP weekly", "and we ship weekly.", NOT_FOUND),
-    ("quote", "is fast and simple", "this fast and simple", NOT_FOUND),
-    ("quote", "NATS is … simple.", "NATS is fast and simple", SUPPORTED),
-    ("quote", "simple … NATS is", "NATS is fast and simple", NOT_FOUND),  # parts keep their order
-])
+@pytest.mark.parametrize(
+    "kind, item, source, verdict",
+    [
+        ("statistic", "$1.5B", "raised $1.5B in 2024", SUPPORTED),
+        ("statistic", "$15B", "raised $1.5B in 2024", NOT_FOUND),
+        ("statistic", "$1.5B", "raised $11.5B in 2024", NOT_FOUND),
+        ("statistic", "1.5B", "raised 11.5B in 2024", NOT_FOUND),
+        ("statistic", "1,200", "1200 customers", NOT_FOUND),
+        ("statistic", "1,200", "1,200 customers", SUPPORTED),
+        ("statistic", "40%", "grew 40.5% last year", NOT_FOUND),
+        ("statistic", "$25M", "raised $25 million", NOT_FOUND),  # verbatim: no unit rewriting
+        ("statistic", "USD 25M", "raised USD\u00a025M", SUPPORTED),  # a no-break space is whitespace
+        ("quote", "edge-to-cloud for all", "edge–to—cloud for all", SUPPORTED),
+        ("quote", "the “best” broker", 'the "best" broker', SUPPORTED),
+        ("quote", "We ship weekly", "and we ship weekly.", SUPPORTED),  # a woven-in quotation's first letter
+        ("quote", "we SHIP weekly", "and we ship weekly.", NOT_FOUND),
+        ("quote", "is fast and simple", "this fast and simple", NOT_FOUND),
+        ("quote", "NATS is … simple.", "NATS is fast and simple", SUPPORTED),
+        ("quote", "simple … NATS is", "NATS is fast and simple", NOT_FOUND),  # parts keep their order
+    ],
+)
 def test_verbatim_means_whitespace_quote_and_dash_normalisation_only(kind, item, source, verdict):
     assert ground(kind, item, [source]) == verdict
 
@@ -111,13 +128,26 @@ def test_normalise_never_touches_digits_dots_or_commas():
 # ---------------------------------------------------------------- private addresses
 
 
-@pytest.mark.parametrize("address, public", [
-    ("93.184.216.34", True), ("2606:4700::1111", True),
-    ("10.0.0.1", False), ("172.16.5.4", False), ("192.168.1.1", False), ("127.0.0.1", False),
-    ("169.254.169.254", False), ("100.64.0.1", False), ("0.0.0.0", False), ("224.0.0.1", False),
-    ("::1", False), ("fe80::1", False), ("fc00::1", False), ("::ffff:10.0.0.1", False),
-    ("2002:0a00:0001::1", False),  # 6to4 wrapping 10.0.0.1
-])
+@pytest.mark.parametrize(
+    "address, public",
+    [
+        ("93.184.216.34", True),
+        ("2606:4700::1111", True),
+        ("10.0.0.1", False),
+        ("172.16.5.4", False),
+        ("192.168.1.1", False),
+        ("127.0.0.1", False),
+        ("169.254.169.254", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("::1", False),
+        ("fe80::1", False),
+        ("fc00::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("2002:0a00:0001::1", False),  # 6to4 wrapping 10.0.0.1
+    ],
+)
 def test_only_globally_routable_unicast_addresses_are_public(address, public):
     assert is_public_address(address) is public
 
@@ -159,5 +189,9 @@ def test_error_pages_answering_200_are_soft_404_but_articles_about_errors_are_no
 def test_paywall_stubs_are_detected_but_full_articles_with_a_banner_are_not():
     stub = "<title>Deal</title><p>This article is for subscribers only. Subscribe to continue reading.</p>"
     assert sniff_page(stub).status == "paywall"
-    full = "<title>Deal</title><p>" + "The full story of the deal, paragraph after paragraph. " * 150 + "Subscribe to continue reading"
+    full = (
+        "<title>Deal</title><p>"
+        + "The full story of the deal, paragraph after paragraph. " * 150
+        + "Subscribe to continue reading"
+    )
     assert sniff_page(full) is None

@@ -11,10 +11,10 @@ import asyncio
 import random
 
 import respx
+from test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 from core.verify.check import CheckOptions, check_notes, check_path, ground_notes, prepare_path
 from store.memo_store import MemoStore
-from test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 OPTIONS = CheckOptions(timeout_s=2.0)
 
@@ -33,8 +33,15 @@ def test_grounding_alone_sends_no_request_and_no_dns_and_agrees_with_the_full_ch
     assert alone.liveness is False and alone.urls == []
     with respx.mock() as mock:
         mock.get(url__regex=r".*").respond(200, text="x" * 3000)
-        full = asyncio.run(check_path(memo, OPTIONS, resolve=public("synadia.com", "nats.io", "market.site"),
-                                      sleep=_no_sleep, rng=random.Random(0)))
+        full = asyncio.run(
+            check_path(
+                memo,
+                OPTIONS,
+                resolve=public("synadia.com", "nats.io", "market.site"),
+                sleep=_no_sleep,
+                rng=random.Random(0),
+            )
+        )
     assert full.liveness is True and full.urls
     assert _grounding(alone) == _grounding(full)
     assert alone.problems == sum(g.status == "not_found" for g in alone.grounding) == 2
@@ -45,8 +52,9 @@ def test_check_notes_with_liveness_false_is_ground_notes(tmp_path):
     memo = make_memo(tmp_path, GROUNDED_BODY, GROUNDED_CITES)
     prepared = prepare_path(memo)
     with respx.mock():
-        report = asyncio.run(check_notes(prepared.notes, prepared.evidence, OPTIONS, liveness=False,
-                                         resolve=Resolver({})))
+        report = asyncio.run(
+            check_notes(prepared.notes, prepared.evidence, OPTIONS, liveness=False, resolve=Resolver({}))
+        )
     assert _grounding(report) == _grounding(ground_notes(prepared.notes, prepared.evidence))
 
 
@@ -68,14 +76,25 @@ def test_the_open_store_of_the_workbench_is_used_as_it_is(tmp_path):
 
 def test_progress_counts_distinct_urls_as_they_are_fetched(tmp_path):
     body = "A [^E1]. B [^E2]. C [^E3]. D [^E4]."
-    cites = [Cite("E1", "https://a.site/1"), Cite("E2", "https://a.site/1"), Cite("E3", "https://b.site/2"),
-             Cite("E4", "https://example.com/placeholder")]
+    cites = [
+        Cite("E1", "https://a.site/1"),
+        Cite("E2", "https://a.site/1"),
+        Cite("E3", "https://b.site/2"),
+        Cite("E4", "https://example.com/placeholder"),
+    ]
     memo = make_memo(tmp_path, body, cites)
     seen: list[tuple[int, int]] = []
     with respx.mock() as mock:
         mock.get(url__regex=r".*").respond(200, text="x" * 3000)
-        report = asyncio.run(check_path(memo, OPTIONS, resolve=public("a.site", "b.site"), sleep=_no_sleep,
-                                        progress=lambda done, total: seen.append((done, total))))
+        report = asyncio.run(
+            check_path(
+                memo,
+                OPTIONS,
+                resolve=public("a.site", "b.site"),
+                sleep=_no_sleep,
+                progress=lambda done, total: seen.append((done, total)),
+            )
+        )
     assert seen[0] == (0, 3) and seen[-1] == (3, 3)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and {t for _, t in seen} == {3}
     assert {r.status for r in report.urls} == {"ok", "placeholder"}

@@ -10,7 +10,6 @@ import asyncio
 import json
 import random
 from datetime import date
-from pathlib import Path
 
 import httpx
 import pytest
@@ -21,14 +20,14 @@ from hypothesis import strategies as st
 from core.http_policy import shared_limiter
 from core.prompt import Prompt
 from core.writer import WriterClient, WriterError, domain_filter_for, parse_completion
+from tests.conftest import API_FIXTURES as TESTDATA
 
-TESTDATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "api"
 BASE = "https://writer.test"
 URL = BASE + "/chat/completions"
 KEY = "pplx-secret-key-0123456789"
 PROMPT = Prompt(system="SYSTEM RULES", user="USER REQUEST about NATS", markers=["E1"])
-RECORDED = json.loads((TESTDATA / "perplexity-sonar-response-recorded.json").read_text())
-INVALID_MODEL = (TESTDATA / "perplexity-error-400-invalid-model.json").read_text()
+RECORDED = json.loads((TESTDATA / "sonar-chat-completion.json").read_text())
+INVALID_MODEL = (TESTDATA / "sonar-error-400-invalid-model.json").read_text()
 HTML_401 = "<html>\n<head><title>401 Authorization Required</title></head>\n<body>openresty</body>\n</html>\n"
 HTML_502 = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>"
 
@@ -141,10 +140,10 @@ def test_recorded_response_is_read_completely():
     assert result.citations == RECORDED["citations"]
     assert [r["url"] for r in result.search_results] == RECORDED["citations"]
     first = result.search_results[0]
-    assert first["title"].startswith("2025 French Open: Results")
-    assert (first["date"], first["last_updated"]) == ("2025-06-07", "2025-09-08")
-    assert first["snippet"].startswith("A new women's champion") and first["source"] is None
-    assert result.usage["total_tokens"] == 360 and result.cost_dollars == pytest.approx(0.005)
+    assert first["title"].startswith("NATS - Connective technology")
+    assert (first["date"], first["last_updated"]) == ("2024-05-02", "2025-08-30")
+    assert first["snippet"].startswith("NATS is a connective technology") and first["source"] is None
+    assert result.usage["total_tokens"] == 117 and result.cost_dollars == pytest.approx(0.0051)
     assert result.model == "sonar" and result.raw == RECORDED and result.requests == 1
 
 
@@ -152,8 +151,14 @@ def test_citations_alone_become_minimal_search_results_in_order():
     result, _, _ = _serve([_ok(citations=["https://nats.io/", "https://synadia.com/about"])])
     assert result.search_results == [
         {"url": "https://nats.io/", "title": "", "date": None, "last_updated": None, "snippet": None, "source": None},
-        {"url": "https://synadia.com/about", "title": "", "date": None, "last_updated": None, "snippet": None,
-         "source": None},
+        {
+            "url": "https://synadia.com/about",
+            "title": "",
+            "date": None,
+            "last_updated": None,
+            "snippet": None,
+            "source": None,
+        },
     ]
 
 
@@ -172,8 +177,14 @@ def test_search_results_are_read_tolerantly_and_keep_their_positions():
 
 
 def test_reasoning_blocks_are_kept_out_of_the_content():
-    data = {"choices": [{"message": {"content": "<think>\nPlan: cite E1.\n</think>\n\nNATS is fast. [^E1]"},
-                         "finish_reason": "length"}]}
+    data = {
+        "choices": [
+            {
+                "message": {"content": "<think>\nPlan: cite E1.\n</think>\n\nNATS is fast. [^E1]"},
+                "finish_reason": "length",
+            }
+        ]
+    }
     result = parse_completion(data)
     assert result.content == "NATS is fast. [^E1]" and result.reasoning == "Plan: cite E1."
     assert result.finish_reason == "length" and result.raw == data
@@ -209,8 +220,14 @@ def test_transient_statuses_are_retried(status):
 
 @pytest.mark.parametrize(
     "status, kind",
-    [(400, "bad_request"), (401, "auth"), (402, "payment"), (403, "forbidden"), (404, "not_found"),
-     (422, "bad_request")],
+    [
+        (400, "bad_request"),
+        (401, "auth"),
+        (402, "payment"),
+        (403, "forbidden"),
+        (404, "not_found"),
+        (422, "bad_request"),
+    ],
 )
 def test_client_errors_are_answers_not_retried(status, kind):
     result, route, sleeps = _serve([httpx.Response(status, json={"error": {"message": "nope"}}), _ok()])
@@ -219,7 +236,7 @@ def test_client_errors_are_answers_not_retried(status, kind):
 
 
 def test_connection_errors_are_retried_then_succeed():
-    result, route, sleeps = _serve([httpx.ConnectError("refused"), _ok()])
+    result, _route, sleeps = _serve([httpx.ConnectError("refused"), _ok()])
     assert result.content.startswith("NATS") and result.requests == 2 and len(sleeps) == 1
 
 
@@ -305,27 +322,30 @@ def _sse(chunks, done=True) -> str:
 
 
 def _stream(text: str, **kw):
-    return _serve([httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})],
-                  client=_client(stream=True), **kw)
+    return _serve(
+        [httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})],
+        client=_client(stream=True),
+        **kw,
+    )
 
 
 def test_recorded_full_mode_stream_without_done_gives_the_final_text():
-    recording = (TESTDATA / "perplexity-stream-full-recorded-2024.sse").read_text()
+    recording = (TESTDATA / "sonar-stream-full-mode.sse").read_text()
     assert "[DONE]" not in recording
     result, route, _ = _stream(recording)
-    assert result.content == "There are approximately 100 billion stars in the Milky Way galaxy."
-    assert result.usage == {"prompt_tokens": 14, "completion_tokens": 19, "total_tokens": 33}
-    assert result.model == "llama-3.1-sonar-small-128k-online"
+    assert result.content == "Rivers carry about 37,000 cubic kilometres of water to the sea each year."
+    assert result.usage == {"prompt_tokens": 11, "completion_tokens": 13, "total_tokens": 24}
+    assert result.model == "sonar"
     assert result.raw["choices"][0]["finish_reason"] == "stop"
     assert _body(route)["stream"] is True
     assert route.calls.last.request.headers["accept"] == "text/event-stream"
 
 
 def test_concise_mode_chunks_give_the_done_message_and_its_cost():
-    chunks = json.loads((TESTDATA / "perplexity-sonar-pro-stream-concise-docs.json").read_text())
+    chunks = json.loads((TESTDATA / "sonar-stream-concise-chunks.json").read_text())
     result, _, _ = _stream(_sse(chunks))
-    assert result.content == "## Seattle Weather Forecast\n\nSeattle is experiencing..."
-    assert result.cost_dollars == pytest.approx(0.01) and result.usage["completion_tokens"] == 238
+    assert result.content == "## Harbour tides\n\nHigh water today is at..."
+    assert result.cost_dollars == pytest.approx(0.008) and result.usage["completion_tokens"] == 112
     assert result.search_results == []
 
 
@@ -335,8 +355,13 @@ def test_delta_stream_with_search_results_only_on_the_final_chunk():
     chunks = [
         {**head, "choices": [{"delta": {"content": "NATS was "}}]},
         {**head, "choices": [{"delta": {"content": "created in 2010. [1]"}}]},
-        {**head, "choices": [{"delta": {"content": ""}, "finish_reason": "stop"}], "search_results": results,
-         "citations": ["https://nats.io/"], "usage": {"total_tokens": 9, "cost": {"total_cost": 0.007}}},
+        {
+            **head,
+            "choices": [{"delta": {"content": ""}, "finish_reason": "stop"}],
+            "search_results": results,
+            "citations": ["https://nats.io/"],
+            "usage": {"total_tokens": 9, "cost": {"total_cost": 0.007}},
+        },
     ]
     seen: list[str] = []
     # No [DONE], and the final event is cut off before its blank line: it still counts.
@@ -437,6 +462,7 @@ def test_domain_filter_is_never_mixed_and_never_over_the_cap(pins, rejects, cap)
 # ---------------------------------------------------------------- against the sandbox server
 
 import sandbox.server as sandbox_server  # noqa: E402 - the sandbox half of this file
+
 SANDBOX_KEY = "sandbox-writer-key"
 
 
@@ -445,15 +471,27 @@ def _sandbox_prompt() -> Prompt:
     from core.models import Source, SourceSet
     from core.prompt import build_prompt
 
-    memo = Memo.model_validate({
-        "title": "Synadia", "subject": {"name": "NATS", "url": "https://nats.io", "aliases": ["Synadia"]},
-        "firm": {"name": "Example Ventures", "context": "Early-stage infra fund"},
-        "sections": [{"id": "overview", "title": "Company overview", "questions": ["What does it do?"]}],
-    })
-    sources = SourceSet(section="overview", fingerprint="fp", sources=[
-        Source(provider="exa", url="https://nats.io/about/", title="About NATS", marker="E1",
-               summary="NATS is a connective technology for distributed systems, created in 2010."),
-    ])
+    memo = Memo.model_validate(
+        {
+            "title": "Synadia",
+            "subject": {"name": "NATS", "url": "https://nats.io", "aliases": ["Synadia"]},
+            "firm": {"name": "Example Ventures", "context": "Early-stage infra fund"},
+            "sections": [{"id": "overview", "title": "Company overview", "questions": ["What does it do?"]}],
+        }
+    )
+    sources = SourceSet(
+        section="overview",
+        fingerprint="fp",
+        sources=[
+            Source(
+                provider="exa",
+                url="https://nats.io/about/",
+                title="About NATS",
+                marker="E1",
+                summary="NATS is a connective technology for distributed systems, created in 2010.",
+            ),
+        ],
+    )
     return build_prompt(memo, memo.sections[0], sources, today=date(2026, 6, 8))
 
 
@@ -523,9 +561,7 @@ def test_sandbox_faults_are_retried_or_reported():
 
 
 def test_sandbox_timeout_fault_is_a_timeout_error():
-    result, _ = _against_sandbox(
-        faults=["writer:timeout"], client_kw={"timeout": 0.2}, server_kw={"fault_hold_s": 0.5}
-    )
+    result, _ = _against_sandbox(faults=["writer:timeout"], client_kw={"timeout": 0.2}, server_kw={"fault_hold_s": 0.5})
     assert result.kind == "timeout" and result.requests == 4
 
 

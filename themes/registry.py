@@ -97,7 +97,9 @@ def save_theme_name(name: str) -> bool:
         data = {}
     data["theme"] = name
     try:
-        atomic_write_text(path, "# sourcedesk UI preferences (written by the app)\n" + yaml.safe_dump(data, sort_keys=True))
+        atomic_write_text(
+            path, "# sourcedesk UI preferences (written by the app)\n" + yaml.safe_dump(data, sort_keys=True)
+        )
     except OSError as exc:
         log.warning("could not save the theme choice to %s: %s", path, exc)
         return False

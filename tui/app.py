@@ -22,11 +22,11 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.worker import Worker
 
 from core.errors import UserError
@@ -78,7 +78,7 @@ class SourcedeskApp(CheckRunner, App[None]):
     TITLE = "sourcedesk"
     COMMANDS = App.COMMANDS | {SourcedeskCommands}
     NOTIFICATION_TIMEOUT = 6
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "toggle_theme", "Theme"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
@@ -135,7 +135,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         if self._exa is not None:
             try:
                 await self._exa.aclose()
-            except Exception:  # noqa: BLE001 - shutting down
+            except Exception:
                 log.debug("closing the Exa client failed", exc_info=True)
         if self._http is not None:
             await self._http.aclose()
@@ -196,12 +196,14 @@ class SourcedeskApp(CheckRunner, App[None]):
             return []
 
     def describe(self, section_id: str) -> SectionView:
-        return describe_section(self.loaded, section_id, store=self.store, settings=self.settings,
-                                global_rejects=self.global_rejects())
+        return describe_section(
+            self.loaded, section_id, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+        )
 
     def describe_all(self) -> list[SectionView]:
-        return describe_memo(self.loaded, store=self.store, settings=self.settings,
-                             global_rejects=self.global_rejects())
+        return describe_memo(
+            self.loaded, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+        )
 
     def notify_screens(self, handler_name: str, section_id: str | None) -> None:
         """Call ``handler_name(section_id)`` on every screen on the stack that has it."""
@@ -210,7 +212,7 @@ class SourcedeskApp(CheckRunner, App[None]):
             if handler is not None:
                 try:
                     handler(section_id)
-                except Exception:  # noqa: BLE001 - a display glitch must not stop a run or a check
+                except Exception:
                     log.exception("screen %s failed to show %s", screen, handler_name)
 
     def section_changed(self, section_id: str | None = None) -> None:
@@ -238,7 +240,10 @@ class SourcedeskApp(CheckRunner, App[None]):
         job = Job(section_id=section_id, refresh=refresh)
         self.jobs[section_id] = job
         job.worker = self.run_worker(
-            self._run(job), name=f"run {section_id}", group=f"section:{section_id}", exclusive=True,
+            self._run(job),
+            name=f"run {section_id}",
+            group=f"section:{section_id}",
+            exclusive=True,
             exit_on_error=False,
         )
         self.section_changed(section_id)
@@ -278,9 +283,16 @@ class SourcedeskApp(CheckRunner, App[None]):
                     return
                 writer, exa = self._clients()
                 outcome = await run_section(
-                    self.loaded, sid, store=self.store, settings=self.settings, refresh=job.refresh,
-                    writer=writer, exa_client=exa, global_rejects=self.global_rejects(),
-                    progress=self._progress, cancel=job.cancel,
+                    self.loaded,
+                    sid,
+                    store=self.store,
+                    settings=self.settings,
+                    refresh=job.refresh,
+                    writer=writer,
+                    exa_client=exa,
+                    global_rejects=self.global_rejects(),
+                    progress=self._progress,
+                    cancel=job.cancel,
                 )
             self.last_outcomes[sid] = outcome
             grounded = None
@@ -305,9 +317,16 @@ class SourcedeskApp(CheckRunner, App[None]):
             self.say(f"{sid}: {outcome.message}", "error")
             return
         report = outcome.report or {}
-        parts = [f"{report.get(k, 0)} {label}" for k, label in
-                 (("verified", "verified"), ("substituted", "substituted"), ("dropped", "dropped"),
-                  ("out_of_range", "out of range")) if report.get(k)]
+        parts = [
+            f"{report.get(k, 0)} {label}"
+            for k, label in (
+                ("verified", "verified"),
+                ("substituted", "substituted"),
+                ("dropped", "dropped"),
+                ("out_of_range", "out of range"),
+            )
+            if report.get(k)
+        ]
         reused = "frozen set reused" if outcome.source_set_reused else "sources retrieved"
         text = f"{sid}: {outcome.status} — {', '.join(parts) or 'no citations'}; {reused}; ${outcome.cost['total']:.3f}"
         if grounded is not None:

@@ -26,7 +26,7 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ class SectionCheck:
     note_name: str
     note_sha256: str
     url_by_key: dict[str, str] = field(default_factory=dict)
-    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
     def liveness(self) -> bool:
@@ -73,8 +73,14 @@ class SectionCheck:
 
     def state(self) -> dict[str, Any]:
         """What the store keeps: counts, not rows (a new check rebuilds the rows)."""
-        return {"at": self.at.isoformat(timespec="seconds"), "note": self.note_name, "note_sha256": self.note_sha256,
-                "liveness": self.liveness, "counts": self.report.counts(), "problems": self.problems}
+        return {
+            "at": self.at.isoformat(timespec="seconds"),
+            "note": self.note_name,
+            "note_sha256": self.note_sha256,
+            "liveness": self.liveness,
+            "counts": self.report.counts(),
+            "problems": self.problems,
+        }
 
 
 @dataclass
@@ -146,7 +152,7 @@ class CheckRunner:
             return check.problems
         try:
             saved = self.store.section_state(section_id).get(STATE_KEY)
-        except Exception:  # noqa: BLE001 - a flag is not worth an error
+        except Exception:
             log.debug("could not read the last check of %s", section_id, exc_info=True)
             return None
         if isinstance(saved, dict) and saved.get("note_sha256") == sha:
@@ -172,7 +178,7 @@ class CheckRunner:
         self.checks[check.section_id] = check
         try:
             self.store.update_section_state(check.section_id, {STATE_KEY: check.state()})
-        except Exception:  # noqa: BLE001 - the result is still on screen
+        except Exception:
             log.exception("could not save the check of %s", check.section_id)
 
     # ------------------------------------------------------------------ grounding after a run
@@ -210,7 +216,10 @@ class CheckRunner:
         job = CheckJob(section_id)
         self.check_jobs[section_id] = job
         job.worker = self.run_worker(
-            self._check(job), name=f"check {section_id}", group=f"check:{section_id}", exclusive=True,
+            self._check(job),
+            name=f"check {section_id}",
+            group=f"check:{section_id}",
+            exclusive=True,
             exit_on_error=False,
         )
         self.checks_changed(section_id)
@@ -239,8 +248,15 @@ class CheckRunner:
             def progress(done: int, total: int) -> None:
                 job.done, job.total = done, total
 
-            report = await check_notes(prepared.notes, prepared.evidence, options, liveness=True,
-                                       resolve=self.check_resolve, client=self.check_client, progress=progress)
+            report = await check_notes(
+                prepared.notes,
+                prepared.evidence,
+                options,
+                liveness=True,
+                resolve=self.check_resolve,
+                client=self.check_client,
+                progress=progress,
+            )
             report.warnings = prepared.warnings + report.warnings
             if self.check_jobs.get(sid) is not job:  # stopped meanwhile (a new note was written)
                 return

@@ -29,8 +29,9 @@ class DemoSettings(Settings):
     """Settings from what the demo passes in and the defaults — nothing else."""
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
-                                   file_secret_settings):
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ):
         return (init_settings,)
 
 
@@ -46,14 +47,17 @@ def prepare_demo(*, keep: bool = False, root: Path | None = None) -> Path:
         return target
     if target.exists():
         if not (target / "memo.yaml").is_file() and any(target.iterdir()):
-            raise UserError(f"{target} exists and is not a sourcedesk demo memo; not deleting it",
-                            hint="move it away or pass --dir to put the demo elsewhere")
+            raise UserError(
+                f"{target} exists and is not a sourcedesk demo memo; not deleting it",
+                hint="move it away or pass --dir to put the demo elsewhere",
+            )
         _fail_if_open(target)
         shutil.rmtree(target)
     (root / "global.json").unlink(missing_ok=True)
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(DEMO_MEMO, target, ignore=shutil.ignore_patterns(".sourcedesk", "sections", "memo.md",
-                                                                      "__pycache__"))
+    shutil.copytree(
+        DEMO_MEMO, target, ignore=shutil.ignore_patterns(".sourcedesk", "sections", "memo.md", "__pycache__")
+    )
     return target
 
 
@@ -66,13 +70,20 @@ def _fail_if_open(target: Path) -> None:
     try:
         MemoStore(target).close()
     except UserError:
-        raise UserError("another `sourcedesk demo` is running on the demo memo",
-                        hint="close it first, or run `sourcedesk demo --keep` to open the same memo") from None
+        raise UserError(
+            "another `sourcedesk demo` is running on the demo memo",
+            hint="close it first, or run `sourcedesk demo --keep` to open the same memo",
+        ) from None
 
 
 def demo_settings(base_url: str, **overrides) -> Settings:
-    values = dict(exa_url=base_url, writer_url=base_url, exa_api_key=DEMO_KEY, perplexity_api_key=DEMO_KEY,
-                  retrieval_enabled=True)
+    values = {
+        "exa_url": base_url,
+        "writer_url": base_url,
+        "exa_api_key": DEMO_KEY,
+        "perplexity_api_key": DEMO_KEY,
+        "retrieval_enabled": True,
+    }
     values.update(overrides)
     return DemoSettings(**values)
 

@@ -26,7 +26,7 @@ import re
 import unicodedata
 
 _START = re.compile(r"(?i)https?://|(?<![\w.@/:\\-])www\.")
-_STOP = set("<>[]`\"")
+_STOP = set('<>[]`"')
 
 
 def _body_end(text: str, pos: int, end: int) -> int:
@@ -43,11 +43,12 @@ def _body_end(text: str, pos: int, end: int) -> int:
             break
         if ch in "/?#":
             in_host = False
-        elif ord(ch) > 0x7E:
-            if not in_host or unicodedata.category(ch)[0] not in "LNM":
-                break
+        elif ord(ch) > 0x7E and (not in_host or unicodedata.category(ch)[0] not in "LNM"):
+            break
         i += 1
     return i
+
+
 _TRAILING = "?!.,:;*_~'\"\\"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -67,9 +68,7 @@ def _balanced(url: str) -> str:
 def _trim(url: str) -> str:
     while url:
         last = url[-1]
-        if last in _TRAILING:
-            url = url[:-1]
-        elif last == ")" and url.count(")") > url.count("("):
+        if last in _TRAILING or (last == ")" and url.count(")") > url.count("(")):
             url = url[:-1]
         else:
             break

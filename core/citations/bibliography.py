@@ -30,8 +30,10 @@ from core.citations.bare_urls import comparable, find_bare_urls
 from core.citations.parse import ParsedDoc
 
 MAX_ENTRY_WORDS = 24
-_VOCABULARY = (r"(?:sources?(?:\s+(?:used|cited|consulted))?|references?|citations?|bibliography|works\s+cited"
-               r"|further\s+reading|reading\s+list|(?:useful\s+|related\s+)?links)")
+_VOCABULARY = (
+    r"(?:sources?(?:\s+(?:used|cited|consulted))?|references?|citations?|bibliography|works\s+cited"
+    r"|further\s+reading|reading\s+list|(?:useful\s+|related\s+)?links)"
+)
 # "Notes" often heads prose: it labels a sources list only for the reconciler's own purpose
 # (a heading over nothing but the writer's footnote definitions)
 _APPARATUS = rf"(?:{_VOCABULARY}|notes|footnotes)"
@@ -63,7 +65,7 @@ def _entry(text: str, line: int) -> Entry | None:
     m = _PREFIX.match(text)
     # a marker on an entry does not make it prose; and the reconciler may remove it, after which
     # the line must read the same (reconciling a reconciled note changes nothing)
-    rest = _FOOTNOTE.sub(" ", text[m.end():])
+    rest = _FOOTNOTE.sub(" ", text[m.end() :])
     found = [(a, b, comparable(rest[a:b])) for a, b in find_bare_urls(rest)]
     taken = [(a, b) for a, b, _ in found]
     for o in _OTHER.finditer(rest):
@@ -86,7 +88,7 @@ def _one_line_list(text: str, line: int) -> Entry | None:
     m = _INLINE_LABEL.match(text)
     if m is None:
         return None
-    rest = text[m.end():]
+    rest = text[m.end() :]
     found = find_bare_urls(rest)
     residue = rest
     for a, b in reversed(found):
@@ -176,8 +178,10 @@ def find_bibliographies(
             elif heading:
                 nxt = next((h for h in headings if h > i), n)
                 rest = range(block.line_end, nxt)
-                if all(ln in bib.lines or ln in removable_lines or ln in reference_lines or not text(ln).strip()
-                       for ln in rest):
+                if all(
+                    ln in bib.lines or ln in removable_lines or ln in reference_lines or not text(ln).strip()
+                    for ln in rest
+                ):
                     bib.lines.update(range(i, block.line_end))
             out.append(bib)
             i = entries[-1].line + 1

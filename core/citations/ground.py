@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from core.errors import UserError
 from core.urls import normalise_url
@@ -102,7 +103,7 @@ def _highlights(item: object, where: str) -> tuple[str, ...]:
         return (value,)
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise UserError(f"{where}.highlights: expected a list of strings", hint="e.g. \"highlights\": [\"…\"]")
+    raise UserError(f"{where}.highlights: expected a list of strings", hint='e.g. "highlights": ["…"]')
 
 
 def coerce_source(item: object, where: str, rank: int = 0, index: int | None = None) -> GroundSource:
@@ -242,7 +243,7 @@ def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:
             continue
         first, rest = group[0], group[1:]
 
-        def extra(attr: str) -> str:
+        def extra(attr: str, first: Any = first, rest: list[Any] = rest) -> str:
             seen = [getattr(first, attr)]
             for other in rest:
                 value = getattr(other, attr)
@@ -257,6 +258,7 @@ def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:
             first, snippet=extra("snippet"), summary=extra("summary"), highlights=tuple(highlights)
         )
     return [merged.get(id(s), s) for s in sources]
+
 
 def _marker_of(item: object) -> bool:
     """Whether an item claims a marker (a non-text marker counts, so coercion can reject it)."""

@@ -62,8 +62,10 @@ class RemovedLink:
         if self.kind in ("link", "image") and self.text:
             return f'removed the {self.kind} to {self.url}{where} (never retrieved); kept its text "{self.text}"'
         if self.kind == "reference":
-            return (f"removed the link reference definition [{self.text}]: {self.url}{where} (never retrieved); "
-                    "links through it became their text")
+            return (
+                f"removed the link reference definition [{self.text}]: {self.url}{where} (never retrieved); "
+                "links through it became their text"
+            )
         return f"removed {self.url}{where} (never retrieved)"
 
 
@@ -194,8 +196,16 @@ def _tree(spans: list[Span]) -> dict[int | None, list[Span]]:
 
 
 class _BlockScreen:
-    def __init__(self, doc: ParsedDoc, block: InlineBlock, allowed, screen: LinkScreen, owner: str | None,
-                 gone: Set[str] = frozenset(), skip_lines: Set[int] = frozenset()):
+    def __init__(
+        self,
+        doc: ParsedDoc,
+        block: InlineBlock,
+        allowed,
+        screen: LinkScreen,
+        owner: str | None,
+        gone: Set[str] = frozenset(),
+        skip_lines: Set[int] = frozenset(),
+    ):
         self.doc, self.block, self.allowed, self.screen, self.owner = doc, block, allowed, screen, owner
         self.gone, self.skip_lines = gone, skip_lines  # reference labels whose definition goes; lines left alone
         self.c = block.content
@@ -212,7 +222,11 @@ class _BlockScreen:
 
     def run(self, exclusive: bool) -> None:
         relevant = [s for s in self.block.spans if s.rule in _RELEVANT]
-        if "://" not in self.c and "www." not in self.c.lower() and not any(s.rule in ("link", "image") for s in relevant):
+        if (
+            "://" not in self.c
+            and "www." not in self.c.lower()
+            and not any(s.rule in ("link", "image") for s in relevant)
+        ):
             return  # no URL can be here (a reference link's URL is not in its text)
         tree = _tree(relevant)
         edits, removals = self._range(0, len(self.c), tree.get(None, []), tree)
@@ -228,8 +242,9 @@ class _BlockScreen:
             return
         # an unlinked link right after a removal is its text, not its "[": glue against that
         starts = {e.start: e.text for e in edits}
-        self.screen.edits += edits + [removal_edit(self.block, cs, ce, starts.get(self.block.src_start(ce)))
-                                      for cs, ce in ranges]
+        self.screen.edits += edits + [
+            removal_edit(self.block, cs, ce, starts.get(self.block.src_start(ce))) for cs, ce in ranges
+        ]
 
     def _range(self, lo: int, hi: int, children: list[Span], tree) -> tuple[list[Edit], list[tuple[int, int]]]:
         """Edits (source offsets) and removals (content ranges) for content [lo, hi)."""
@@ -279,8 +294,11 @@ class _BlockScreen:
         href = s.href or ""
         bad = is_web_url(href) and not self.allowed(href)
         if not bad:  # a URL in the title makes the whole link go
-            bad = any(not self.allowed(url) for url in (comparable(c[a:b]) for a, b in find_bare_urls(c, lb + 1, s.end))
-                      if not href.startswith(url))
+            bad = any(
+                not self.allowed(url)
+                for url in (comparable(c[a:b]) for a, b in find_bare_urls(c, lb + 1, s.end))
+                if not href.startswith(url)
+            )
         if not bad:
             return inner, []
         start, end = block.src_start(la), block.src_end(lb)

@@ -62,6 +62,8 @@ def bare_numbers(group: str) -> list[str] | None:
             return None
         numbers += [str(n) for n in range(a, b + 1)]
     return numbers
+
+
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
 _NUMERIC_TEXT = re.compile(r"\s*(\d{1,3})\s*")
 # What a browser opens as a web address: http(s) with any run of slashes or backslashes
@@ -266,9 +268,7 @@ def parse(
             def_stack.append(len(doc.definitions) - 1)
         elif tok.type == "footnote_reference_close":
             def_stack.pop()
-        elif tok.type == "heading_open":
-            parent = tok
-        elif tok.type in ("th_open", "td_open"):
+        elif tok.type == "heading_open" or tok.type in ("th_open", "td_open"):
             parent = tok
         elif tok.type == "html_block" and tok.map is not None:
             doc.html_blocks.append((tok.map[0], tok.map[1]))
@@ -311,8 +311,7 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
     definition = def_stack[-1] if def_stack else None
     heading = parent is not None and not cell
     line_end = (parent.map if heading and parent.map else tok.map)[1]
-    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading=heading, line_end=line_end,
-                        cell=cell)
+    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading=heading, line_end=line_end, cell=cell)
     bi = len(doc.blocks)
     doc.blocks.append(block)
     if definition is not None:

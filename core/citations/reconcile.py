@@ -56,6 +56,7 @@ from core.urls import normalise_url
 
 DEFAULT_PROTECTED = ("deck", "dataroom", "internal")
 
+
 @dataclass
 class ReconcileResult:
     text: str  # reconciled, tidied markdown with the house "Sources" sections appended
@@ -101,8 +102,14 @@ def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation]
 class _Decider:
     """Decides one citation's status against the ground truth (design §2.3, in order)."""
 
-    def __init__(self, doc: ParsedDoc, truth: GroundTruth, protected: frozenset[str], report: ReconcileReport,
-                 numbers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        doc: ParsedDoc,
+        truth: GroundTruth,
+        protected: frozenset[str],
+        report: ReconcileReport,
+        numbers: dict[str, str] | None = None,
+    ):
         self.doc, self.truth, self.protected, self.report = doc, truth, protected, report
         # the writer's own [N] → URL list: only when there are no search results for [N] to index
         self.numbers = {} if truth.indexed else dict(numbers or {})
@@ -115,8 +122,9 @@ class _Decider:
             c.written = read_definition(self.doc, self.doc.definitions[c.definitions[0]])
             c.cited_url = c.written.url
             if len(c.definitions) > 1:
-                self.report.warn("duplicate_definition",
-                                 f"[^{c.label}] is defined {len(c.definitions)} times; the first was used")
+                self.report.warn(
+                    "duplicate_definition", f"[^{c.label}] is defined {len(c.definitions)} times; the first was used"
+                )
         elif c.kind == "bare":
             c.cited_url = c.url or self.numbers.get(str(int(c.label)))
         if c.cited_url and is_placeholder_url(c.cited_url):
@@ -144,27 +152,38 @@ class _Decider:
         n, indexed = int(c.label), self.truth.indexed
         if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
             c.status, c.cited_url = "dropped", indexed[n - 1].url
-            self.report.warn("rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed")
+            self.report.warn(
+                "rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed"
+            )
             return
         if 1 <= n <= len(indexed):
             c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url
             return
         c.status = "out_of_range"
-        self.report.warn("out_of_range", f"out of range: [{c.label}] but the writer's search returned "
-                         f"{len(indexed)} result{'' if len(indexed) == 1 else 's'}; removed")
+        self.report.warn(
+            "out_of_range",
+            f"out of range: [{c.label}] but the writer's search returned "
+            f"{len(indexed)} result{'' if len(indexed) == 1 else 's'}; removed",
+        )
 
     def _retrieved_marker(self, c: _Citation) -> None:
         src = self.truth.by_marker.get(c.label.upper())  # [^e1] is E1
         if src is None:
             prefix = c.label[0].upper()
             c.status = "out_of_range"
-            self.report.warn("out_of_range", f"out of range: [^{c.label}] but the retrieved set has "
-                             f"{self.truth.prefix_counts.get(prefix, 0)} {prefix}-sources; removed")
+            self.report.warn(
+                "out_of_range",
+                f"out of range: [^{c.label}] but the retrieved set has "
+                f"{self.truth.prefix_counts.get(prefix, 0)} {prefix}-sources; removed",
+            )
             return
         c.status, c.source, c.retitled = "verified", src, differs(c.written, src)
         if c.cited_url and self.truth.lookup_url(c.cited_url) is not src:
-            self.report.warn("marker_url_mismatch", f"[^{c.label}]: the writer's definition pointed at "
-                             f"{c.cited_url}; replaced with {src.marker}'s {src.url}")
+            self.report.warn(
+                "marker_url_mismatch",
+                f"[^{c.label}]: the writer's definition pointed at "
+                f"{c.cited_url}; replaced with {src.marker}'s {src.url}",
+            )
         c.cited_url = c.cited_url or src.url
 
     def _footnote(self, c: _Citation) -> None:
@@ -262,8 +281,10 @@ def _release_lazy_prose(doc: ParsedDoc, keys: frozenset[str], report: ReconcileR
         for ln in range(d.line_start + 1, min(d.line_end, len(lines))):
             if lines[ln].strip() and not lines[ln][0].isspace() and lines[ln - 1].strip():
                 starts.append(ln)
-                report.warn("definition_swallowed_prose",
-                            f"text right under the definition of [^{d.label}] (no blank line) was read as prose")
+                report.warn(
+                    "definition_swallowed_prose",
+                    f"text right under the definition of [^{d.label}] (no blank line) was read as prose",
+                )
                 break  # the rest of the definition's range is that paragraph's, or the next definition's
     if not starts:
         return doc
@@ -319,10 +340,17 @@ def reconcile(
     text = "\n\n".join(part for part in (body, sections.rstrip("\n")) if part) + "\n"
 
     for c in citations:
-        report.citations.append(CitationRecord(
-            key=c.label, status=c.status, retitled=c.retitled, cited_url=c.cited_url,
-            resolved_url=c.source.url if c.source is not None else None, score=c.score, claim=c.claim,
-        ))
+        report.citations.append(
+            CitationRecord(
+                key=c.label,
+                status=c.status,
+                retitled=c.retitled,
+                cited_url=c.cited_url,
+                resolved_url=c.source.url if c.source is not None else None,
+                score=c.score,
+                claim=c.claim,
+            )
+        )
     report_screening(report, screened, truth, allowed)
     _summarise_warnings(report, doc, truth, citations)
     return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
@@ -362,14 +390,24 @@ def _close_open_fence(body: str) -> str:
     return body + "\n" + last.markup
 
 
-def _summarise_warnings(report: ReconcileReport, doc: ParsedDoc, truth: GroundTruth, citations: list[_Citation]) -> None:
+def _summarise_warnings(
+    report: ReconcileReport, doc: ParsedDoc, truth: GroundTruth, citations: list[_Citation]
+) -> None:
     if truth.empty and any(c.status == "dropped" and c.occurrences for c in citations):
         n = sum(1 for c in citations if c.status == "dropped" and c.occurrences)
-        report.warn("empty_ground_truth", f"no retrieved sources and no search results: all {n} unprotected citations dropped")
+        report.warn(
+            "empty_ground_truth", f"no retrieved sources and no search results: all {n} unprotected citations dropped"
+        )
     if report.placeholder_urls:
-        report.warn("placeholder_url", f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (reserved example domains, XXXX, /path/to/, {{…}})")
+        report.warn(
+            "placeholder_url",
+            f"{report.placeholder_urls} placeholder/fabricated URL(s) cited (reserved example domains, XXXX, /path/to/, {{…}})",
+        )
     if doc.numeric_reference_links:
-        report.warn("reference_link", f"{doc.numeric_reference_links} [N] marker(s) resolved by a [N]: reference "
-                    "definition are links, not citations, and were left as written")
+        report.warn(
+            "reference_link",
+            f"{doc.numeric_reference_links} [N] marker(s) resolved by a [N]: reference "
+            "definition are links, not citations, and were left as written",
+        )
     if doc.unmapped:
         report.warn("unmapped", f"{doc.unmapped} marker(s) could not be located in the source and were left as written")

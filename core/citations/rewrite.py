@@ -133,7 +133,12 @@ def removal_edit(block: InlineBlock, cs: int, ce: int, following: str | None = N
         return Edit(block.src_start(cs), block.src_end(te), "")
     # the text on both sides would touch: keep them apart when a word (or a figure) follows
     after = following if following is not None and te == ce else c[ce] if ce < len(c) else ""
-    glue = te == ce and after != "" and not c[ls - 1].isspace() and (after[0].isalnum() or after[0] in _GLUE_BEFORE or c.startswith("![", ce))
+    glue = (
+        te == ce
+        and after != ""
+        and not c[ls - 1].isspace()
+        and (after[0].isalnum() or after[0] in _GLUE_BEFORE or c.startswith("![", ce))
+    )
     return Edit(block.src_start(ls), block.src_end(ce), " " if glue else "")
 
 

@@ -99,8 +99,9 @@ def _wrap(name: str, fn):
             span = _span(name, state, start, first_token, nested=rec.depth > base)
             if offset:
                 label_end = span.label_end + offset if span.label_end is not None else None
-                span = replace(span, start=span.start + offset, end=span.end + offset, label_end=label_end,
-                               in_note=base >= 0)
+                span = replace(
+                    span, start=span.start + offset, end=span.end + offset, label_end=label_end, in_note=base >= 0
+                )
             rec.spans.append(span)
         return ok
 
@@ -124,13 +125,21 @@ def _span(name: str, state: StateInline, start: int, first_token: int, nested: b
         href = head.attrGet("href")
         text = "".join(t.content for t in pushed[opens[0] + 1 :] if t.type in ("text", "code_inline", "text_special"))
         label_end = _label_end(state, start) if name == "link" else None
-        return Span(name, start, state.pos, nested, href=str(href) if href is not None else None, text=text,
-                    label_end=label_end)
+        return Span(
+            name, start, state.pos, nested, href=str(href) if href is not None else None, text=text, label_end=label_end
+        )
     images = [t for t in pushed if t.type == "image"]
     if name == "image" and images:
         src = images[0].attrGet("src")
-        return Span(name, start, state.pos, nested, href=str(src) if src is not None else None,
-                    text=images[0].content, label_end=_label_end(state, start + 1))
+        return Span(
+            name,
+            start,
+            state.pos,
+            nested,
+            href=str(src) if src is not None else None,
+            text=images[0].content,
+            label_end=_label_end(state, start + 1),
+        )
     if name == "backticks" and pushed:
         return Span(name, start, state.pos, nested, text=pushed[-1].content)
     return Span(name, start, state.pos, nested)

@@ -59,8 +59,13 @@ def screen_draft(doc: ParsedDoc, keys: frozenset[str], allowed: Callable[[str], 
         out = doc
     else:
         out = parse(apply_edits(doc.source, screen.edits + delete_lines(doc, bib_lines | screen.lines)), malformed=True)
-    screened.malformed += [m.text for m in out.markers if m.kind == "footnote" and m.raw is not None
-                           and (m.definition is None or out.definitions[m.definition].label.lower() in keys)]
+    screened.malformed += [
+        m.text
+        for m in out.markers
+        if m.kind == "footnote"
+        and m.raw is not None
+        and (m.definition is None or out.definitions[m.definition].label.lower() in keys)
+    ]
     return out
 
 
@@ -77,8 +82,9 @@ def screen_body(body: str, keys: frozenset[str], allowed: Callable[[str], bool],
         screen = screen_doc(doc)
         if screen.edits or screen.lines:
             screened.screens.append(screen)
-            body = tidy_with_stats(apply_edits(doc.source, screen.edits + delete_lines(doc, screen.lines)),
-                                   protected=keys)[0]
+            body = tidy_with_stats(
+                apply_edits(doc.source, screen.edits + delete_lines(doc, screen.lines)), protected=keys
+            )[0]
     return body
 
 
@@ -87,7 +93,9 @@ def report_screening(
 ) -> None:
     for raw in dict.fromkeys(screened.malformed):
         label = raw[2:-1].strip()
-        report.warn("malformed_marker", f"{raw} is not footnote syntax (a space inside the brackets); read as [^{label}]")
+        report.warn(
+            "malformed_marker", f"{raw} is not footnote syntax (a space inside the brackets); read as [^{label}]"
+        )
     for bib in screened.bibliographies:
         if not bib.entries:
             continue  # a bare "Sources:" label over the writer's definitions
@@ -96,18 +104,25 @@ def report_screening(
         report.links_removed += len(unretrieved)
         report.placeholder_urls += sum(1 for u in unretrieved if is_placeholder_url(u))
         detail = f"; never retrieved: {', '.join(unretrieved)}" if unretrieved else ""
-        report.warn("writer_sources_list_removed",
-                    f"removed the writer's own sources list ({len(bib.entries)} "
-                    f"entr{'y' if len(bib.entries) == 1 else 'ies'}{detail}); "
-                    "the note's Sources sections list retrieved sources only")
+        report.warn(
+            "writer_sources_list_removed",
+            f"removed the writer's own sources list ({len(bib.entries)} "
+            f"entr{'y' if len(bib.entries) == 1 else 'ies'}{detail}); "
+            "the note's Sources sections list retrieved sources only",
+        )
     numbers = numbering(screened.bibliographies)
     if numbers and truth.indexed:
-        disagree = [n for n, url in numbers.items()
-                    if int(n) > len(truth.indexed) or truth.indexed[int(n) - 1].norm != normalise_url(url)]
+        disagree = [
+            n
+            for n, url in numbers.items()
+            if int(n) > len(truth.indexed) or truth.indexed[int(n) - 1].norm != normalise_url(url)
+        ]
         if disagree:
-            report.warn("writer_numbering_ignored",
-                        f"the writer's sources list numbers {', '.join(f'[{n}]' for n in disagree)} differently from "
-                        "its search results; [N] markers were resolved by the search results")
+            report.warn(
+                "writer_numbering_ignored",
+                f"the writer's sources list numbers {', '.join(f'[{n}]' for n in disagree)} differently from "
+                "its search results; [N] markers were resolved by the search results",
+            )
     for screen in screened.screens:
         for removed in screen.removed:
             report.links_removed += 1

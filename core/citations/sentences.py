@@ -31,7 +31,7 @@ class SentenceIndex:
     def __init__(self, content: str, marker_spans: list[tuple[int, int]]):
         self.content = content
         self.markers = sorted(marker_spans)
-        self._marker_at = {start: end for start, end in self.markers}
+        self._marker_at = dict(self.markers)
         self._marker_end_at = {end: start for start, end in self.markers}
         self.ends = self._boundaries()
         self._end_set = set(self.ends)
@@ -93,7 +93,7 @@ class SentenceIndex:
         for ms, me in self.markers:
             if me <= start or ms >= end:
                 continue
-            parts.append(c[i:max(ms, i)])
+            parts.append(c[i : max(ms, i)])
             i = max(i, me)
         parts.append(c[i:end])
         text = " ".join("".join(parts).split())
@@ -112,7 +112,7 @@ class ClaimIndex:
     about which sentence a citation supports.
     """
 
-    def __init__(self, doc: "ParsedDoc"):
+    def __init__(self, doc: ParsedDoc):
         self.doc = doc
         self._index: dict[int, SentenceIndex] = {}
 

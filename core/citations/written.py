@@ -74,9 +74,7 @@ def titles_agree(written: str, truth: str) -> bool:
     w, t = _norm_title(written), _norm_title(truth)
     if w == t:
         return True
-    if truth.rstrip().endswith(("...", "…")) and t and w.startswith(t):
-        return True
-    return False
+    return bool(truth.rstrip().endswith(("...", "…")) and t and w.startswith(t))
 
 
 def differs(written: WrittenDefinition | None, source: GroundSource) -> bool:

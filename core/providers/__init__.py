@@ -22,9 +22,7 @@ def register(provider: Provider, *, replace: bool = False) -> Provider:
         raise ValueError(f"a provider named {provider.name!r} is already registered")
     for other in PROVIDERS.values():
         if other.name != provider.name and other.marker_prefix == provider.marker_prefix:
-            raise ValueError(
-                f"marker prefix {provider.marker_prefix!r} is already used by provider {other.name!r}"
-            )
+            raise ValueError(f"marker prefix {provider.marker_prefix!r} is already used by provider {other.name!r}")
     PROVIDERS[provider.name] = provider
     return provider
 

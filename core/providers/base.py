@@ -16,13 +16,14 @@ Adding a provider means a new module that subclasses ``Provider`` and calls
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from core.models import RemovedSource, RunWarning, Source
 
@@ -36,24 +37,24 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 class ProviderContext:
     """Everything about the memo and run that a provider may need for one entry."""
 
-    memo: "Memo"
-    section: "Section"
+    memo: Memo
+    section: Section
     variables: dict[str, str]
-    settings: "Settings"
+    settings: Settings
     memo_dir: Path
     memo_rejects: list[str] = field(default_factory=list)
     global_rejects: list[str] = field(default_factory=list)
-    exa: "ExaClient | Callable[[], ExaClient] | None" = None
+    exa: ExaClient | Callable[[], ExaClient] | None = None
     entry_index: int = 0
     now: datetime | None = None
 
-    def exa_client(self) -> "ExaClient | None":
+    def exa_client(self) -> ExaClient | None:
         """The shared client (built lazily by a factory so a run without Exa entries opens no socket)."""
         if callable(self.exa) and not hasattr(self.exa, "search"):
             self.exa = self.exa()
         return self.exa  # type: ignore[return-value]
 
-    def with_entry(self, index: int) -> "ProviderContext":
+    def with_entry(self, index: int) -> ProviderContext:
         from dataclasses import replace
 
         return replace(self, entry_index=index)
@@ -81,7 +82,7 @@ class Provider(ABC):
 
     #: A provider the memo schema does not know validates its entries with this model
     #: (kebab-case keys welcome); None accepts the entry's keys as written.
-    entry_model: "type[BaseModel] | None" = None
+    entry_model: type[BaseModel] | None = None
 
     name: str = ""
     marker_prefix: str = ""

@@ -304,8 +304,12 @@ class ExaProvider(Provider):
         if not first.results:
             result.degraded = True
             result.warnings.append(
-                RunWarning(code="degraded", message=f"Exa returned no results for {plan.query!r} — "
-                           "the entry has no sources; the section continues writer-only", entry=ctx.entry_index)
+                RunWarning(
+                    code="degraded",
+                    message=f"Exa returned no results for {plan.query!r} — "
+                    "the entry has no sources; the section continues writer-only",
+                    entry=ctx.entry_index,
+                )
             )
             return result
         filtered = _filter(first.results, plan, ctx)
@@ -317,8 +321,12 @@ class ExaProvider(Provider):
             except ExaError as exc:
                 result.requests += exc.requests
                 result.warnings.append(
-                    RunWarning(code="short", message=f"a follow-up search to make up for filtered results "
-                               f"failed ({exc.message}); kept what the first search gave", entry=ctx.entry_index)
+                    RunWarning(
+                        code="short",
+                        message=f"a follow-up search to make up for filtered results "
+                        f"failed ({exc.message}); kept what the first search gave",
+                        entry=ctx.entry_index,
+                    )
                 )
             else:
                 result.requests += second.requests
@@ -351,8 +359,7 @@ class ExaProvider(Provider):
             result.warnings.append(
                 RunWarning(
                     code="short",
-                    message=f"asked for {want} result(s), got {len(filtered.kept)}{why} "
-                    f"(query: {plan.query!r})",
+                    message=f"asked for {want} result(s), got {len(filtered.kept)}{why} (query: {plan.query!r})",
                     entry=ctx.entry_index,
                 )
             )

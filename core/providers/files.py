@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import glob as globlib
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def summary_of(body: str) -> str:
     paragraphs: list[str] = []
     in_fence = False
     current: list[str] = []
-    for line in text.splitlines() + [""]:
+    for line in [*text.splitlines(), ""]:
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence
@@ -143,8 +143,7 @@ class FilesProvider(Provider):
                 result.warnings.append(
                     RunWarning(
                         code="info",
-                        message=f"{len(paths)} files matched; only the first {entry.max_files} "
-                        "(max-files) were read",
+                        message=f"{len(paths)} files matched; only the first {entry.max_files} (max-files) were read",
                         entry=ctx.entry_index,
                     )
                 )
@@ -152,8 +151,9 @@ class FilesProvider(Provider):
             shown = file_url(path, root)
             if path.suffix.lower() not in TEXT_SUFFIXES:
                 result.warnings.append(
-                    RunWarning(code="info", message=f"skipped {shown}: not a markdown or text file",
-                               entry=ctx.entry_index)
+                    RunWarning(
+                        code="info", message=f"skipped {shown}: not a markdown or text file", entry=ctx.entry_index
+                    )
                 )
                 continue
             try:
@@ -167,8 +167,11 @@ class FilesProvider(Provider):
                 continue
             if len(body) > MAX_FILE_CHARS:
                 result.warnings.append(
-                    RunWarning(code="info", message=f"{shown} is {len(body):,} characters; only the first "
-                               f"{MAX_FILE_CHARS:,} are used", entry=ctx.entry_index)
+                    RunWarning(
+                        code="info",
+                        message=f"{shown} is {len(body):,} characters; only the first {MAX_FILE_CHARS:,} are used",
+                        entry=ctx.entry_index,
+                    )
                 )
                 body = body[:MAX_FILE_CHARS]
             result.sources.append(
@@ -176,7 +179,7 @@ class FilesProvider(Provider):
                     provider=self.name,
                     url=shown,
                     title=title_of(body, path.name),
-                    published_date=datetime.fromtimestamp(mtime, timezone.utc).date().isoformat(),
+                    published_date=datetime.fromtimestamp(mtime, UTC).date().isoformat(),
                     summary=summary_of(body),
                     text=body,
                     rank=readable,

@@ -24,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from core.urls import host_of
 
@@ -96,7 +96,7 @@ async def system_resolve(host: str, timeout_s: float = 10.0) -> list[str]:
     loop = asyncio.get_running_loop()
     try:
         infos = await asyncio.wait_for(loop.getaddrinfo(host, None, type=socket.SOCK_STREAM), timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ResolutionFailed(f"DNS lookup of {host} timed out") from None
     except socket.gaierror as exc:
         permanent = {getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name)}

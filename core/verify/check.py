@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from core.urls import host_of
 from core.verify import addresses
 from core.verify.addresses import Resolver
 from core.verify.evidence import Evidence
@@ -44,11 +45,20 @@ from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
 from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, Fetch, FetchOptions, fetch_url
 from core.verify.stored import load_evidence
 from core.verify.targets import NoteCitations, display_name, read_note, resolve_target
-from core.urls import host_of
 
 URL_STATUSES = (
-    "ok", "redirected", "dead", "soft_404", "paywall", "forbidden", "unverified_403",
-    "error", "unreachable", "placeholder", "blocked_private", "skipped",
+    "ok",
+    "redirected",
+    "dead",
+    "soft_404",
+    "paywall",
+    "forbidden",
+    "unverified_403",
+    "error",
+    "unreachable",
+    "placeholder",
+    "blocked_private",
+    "skipped",
 )
 GROUNDING_STATUSES = (SUPPORTED, NOT_FOUND, UNVERIFIABLE)
 PROBLEM_URL_STATUSES = frozenset({"dead", "soft_404", "placeholder"})
@@ -64,7 +74,7 @@ class CheckOptions:
     allow_private: bool = False
 
     @classmethod
-    def from_settings(cls, settings: Any, *, allow_private: bool = False) -> "CheckOptions":
+    def from_settings(cls, settings: Any, *, allow_private: bool = False) -> CheckOptions:
         """The check settings; ``allow_private`` (the CLI flag) can only widen the setting."""
         return cls(
             timeout_s=float(settings.check_timeout_s),
@@ -220,7 +230,7 @@ async def fetch_all(
         limits = httpx.Limits(max_connections=options.concurrency * 2, max_keepalive_connections=options.concurrency)
         async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as http:
             results = await run(http)
-    return dict(zip(distinct, results))
+    return dict(zip(distinct, results, strict=False))
 
 
 def _url_row(cited, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRow:
@@ -237,8 +247,15 @@ def _url_row(cited, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRo
             status = "unreachable"
             detail = f"{detail} (and no other URL answered: offline?)"
     return UrlRow(
-        url=cited.url, note=cited.note, key=cited.key, status=status, final_url=fetch.final_url,
-        http_status=fetch.http_status, in_retrieved_set=in_retrieved, detail=detail, title=cited.title,
+        url=cited.url,
+        note=cited.note,
+        key=cited.key,
+        status=status,
+        final_url=fetch.final_url,
+        http_status=fetch.http_status,
+        in_retrieved_set=in_retrieved,
+        detail=detail,
+        title=cited.title,
     )
 
 
@@ -299,8 +316,9 @@ async def check_notes(
     distinct = len({_fetch_key(c.url) for c in cited})
     if announce is not None and distinct:
         announce(f"checking {distinct} distinct URL(s) from {len(notes)} note(s), {options.concurrency} at a time…")
-    fetches = await fetch_all([c.url for c in cited], options, resolve=resolve, client=client, sleep=sleep, rng=rng,
-                              progress=progress)
+    fetches = await fetch_all(
+        [c.url for c in cited], options, resolve=resolve, client=client, sleep=sleep, rng=rng, progress=progress
+    )
     network_ok = any(f.answered for f in fetches.values())
     report.requests = sum(f.requests for f in fetches.values())
     for note in notes:
@@ -342,8 +360,16 @@ async def check_path(
     """Check a note, a memo folder or an exported memo (``UserError`` for bad PATH)."""
     prepared = prepare_path(Path(path), store=store)
     report = await check_notes(
-        prepared.notes, prepared.evidence, options, liveness=liveness, resolve=resolve, client=client, sleep=sleep,
-        rng=rng, announce=announce, progress=progress,
+        prepared.notes,
+        prepared.evidence,
+        options,
+        liveness=liveness,
+        resolve=resolve,
+        client=client,
+        sleep=sleep,
+        rng=rng,
+        announce=announce,
+        progress=progress,
     )
     report.warnings = prepared.warnings + report.warnings
     return report

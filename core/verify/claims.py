@@ -51,7 +51,7 @@ _STATISTIC = re.compile(
     re.X,
 )
 # Double quotes of every style are first mapped to '"' (same length), then paired in order.
-_DOUBLE_QUOTES = str.maketrans({c: '"' for c in "“”„‟«»〝〞＂"})
+_DOUBLE_QUOTES = str.maketrans(dict.fromkeys("“”„‟«»〝〞＂", '"'))
 _DOUBLE = re.compile(r'"([^"]+)"')
 _CURLY_SINGLE = re.compile(r"(?<![\w’'])‘([^‘]+?)’(?!\w)")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -89,10 +89,7 @@ def find_quotations(prose: str) -> list[Item]:
 
 def find_statistics(prose: str) -> list[Item]:
     """Statistics in ``prose`` with their positions, as written."""
-    return [
-        Item(STATISTIC, " ".join(m.group(0).split()), m.start(), m.end())
-        for m in _STATISTIC.finditer(prose)
-    ]
+    return [Item(STATISTIC, " ".join(m.group(0).split()), m.start(), m.end()) for m in _STATISTIC.finditer(prose)]
 
 
 def find_items(prose: str) -> list[Item]:

@@ -80,7 +80,9 @@ class Evidence:
     retrieved: set[str] = field(default_factory=set)
     sets: int = 0  # frozen source sets added (0: the retrieved set is unknown, not empty)
 
-    def add(self, url: str | None, texts: Iterable[str], *, titles: Iterable[str] = (), retrieved: bool = False) -> None:
+    def add(
+        self, url: str | None, texts: Iterable[str], *, titles: Iterable[str] = (), retrieved: bool = False
+    ) -> None:
         if not isinstance(url, str) or not url.strip():
             return
         key = normalise_url(url)
@@ -105,7 +107,7 @@ class Evidence:
             if isinstance(result, Mapping):
                 self.add(result.get("url"), search_result_texts(result), titles=_title(result))
 
-    def merge(self, other: "Evidence") -> None:
+    def merge(self, other: Evidence) -> None:
         for mine, theirs in ((self.texts, other.texts), (self.titles, other.titles)):
             for key, values in theirs.items():
                 bucket = mine.setdefault(key, [])

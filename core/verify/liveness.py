@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
 
 import httpx
 
 from core.citations.placeholders import is_placeholder_url
 from core.http_policy import RetryPolicy, send_with_retries
+from core.urls import normalise_url
 from core.verify.addresses import HostNotFound, ResolutionFailed, Resolver, is_public_address, vet_url
 from core.verify.sniff import redirected_home, sniff_page
-from core.urls import normalise_url
 
 #: Checks are polite: fewer, shorter retries than the API clients (a page is not a paid call).
 CHECK_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.5, max_delay_s=4.0, max_retry_after_s=10.0)
@@ -49,7 +49,11 @@ MAX_BODY_BYTES = 128 * 1024
 OK, REDIRECTED, DEAD, SOFT_404, PAYWALL = "ok", "redirected", "dead", "soft_404", "paywall"
 AUTH, DNS_FAILED = "auth", "dns_failed"
 ERROR, UNREACHABLE, PLACEHOLDER, BLOCKED_PRIVATE, SKIPPED = (
-    "error", "unreachable", "placeholder", "blocked_private", "skipped"
+    "error",
+    "unreachable",
+    "placeholder",
+    "blocked_private",
+    "skipped",
 )
 
 

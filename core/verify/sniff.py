@@ -92,7 +92,9 @@ def sniff_page(body: str, content_type: str = "text/html") -> Sniff | None:
     if len(text) < PAYWALL_STUB_TEXT:
         m = _PAYWALL.search(text)
         if m:
-            return Sniff("paywall", f"a paywall stub ({_quote(m.group(0))!r}): the page exists, its text is not readable")
+            return Sniff(
+                "paywall", f"a paywall stub ({_quote(m.group(0))!r}): the page exists, its text is not readable"
+            )
     return None
 
 

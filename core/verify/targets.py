@@ -236,11 +236,14 @@ def read_note(path: Path, name: str | None = None) -> NoteCitations:
         if block.definition is not None:
             continue
         for span in block.spans:
-            if span.rule in ("link", "autolink") and span.href and span.href.lower().startswith(("http://", "https://")):
-                if (None, span.href) not in seen:
-                    seen.add((None, span.href))
-                    title = span.text.strip() if span.text and span.text.strip() != span.href else None
-                    note.urls.append(CitedUrl(note.name, None, span.href, title, None))
+            if (
+                span.rule in ("link", "autolink")
+                and span.href
+                and span.href.lower().startswith(("http://", "https://"))
+            ) and (None, span.href) not in seen:
+                seen.add((None, span.href))
+                title = span.text.strip() if span.text and span.text.strip() != span.href else None
+                note.urls.append(CitedUrl(note.name, None, span.href, title, None))
     note.items = _claim_items(doc, note.name)
     return note
 

@@ -25,8 +25,12 @@ from core.errors import UserError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_LABELS = {"soft_404": "soft 404", "unverified_403": "unverified 403", "blocked_private": "blocked (private)",
-           "not_found": "not found"}
+_LABELS = {
+    "soft_404": "soft 404",
+    "unverified_403": "unverified 403",
+    "blocked_private": "blocked (private)",
+    "not_found": "not found",
+}
 _MAX_TEXT = 100
 
 
@@ -39,11 +43,18 @@ def register(sub) -> None:
         "text of the source it cites. Exit 0 when nothing is dead, soft-404, placeholder or not found, "
         "1 when something is, 2 for bad input.",
     )
-    p.add_argument("path", type=Path, metavar="PATH",
-                   help="a section note (sections/NN-id.md), a memo folder (all its section notes) or memo.md")
+    p.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a section note (sections/NN-id.md), a memo folder (all its section notes) or memo.md",
+    )
     p.add_argument("--json", action="store_true", help='print {"urls": […], "grounding": […], "counts": {…}} as JSON')
-    p.add_argument("--allow-private", action="store_true",
-                   help="also fetch private, loopback and link-local addresses (setting: allow_private_urls)")
+    p.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="also fetch private, loopback and link-local addresses (setting: allow_private_urls)",
+    )
     p.set_defaults(func=run)
 
 
@@ -57,8 +68,9 @@ def _settings():
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(str(p) for p in first.get("loc", ())) or "a setting"
-        raise UserError(f"invalid setting {name}: {first.get('msg')}",
-                        hint=f"fix SOURCEDESK_{name.upper()} or the config file") from None
+        raise UserError(
+            f"invalid setting {name}: {first.get('msg')}", hint=f"fix SOURCEDESK_{name.upper()} or the config file"
+        ) from None
     except ValueError as exc:  # the config file is not valid YAML
         raise UserError(str(exc)) from None
 
@@ -72,8 +84,9 @@ def _redactor():
 def clean(text: Any, redact_text) -> str:
     """Untrusted text made safe for a terminal: secrets redacted, control characters escaped."""
     value = redact_text("" if text is None else str(text))
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}",
-                        value)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", value
+    )
 
 
 def _short(text: str, limit: int = _MAX_TEXT) -> str:
@@ -114,8 +127,15 @@ def print_human(report, out=None) -> None:
         rows = []
         extra: list[str] = []
         for r in report.urls:
-            rows.append([_LABELS.get(r.status, r.status), str(r.http_status or "-"), c(r.note),
-                         f"[^{c(r.key)}]" if r.key else "link", c(r.url)])
+            rows.append(
+                [
+                    _LABELS.get(r.status, r.status),
+                    str(r.http_status or "-"),
+                    c(r.note),
+                    f"[^{c(r.key)}]" if r.key else "link",
+                    c(r.url),
+                ]
+            )
             notes = []
             if r.final_url and r.final_url != r.url and r.status not in ("ok",):
                 notes.append(f"→ {c(r.final_url)}")
@@ -127,7 +147,7 @@ def print_human(report, out=None) -> None:
         lines = _table(["STATUS", "HTTP", "NOTE", "KEY", "URL"], rows)
         print(lines[0], file=out)
         indent = " " * (len(lines[0]) - len(lines[0].lstrip()) + 4)
-        for line, more in zip(lines[1:], extra):
+        for line, more in zip(lines[1:], extra, strict=False):
             print(line, file=out)
             if more:
                 print(f"{indent}{more}", file=out)
@@ -136,8 +156,13 @@ def print_human(report, out=None) -> None:
     if report.grounding:
         print(f"\nGrounding ({len(report.grounding)} quotation(s) and statistic(s) in cited sentences)", file=out)
         rows = [
-            [_LABELS.get(g.status, g.status), c(g.note), f"[^{c(g.key)}]", g.kind,
-             c(_short(f"“{g.text}”" if g.kind == "quote" else g.text))]
+            [
+                _LABELS.get(g.status, g.status),
+                c(g.note),
+                f"[^{c(g.key)}]",
+                g.kind,
+                c(_short(f"“{g.text}”" if g.kind == "quote" else g.text)),
+            ]
             for g in report.grounding
         ]
         for line in _table(["STATUS", "NOTE", "KEY", "KIND", "TEXT"], rows):

@@ -12,10 +12,18 @@ def register(sub) -> None:
         description="Copy the bundled NATS/Synadia memo to a scratch folder in the user data dir, start the "
         "offline sandbox on a free loopback port and open the workbench on it. No network, no real keys.",
     )
-    p.add_argument("--keep", action="store_true", help="reopen the previous demo memo (notes, sources, rejections) "
-                   "instead of starting fresh")
-    p.add_argument("--dir", type=Path, default=None, metavar="DIR",
-                   help="where to put the demo memo (default: the user data dir's demo/ folder)")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="reopen the previous demo memo (notes, sources, rejections) instead of starting fresh",
+    )
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to put the demo memo (default: the user data dir's demo/ folder)",
+    )
     p.set_defaults(func=_demo)
 
 

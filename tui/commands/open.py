@@ -9,8 +9,14 @@ from core.errors import UserError
 
 def register(sub) -> None:
     p = sub.add_parser("open", help="open a memo in the workbench")
-    p.add_argument("dir", metavar="DIR", nargs="?", type=Path, default=Path("."),
-                   help="the memo folder (holds memo.yaml; default: the current folder)")
+    p.add_argument(
+        "dir",
+        metavar="DIR",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        help="the memo folder (holds memo.yaml; default: the current folder)",
+    )
     p.set_defaults(func=_open)
 
 
@@ -21,7 +27,9 @@ def _open(args) -> int:
     try:
         settings = load_settings()
     except ValueError as exc:  # a broken config.yaml or a bad SOURCEDESK_* value
-        raise UserError(f"the settings could not be read: {exc}",
-                        hint="fix the config file (`sourcedesk config path` shows where) or the environment") from None
+        raise UserError(
+            f"the settings could not be read: {exc}",
+            hint="fix the config file (`sourcedesk config path` shows where) or the environment",
+        ) from None
     SourcedeskApp(args.dir, settings=settings).run()
     return 0

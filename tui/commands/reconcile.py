@@ -26,7 +26,9 @@ from core.errors import UserError
 def register(sub) -> None:
     p = sub.add_parser("reconcile", help="check a draft's citations against a sources file")
     p.add_argument("draft", type=Path, metavar="DRAFT.md", help="markdown draft to reconcile")
-    p.add_argument("--sources", type=Path, required=True, metavar="SOURCES.json", help="ground-truth sources (JSON list)")
+    p.add_argument(
+        "--sources", type=Path, required=True, metavar="SOURCES.json", help="ground-truth sources (JSON list)"
+    )
     p.add_argument("--json", action="store_true", help='print {"text": …, "report": …} as JSON')
     p.add_argument(
         "--protect",
@@ -83,8 +85,10 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(result.text)
-    print(f"reconcile: {result.report.summary()}; {result.report.links_removed} unretrieved link(s) removed",
-          file=sys.stderr)
+    print(
+        f"reconcile: {result.report.summary()}; {result.report.links_removed} unretrieved link(s) removed",
+        file=sys.stderr,
+    )
     for warning in result.report.warnings:
         print(f"  warning: {warning.message}", file=sys.stderr)
     return 0

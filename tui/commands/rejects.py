@@ -46,10 +46,18 @@ def register(sub) -> None:
         verb = "take its sources out of" if name == "reject" else "put its sources back into"
         p = sub.add_parser(name, help=helptext, description=helptext + ".")
         p.add_argument("domain", metavar="DOMAIN", help="a domain or a URL (its host is used), e.g. kestra.com")
-        p.add_argument("--memo", metavar="DIR", type=Path,
-                       help=f"this memo's list (default: the memo in .); also {verb} its frozen source sets")
-        p.add_argument("--global", dest="global_", action="store_true",
-                       help=f"the list for every memo; with --memo DIR, also {verb} that memo's frozen source sets")
+        p.add_argument(
+            "--memo",
+            metavar="DIR",
+            type=Path,
+            help=f"this memo's list (default: the memo in .); also {verb} its frozen source sets",
+        )
+        p.add_argument(
+            "--global",
+            dest="global_",
+            action="store_true",
+            help=f"the list for every memo; with --memo DIR, also {verb} that memo's frozen source sets",
+        )
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
         p.set_defaults(func=_reject if name == "reject" else _unreject)
@@ -113,8 +121,11 @@ def _load(memo_dir: Path) -> LoadedMemo | None:
         return load_memo(memo_dir)
     except MemoError as exc:
         print(f"sourcedesk: warning: {exc.message}", file=sys.stderr)
-        print("sourcedesk: warning: the frozen source sets were not changed; once memo.yaml is fixed, "
-              "each section retrieves again on its next run", file=sys.stderr)
+        print(
+            "sourcedesk: warning: the frozen source sets were not changed; once memo.yaml is fixed, "
+            "each section retrieves again on its next run",
+            file=sys.stderr,
+        )
         return None
 
 
@@ -140,8 +151,10 @@ def _reject(args) -> int:
         added = GlobalStore().add_reject(domain, args.note)
         _say_rejected(domain, scope, memo_dir, added)
         if added:
-            print("Frozen source sets are not changed now: each memo's next run retrieves again without it "
-                  "(--memo DIR also takes its sources out of that memo's sets at once).")
+            print(
+                "Frozen source sets are not changed now: each memo's next run retrieves again without it "
+                "(--memo DIR also takes its sources out of that memo's sets at once)."
+            )
         return 0
     loaded = _load(memo_dir)
     settings = _settings() if loaded is not None else None
@@ -154,24 +167,31 @@ def _reject(args) -> int:
         from core.curation import on_domain, reject_domain
 
         before = {s.id: store.latest_source_set(s.id) for s in loaded.memo.sections}
-        result = reject_domain(loaded, store, domain, scope=scope, settings=settings,  # type: ignore[arg-type]
-                               global_store=global_store, note=args.note)
+        result = reject_domain(
+            loaded,
+            store,
+            domain,
+            scope=scope,
+            settings=settings,  # type: ignore[arg-type]
+            global_store=global_store,
+            note=args.note,
+        )
     _say_rejected(domain, scope, memo_dir, result.added)
     for sid, gone in result.removed.items():
         saved = result.saved[sid]
         print(f"  {_section_label(loaded, sid)}: removed from its frozen set ({before[sid].id} → {saved.id}):")
         for source in gone:
             print(_source_line(source.marker, source))
-    dropped_omitted = sum(
-        1 for sid in result.saved for o in before[sid].omitted if on_domain(o.source.url, domain)
-    )
+    dropped_omitted = sum(1 for sid in result.saved for o in before[sid].omitted if on_domain(o.source.url, domain))
     if dropped_omitted:
         print(f"  {dropped_omitted} source(s) from {domain} that the budget had left out were dropped too.")
     if result.removed:
         ids = sorted(result.removed, key=lambda sid: loaded.memo.section_index(sid))
         flags = " ".join(f"--section {sid}" for sid in ids)
-        print(f"The remaining sources were renumbered: `sourcedesk run {shlex.quote(str(memo_dir))} {flags}` "
-              "writes the notes from the curated sets.")
+        print(
+            f"The remaining sources were renumbered: `sourcedesk run {shlex.quote(str(memo_dir))} {flags}` "
+            "writes the notes from the curated sets."
+        )
     elif result.added:
         print(f"No frozen source set of this memo held a source from {domain}.")
     return 0
@@ -209,8 +229,14 @@ def _unreject(args) -> int:
 
         if scope not in rejected_scopes(store, global_store, args.domain):
             raise _not_rejected(shown, scope, memo_dir)
-        result = unreject_domain(loaded, store, args.domain, settings=settings,  # type: ignore[arg-type]
-                                 global_store=global_store, scope=scope)  # type: ignore[arg-type]
+        result = unreject_domain(
+            loaded,
+            store,
+            args.domain,
+            settings=settings,  # type: ignore[arg-type]
+            global_store=global_store,
+            scope=scope,
+        )  # type: ignore[arg-type]
         still = rejected_scopes(store, global_store, result.domain)
     _say_unrejected(result.domain, scope, memo_dir)
     if still:
@@ -225,8 +251,10 @@ def _unreject(args) -> int:
             print(_source_line(markers.get(source.url), source))
     refetch = sum(result.refetch.values())
     if refetch:
-        print(f"  {refetch} result(s) were excluded when retrieved and were never stored: "
-              f"`sourcedesk retrieve {shlex.quote(str(memo_dir))} --refresh` fetches them.")
+        print(
+            f"  {refetch} result(s) were excluded when retrieved and were never stored: "
+            f"`sourcedesk retrieve {shlex.quote(str(memo_dir))} --refresh` fetches them."
+        )
     return 0
 
 

@@ -109,8 +109,13 @@ def _section_doc(outcome) -> dict:
             for s in ss.sources
         ],
         "omitted": [
-            {"title": o.source.title, "host": _host(o.source), "url": o.source.url, "provider": o.source.provider,
-             "size": o.size}
+            {
+                "title": o.source.title,
+                "host": _host(o.source),
+                "url": o.source.url,
+                "provider": o.source.provider,
+                "size": o.size,
+            }
             for o in ss.omitted
         ],
         "namesakes": [{"host": r.host, "title": r.title, "url": r.url, "rule": r.rule} for r in ss.namesakes],
@@ -139,8 +144,7 @@ def _clean(text: object) -> str:
 def render_text(document: dict) -> str:
     lines: list[str] = []
     for sec in document["sections"]:
-        state = "reused frozen set" if sec["reused"] else (
-            "kept previous set" if sec["kept_previous"] else "retrieved")
+        state = "reused frozen set" if sec["reused"] else ("kept previous set" if sec["kept_previous"] else "retrieved")
         if sec["degraded"]:
             state += ", DEGRADED"
         lines.append(f"== {sec['section']}  [{sec['source_set_id'] or 'not saved'}]  {state}")

@@ -12,15 +12,26 @@ import json
 import sys
 from pathlib import Path
 
-COUNT_LABELS = (("verified", "verified"), ("retitled", "retitled"), ("substituted", "substituted"),
-                ("dropped", "dropped"), ("out_of_range", "out-of-range"), ("protected", "protected"))
+COUNT_LABELS = (
+    ("verified", "verified"),
+    ("retitled", "retitled"),
+    ("substituted", "substituted"),
+    ("dropped", "dropped"),
+    ("out_of_range", "out-of-range"),
+    ("protected", "protected"),
+)
 
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="retrieve, write, reconcile and save section notes")
     p.add_argument("dir", metavar="DIR", type=Path, help="the memo folder (holds memo.yaml)")
     p.add_argument(
-        "--section", "-s", dest="sections", metavar="ID", action="append", default=None,
+        "--section",
+        "-s",
+        dest="sections",
+        metavar="ID",
+        action="append",
+        default=None,
         help="run only this section (repeatable); default: every section",
     )
     p.add_argument("--refresh", action="store_true", help="retrieve again instead of reusing the frozen source sets")
@@ -41,10 +52,7 @@ def _line(outcome, memo_dir: Path) -> str:
     except ValueError:
         shown = outcome.note_path
     reused = " (frozen set reused)" if outcome.source_set_reused else ""
-    return (
-        f"{outcome.section}: {outcome.status} — {counts or 'no citations'}; "
-        f"${cost:.4f}{reused} → {shown}"
-    )
+    return f"{outcome.section}: {outcome.status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
 
 
 def _run(args) -> int:

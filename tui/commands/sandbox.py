@@ -21,7 +21,8 @@ def register(sub) -> None:
         help="run the offline Exa/Perplexity sandbox server",
         description="Serve Exa's /search and Perplexity's /chat/completions over the bundled corpus, "
         "on loopback, with optional latency and faults.",
-        epilog="Fault kinds: " + "; ".join(f"{k} = {v}" for k, v in FAULT_KINDS.items())
+        epilog="Fault kinds: "
+        + "; ".join(f"{k} = {v}" for k, v in FAULT_KINDS.items())
         + ". Spec: [exa:|writer:]KIND[*N] — *N fails only the next N requests, then recovers.",
     )
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -38,7 +39,9 @@ def register(sub) -> None:
         metavar="S",
         help=f"how long the 'timeout' fault holds a request (default {DEFAULT_HOLD_S:g})",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for the deterministic quirks (blank titles, 'null' facts…)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed for the deterministic quirks (blank titles, 'null' facts…)"
+    )
     p.add_argument(
         "--exa-rps",
         type=int,
@@ -105,7 +108,9 @@ def _run(args) -> int:
         raise UserError(str(exc), "Example: --fault exa:429*2 --fault writer:timeout") from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise UserError(f"port {args.port} is already in use.", "Pick another with --port N, or --port 0 for any free port.") from None
+            raise UserError(
+                f"port {args.port} is already in use.", "Pick another with --port N, or --port 0 for any free port."
+            ) from None
         raise UserError(f"could not start the sandbox: {exc.strerror or exc}") from None
     print("sourcedesk sandbox stopped.", file=sys.stderr)
     return 0

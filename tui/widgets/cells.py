@@ -10,7 +10,8 @@ are applied as spans afterwards.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from rich.text import Text
 
@@ -26,8 +27,10 @@ class Palette:
     """Colours taken from the active Textual theme, so cells follow the light/dark switch."""
 
     def __init__(self, theme: Any = None):
-        get = (lambda name, default: getattr(theme, name, None) or default) if theme is not None else (
-            lambda name, default: default
+        get = (
+            (lambda name, default: getattr(theme, name, None) or default)
+            if theme is not None
+            else (lambda name, default: default)
         )
         self.success = get("success", "green")
         self.warning = get("warning", "yellow")
@@ -83,7 +86,7 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     while sum(cells) < width:
         cells[cells.index(max(cells))] += 1
     bar = Text()
-    for n, style in zip(cells, (palette.success, palette.warning, palette.error)):
+    for n, style in zip(cells, (palette.success, palette.warning, palette.error), strict=False):
         bar.append("█" * n, style=style)
     bar.append(f" {verified}✓ {substituted}≈ {dropped}✗")
     return bar

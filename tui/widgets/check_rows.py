@@ -15,7 +15,8 @@ never markup.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from rich.text import Text
 
@@ -24,10 +25,19 @@ from store.redact import redact_text
 from tui.commands.check_urls import clean
 from tui.widgets.cells import Palette, block, plain
 
-COLUMNS = (("key", "Key", 5), ("check", "Check", 9), ("status", "Status", 15), ("what", "URL / text", 42),
-           ("detail", "Detail", 30))
-LABELS = {"soft_404": "soft 404", "unverified_403": "unverified 403", "blocked_private": "blocked (private)",
-          "not_found": "not found"}
+COLUMNS = (
+    ("key", "Key", 5),
+    ("check", "Check", 9),
+    ("status", "Status", 15),
+    ("what", "URL / text", 42),
+    ("detail", "Detail", 30),
+)
+LABELS = {
+    "soft_404": "soft 404",
+    "unverified_403": "unverified 403",
+    "blocked_private": "blocked (private)",
+    "not_found": "not found",
+}
 PROBLEMS = PROBLEM_URL_STATUSES | PROBLEM_GROUNDING_STATUSES
 UNDECIDED = frozenset({"unreachable", "error", "unverified_403", "paywall"})
 UNKNOWN = frozenset({"blocked_private", "skipped", "unverifiable"})
@@ -47,9 +57,9 @@ EXPLAIN = {
     "blocked_private": "a private, loopback or link-local address: not requested (allow_private_urls allows it).",
     "skipped": "not a web URL (a local file source): nothing to fetch.",
     "supported": "appears verbatim in the cited source's stored text "
-                 "(only whitespace, quote styles and dashes normalised).",
+    "(only whitespace, quote styles and dashes normalised).",
     "not_found": "the cited source's text is stored and this does not appear in it verbatim — "
-                 "check the figure or the quotation against the source.",
+    "check the figure or the quotation against the source.",
     "unverifiable": "no stored text for the cited source: it cannot be checked (which is not 'supported').",
 }
 

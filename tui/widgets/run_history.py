@@ -8,15 +8,23 @@ from older versions too, so every field is optional here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from rich.text import Text
 
 from tui.widgets.cells import Palette, plain
 
-COLUMNS = (("when", "When", 16), ("status", "Status", 10), ("set", "Source set", 30), ("counts", "Citations", 20),
-           ("cost", "Cost", 7), ("took", "Took", 6), ("note", "Note", 9))
+COLUMNS = (
+    ("when", "When", 16),
+    ("status", "Status", 10),
+    ("set", "Source set", 30),
+    ("counts", "Citations", 20),
+    ("cost", "Cost", 7),
+    ("took", "Took", 6),
+    ("note", "Note", 9),
+)
 COUNT_KEYS = (("verified", "✓"), ("substituted", "≈"), ("dropped", "✗"), ("out_of_range", "#"))
 
 
@@ -49,8 +57,12 @@ def counts_text(report: Mapping[str, Any]) -> str:
 
 
 def status_style(status: str, palette: Palette) -> str:
-    return {"ok": palette.success, "degraded": palette.warning, "failed": f"bold {palette.error}",
-            "cancelled": palette.dim}.get(status, "")
+    return {
+        "ok": palette.success,
+        "degraded": palette.warning,
+        "failed": f"bold {palette.error}",
+        "cancelled": palette.dim,
+    }.get(status, "")
 
 
 def row_cells(record: Mapping[str, Any], current_run: str | None, palette: Palette) -> tuple[Text, ...]:
@@ -120,8 +132,12 @@ def detail(record: Mapping[str, Any], current_run: str | None, palette: Palette)
     timings = record.get("timings") if isinstance(record.get("timings"), Mapping) else {}
     if timings:
         out.append("timings: ", style="dim")
-        out.append(", ".join(f"{k.removesuffix('_s')} {float(v):.2f}s" for k, v in timings.items()
-                             if isinstance(v, (int, float))) + "\n")
+        out.append(
+            ", ".join(
+                f"{k.removesuffix('_s')} {float(v):.2f}s" for k, v in timings.items() if isinstance(v, (int, float))
+            )
+            + "\n"
+        )
     warnings = outcome.get("warnings") or []
     if warnings:
         out.append("\nwarnings\n", style="bold")

@@ -77,7 +77,9 @@ def source_rows(source_set: SourceSet | None) -> list[SourceRow]:
     if source_set is None:
         return []
     rows = [SourceRow(f"kept:{i}", "kept", source=s, size=s.size) for i, s in enumerate(source_set.sources)]
-    rows += [SourceRow(f"omitted:{i}", "omitted", source=o.source, size=o.size) for i, o in enumerate(source_set.omitted)]
+    rows += [
+        SourceRow(f"omitted:{i}", "omitted", source=o.source, size=o.size) for i, o in enumerate(source_set.omitted)
+    ]
     rows += [SourceRow(f"namesake:{i}", "namesake", removed=r) for i, r in enumerate(source_set.namesakes)]
     rows += [SourceRow(f"excluded:{i}", "excluded", removed=r) for i, r in enumerate(source_set.excluded)]
     return rows
@@ -128,7 +130,11 @@ def _state_text(row: SourceRow, palette: Palette) -> Text:
 
 def row_cells(row: SourceRow, source_set: SourceSet, palette: Palette) -> list[Text]:
     source = row.source
-    marker = Text(source.marker or "—", style="bold") if source is not None and row.kind == "kept" else Text("—", style="dim")
+    marker = (
+        Text(source.marker or "—", style="bold")
+        if source is not None and row.kind == "kept"
+        else Text("—", style="dim")
+    )
     date = (source.published_date or "")[:10] if source is not None else ""
     provider = source.provider if source is not None else ""
     title = source_label(row.title, row.host)
