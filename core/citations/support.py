@@ -45,6 +45,7 @@ VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
 SUPPORTED_MIN = 0.55
 PARTIAL_MIN = 0.15
 SUBSTITUTION_MARGIN = 0.125
+MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 MAX_EVIDENCE_CHARS = 400
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
@@ -376,27 +377,30 @@ class SupportScorer:
             return Verdict(UNCHECKED, 0.0, None, "the source has no stored text beyond its title")
         if not claim.checkable:
             return Verdict(UNCHECKED, 0.0, None, "the claim has nothing to check")
-        score, best = self._best_passages(claim, ev)
+        score, best, matched = self._best_passages(claim, ev)
         evidence = _excerpt(" ".join(ev.passages[i].text for i in best)) if best else None
         missing = [f for f in claim.figures if not found_in(f, ev.figures, ev.numbers)]
         window = [f for i in best for f in ev.passages[i].figures]
         for f in missing:
-            other = next((g for g in window if same_quantity(f, g) and not matches(f, g)), None)
-            if other is not None:
+            conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g)]
+            if conflicting:
+                other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
         absent = [name for name, t in claim.names if not t <= ev.terms]
         complete = not missing and not absent
-        if score >= self.supported_min and complete:
+        # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
+        substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
+        if score >= self.supported_min and complete and substantial:
             return Verdict(SUPPORTED, score, evidence, complete=True)
         why = "; ".join([f"{f.text} not in the source" for f in missing] + [f"{n} not in the source" for n in absent])
         if score >= self.partial_min:
             return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
 
-    def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int]]:
+    def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
         """The claim's best passage — one sentence, two adjacent ones of a field, or a sentence with
-        the title — and the rarity-weighted share of the claim's terms it holds."""
+        the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
         weights = self.weights(claim)
         core_total = sum(weights[t] for t in claim.terms)
         hits: dict[int, set[str]] = {}
@@ -412,10 +416,10 @@ class SupportScorer:
         if not hits:
             for i, p in enumerate(ev.passages):  # a claim that is only a figure: the passage stating it
                 if any(matches(f, g) for f in claim.figures for g in p.figures):
-                    return 0.0, [i]
-            return 0.0, []
+                    return 0.0, [i], 0
+            return 0.0, [], 0
         title = next((i for i in hits if ev.passages[i].field == "title"), None)
-        best, where = -1.0, [min(hits)]
+        best, where, count = -1.0, [min(hits)], 0
         for i in sorted(hits):
             found = hits[i]
             windows = [([i], found)]
@@ -427,8 +431,8 @@ class SupportScorer:
             for span, terms_found in windows:
                 value = score(terms_found)
                 if value > best + 1e-9:
-                    best, where = value, span
-        return best, where
+                    best, where, count = value, span, len(terms_found & claim.terms)
+        return best, where, count
 
     def rank(self, claim: Claim, candidates: Iterable[int]) -> list[tuple[Verdict, int]]:
         """Verdicts for the candidates that could support the claim, best first.
@@ -475,6 +479,13 @@ class SupportScorer:
             whole = core_total + ctx.get(i, 0.0)
             out[i] = (core.get(i, 0.0) + ctx.get(i, 0.0)) / whole if whole > 0 else 0.0
         return out
+
+
+def _distance(a: Figure, b: Figure) -> float:
+    """How far apart two figures of one quantity are (the closest one is the one a claim got wrong)."""
+    if isinstance(a.value, float) and isinstance(b.value, float) and a.value > 0 and b.value > 0:
+        return abs(math.log(a.value / b.value))
+    return 0.0
 
 
 def _amount_bin(value: float) -> int:
