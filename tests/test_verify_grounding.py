@@ -74,6 +74,7 @@ def test_items_bind_to_the_citation_of_their_sentence_and_uncited_sentences_bind
         (("E3",), "50%"),
         (("E3",), "$10M"),  # after the last marker of its sentence: that marker's
         (("E1", "E2"), "$25M"),  # a cluster
+        ((), "140 percent"),  # uncited: grounded against the whole frozen set, bound to no citation
     }
 
 

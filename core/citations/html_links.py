@@ -56,6 +56,7 @@ URL_ATTRIBUTES = frozenset(
     }
 )
 _LISTS = frozenset({"srcset", "imagesrcset"})
+_RAW_TEXT = frozenset({"script", "style", "textarea", "title"})
 _SPACED = frozenset({"ping", "archive"})
 # A web URL written anywhere inside a value: schemes with any run of slashes/backslashes, or //host.
 _EMBEDDED = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:])[/\\]{2}(?=[\w-]+\.))[^\s\"'<>()]+")
@@ -89,6 +90,8 @@ class _Tokenizer(HTMLParser):
         self.source = source
         self.lines = [0] + [m.end() for m in re.finditer("\n", source)]
         self.scan = HtmlScan()
+        self._raw: str | None = None  # inside <script>/<style>: their content is code, not text
+        self._closing = False
 
     def _offset(self) -> int:
         line, col = self.getpos()
@@ -98,10 +101,25 @@ class _Tokenizer(HTMLParser):
         raw = self.get_starttag_text() or ""
         start = self._offset()
         self.scan.tags.append(Tag(tag, start, start + len(raw), tuple(_attributes(raw, start))))
+        if tag in _RAW_TEXT:
+            self._raw = tag
 
-    handle_startendtag = handle_starttag
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        raw = self.get_starttag_text() or ""
+        start = self._offset()
+        self.scan.tags.append(Tag(tag, start, start + len(raw), tuple(_attributes(raw, start))))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._raw:
+            self._raw = None
+
+    def close(self) -> None:
+        self._closing = True  # what is left now is an unclosed comment, tag or declaration
+        super().close()
 
     def handle_data(self, data: str) -> None:
+        if self._raw is not None or self._closing or data.lstrip().startswith("<"):
+            return  # script/style content, or an unclosed comment or tag: not text a reader sees
         start = self._offset()
         if self.scan.text and self.scan.text[-1][1] == start:
             self.scan.text[-1] = (self.scan.text[-1][0], start + len(data))
