@@ -180,6 +180,7 @@ def _authority_host(prepared: str) -> str:
     return hostport.partition(":")[0]
 
 
+@lru_cache(maxsize=16384)
 def host_of(url_or_host: str | None) -> str | None:
     """The canonical host of a URL or bare host name ("https://Docs.Cresta.com/x" → "docs.cresta.com")."""
     if not url_or_host:

@@ -252,6 +252,7 @@ def _cjk_boundary(text: str, i: int) -> bool:
     return not text[i - 1].isascii() and not text[i - 1].isdigit()
 
 
+@lru_cache(maxsize=8192)
 def plain_numbers(text: str) -> frozenset[float]:
     """Every number written in ``text`` (after digit normalisation), for counts matched against
     facts and tables that give a bare value (``employees: 350``)."""

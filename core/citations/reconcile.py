@@ -137,13 +137,19 @@ class _Decider:
         self.position = {id(s): i for i, s in enumerate(self.candidates)}
         self.scorer = SupportScorer([Evidence.build(s.evidence_fields()) for s in self.candidates], subject)
         self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
+        self._claims: dict[int, Claim] = {}  # marker → its claim
 
     def claim(self, occ: int) -> Claim:
         """The claim a marker binds to (a table cell's labels as context); a clause with nothing
         to check falls back to its sentence."""
-        context = self.claims.context(occ)
-        claim = self.scorer.claim(self.claims.clause(occ), context)
-        return claim if claim.checkable else self.scorer.claim(self.claims.sentence(occ), context)
+        found = self._claims.get(occ)
+        if found is None:
+            context = self.claims.context(occ)
+            found = self.scorer.claim(self.claims.clause(occ), context)
+            if not found.checkable:
+                found = self.scorer.claim(self.claims.sentence(occ), context)
+            self._claims[occ] = found
+        return found
 
     def claim_text(self, occ: int) -> str:
         context, claim = self.claims.context(occ), self.claim(occ).text

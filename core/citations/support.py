@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from core.citations.figures import Figure, figures, found_in, matches, plain_numbers, same_quantity
 from core.citations.tokens import normalise_text, term_set, terms
@@ -48,9 +49,27 @@ SUBSTITUTION_MARGIN = 0.125
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 MAX_EVIDENCE_CHARS = 400
+# Which kinds of evidence figure can state a claim figure of a kind (see ``figures.matches``).
+_COMPARABLE = {
+    "money": ("money", "number"),
+    "number": ("money", "number"),
+    "count": ("count", "number"),
+    "year": ("year", "date"),
+}
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
-_CLAUSE_START = re.compile(r"(?:^|[.!?;:]\s+|[\"“‘(\[]\s*)$")
+_CLAUSE_OPENERS = ".!?;:。！？\n"
+
+
+def _opens_clause(text: str, i: int) -> bool:
+    """Whether position ``i`` starts the text, a sentence or a clause (a capitalised word there may
+    be an ordinary word); opening quotes and brackets are skipped over."""
+    j = i - 1
+    while j >= 0 and text[j] in " \t\"'“‘«([*_":
+        j -= 1
+    return j < 0 or text[j] in _CLAUSE_OPENERS
+
+
 # "According to Wikipedia, …", "as reported by Reuters": the name of the source, not of the fact.
 _ATTRIBUTION = re.compile(r"(?i)(?:according\s+to|as\s+reported\s+by|reported\s+by|per)\s+(?:the\s+)?$")
 # Capitalised words that name no one: calendar words, titles, currencies, legal forms.
@@ -187,6 +206,13 @@ class Evidence:
     numbers: frozenset[float] = frozenset()
     has_text: bool = False  # something beyond a title
     postings: dict[str, list[int]] = field(default_factory=dict)
+    by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
+
+    def states(self, figure: Figure) -> bool:
+        """Whether this source states the claim figure (checked only against figures that could)."""
+        kinds = _COMPARABLE.get(figure.kind, (figure.kind,))
+        candidates = tuple(f for k in kinds for f in self.by_kind.get(k, ()))
+        return found_in(figure, candidates, self.numbers)
 
     @classmethod
     def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
@@ -212,6 +238,10 @@ class Evidence:
                 figs += p.figures
                 numbers |= plain_numbers(chunk)
         ev.terms, ev.figures, ev.numbers = frozenset(all_terms), tuple(figs), frozenset(numbers)
+        kinds: dict[str, list[Figure]] = {}
+        for f in figs:
+            kinds.setdefault(f.kind, []).append(f)
+        ev.by_kind = {k: tuple(v) for k, v in kinds.items()}
         return ev
 
 
@@ -271,13 +301,15 @@ def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[t
         if not word[:1].isupper() or word.lower() in _GENERIC:
             flush()
             continue
-        opening = not run and _CLAUSE_START.search(norm[: m.start()]) is not None
+        opening = not run and _opens_clause(norm, m.start())
         if opening and not (term_set(word) & proper):
             continue
         if not run and _ATTRIBUTION.search(norm[max(0, m.start() - 30) : m.start()]):
             pos = skip_until = _skip_name(norm, m.end())
             continue
         run.append(word)
+        if m.group().endswith(".") and (m.end() >= len(norm) or norm[m.end()].isspace()):
+            flush()  # "… Priya Raman. Sequoia …": the full stop ends the name
     flush()
     return [(name, t) for name, t in out if t]
 
@@ -295,11 +327,18 @@ def proper_terms(texts: Iterable[str]) -> frozenset[str]:
     """Terms written capitalised mid-sentence somewhere in ``texts`` (known names)."""
     found: set[str] = set()
     for text in texts:
-        norm = normalise_text(text)
-        for m in _CAPITALISED.finditer(norm):
-            word = m.group()
-            if word[:1].isupper() and m.start() > 0 and not _CLAUSE_START.search(norm[: m.start()]):
-                found |= term_set(word)
+        found |= _proper_in(text)
+    return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def _proper_in(text: str) -> frozenset[str]:
+    norm = normalise_text(text)
+    found: set[str] = set()
+    for m in _CAPITALISED.finditer(norm):
+        word = m.group()
+        if word[:1].isupper() and not _opens_clause(norm, m.start()):
+            found |= term_set(word)
     return frozenset(found)
 
 
@@ -379,7 +418,7 @@ class SupportScorer:
             return Verdict(UNCHECKED, 0.0, None, "the claim has nothing to check")
         score, best, matched = self._best_passages(claim, ev)
         evidence = _excerpt(" ".join(ev.passages[i].text for i in best)) if best else None
-        missing = [f for f in claim.figures if not found_in(f, ev.figures, ev.numbers)]
+        missing = [f for f in claim.figures if not ev.states(f)]
         window = [f for i in best for f in ev.passages[i].figures]
         for f in missing:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g)]
@@ -454,7 +493,7 @@ class SupportScorer:
                 i
                 for i in pool
                 if i in stating
-                and all(found_in(f, self.evidence[i].figures, self.evidence[i].numbers) for f in claim.figures)
+                and all(self.evidence[i].states(f) for f in claim.figures)
                 and all(t <= self.evidence[i].terms for _, t in claim.names)
             ]
         else:

@@ -327,5 +327,7 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def term_set(text: str) -> frozenset[str]:
+    """The distinct terms of ``text`` (cached: a run scores the same passages and claims many times)."""
     return frozenset(terms(text))
