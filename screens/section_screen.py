@@ -353,7 +353,7 @@ class SectionScreen(SectionActions, Screen[None]):
                 support = str(cite.get("support") or "")
                 support_cell = Text(support, style=support_styles.get(support, ""))
                 if cite.get("weak"):
-                    support_cell = Text(f"weak: {support}", style=f"bold {palette.error}")
+                    support_cell = Text("weak", style=f"bold {palette.error}")  # retrieved, but unsupported
                 score = cite.get("score")
                 table.add_row(
                     plain(cite.get("key")),

@@ -342,3 +342,58 @@ def test_an_indented_continuation_is_still_part_of_its_definition():
     draft = "NATS is fast.[^1]\n\n[^1]: https://nats.io/about\n    more about the page\n"
     result = run(draft)
     assert "more about the page" not in result.body and not any("no blank line" in w for w in warnings(result))
+
+
+# -- raw HTML read with a real tokenizer, and a draft's front matter -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "kept"),
+    [
+        ('<img src="https://evil.io/p.png" alt="chart">', '<img alt="chart">'),
+        ('<img srcset="https://nats.io/about 1x, https://evil.io/b.png 2x">', "<img>"),
+        ("<script src=//cdn.evil.io/x.js></script>", "<script></script>"),
+        (
+            '<form action="https://collect.evil.io/s"><button formaction="//c.evil.io/go">Go</button></form>',
+            "<form><button>Go</button></form>",
+        ),
+        (
+            '<video poster="https://evil.io/p.jpg" src="https://nats.io/download"></video>',
+            '<video src="https://nats.io/download"></video>',
+        ),
+        ('<blockquote cite="https://evil.io/q">Said so.</blockquote>', "<blockquote>Said so.</blockquote>"),
+        ('<a href="&#104;ttps://evil.io/e">about</a>', "<a>about</a>"),
+        ('<a href="https:\\\\evil.io\\z">about</a>', "<a>about</a>"),
+        ('<meta http-equiv="refresh" content="0; url=https://evil.io/r">', '<meta http-equiv="refresh">'),
+        ('<div data-href="https://evil.io/d">x</div>', "<div>x</div>"),
+    ],
+)
+def test_every_url_bearing_attribute_in_an_html_block_is_screened(html, kept):
+    result = run(f"NATS is open source. [^E1]\n\n{html}\n")
+    assert result.body == f"NATS is open source. [^E1]\n\n{kept}\n"
+    assert "evil.io" not in result.text and result.report.links_removed >= 1
+
+
+def test_inline_html_attributes_are_screened_and_the_tag_text_stays():
+    result = run('NATS is <a href="//evil.io/x" title="t">open source</a> software. [^E1]\n')
+    assert result.body == 'NATS is <a title="t">open source</a> software. [^E1]\n'
+    assert "removed //evil.io/x (never retrieved)" in warnings(result)
+
+
+def test_a_marker_in_an_html_block_is_reconciled_and_never_left_orphaned():
+    draft = (
+        "<p>NATS is an open source messaging system [^1]</p>\n\n[^1]: [About](https://nats.io/about/?utm_source=x)\n"
+    )
+    result = run(draft)
+    assert result.body == "<p>NATS is an open source messaging system [^E1]</p>\n"
+    dropped = run("<p>Kestra bakes bread [^1]</p>\n\n[^1]: https://invented.io/k\n")
+    assert dropped.body == "<p>Kestra bakes bread</p>\n" and "[^1]" not in dropped.text
+
+
+def test_a_drafts_front_matter_is_screened():
+    draft = (
+        "---\ntitle: Draft\nsource: https://fabricated.io/x\nhome: https://nats.io/about\n---\nNATS is fast. [^E1]\n"
+    )
+    result = run(draft)
+    assert "fabricated.io" not in result.text and "https://nats.io/about" in result.text
+    assert "removed https://fabricated.io/x (never retrieved)" in warnings(result)

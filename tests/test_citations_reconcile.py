@@ -547,3 +547,33 @@ def test_a_draft_cut_off_inside_a_code_fence_does_not_swallow_the_sources():
     result = reconcile("Weather [3].\n\n```python\nprint('cut off", SOURCES)
     assert result.text.startswith("Weather. [^1]\n\n```python\nprint('cut off\n```\n\n## Sources (web search)\n")
     assert reconcile(result.text, SOURCES).text == result.text
+
+
+# -- support, weak citations and uncited claims ---------------------------------------------------
+
+
+def test_a_verified_citation_that_does_not_support_its_claim_keeps_its_url_and_is_weak():
+    result = reconcile("JetStream is the persistence layer built into the NATS server. [^E4]\n", SOURCES)
+    r = row(result, "E4")
+    assert r["status"] == "verified" and r["resolved_url"] == "https://nats.io/community"
+    assert r["support"] == "unsupported" and r["weak"] is True
+    assert "[^E4]: [Community](https://nats.io/community)" in result.text  # retrieved: it stays
+    assert any(w.startswith("weak citation [^E4]") for w in result.report.to_json()["warnings"])
+    right = row(reconcile("JetStream is the persistence layer built into the NATS server. [^E3]\n", SOURCES), "E3")
+    assert right["support"] == "supported" and right["weak"] is False
+    assert right["evidence"] == "JetStream is the persistence layer built into the NATS server."
+
+
+def test_uncited_claims_are_figures_quotations_and_table_rows_without_a_marker():
+    draft = (
+        'The CEO called it "the future of edge messaging". NATS is fast. [^E1]\n\n'
+        "Revenue doubled in 2023.\n\n"
+        "| Year | Revenue |\n|---|---|\n| 2022 | $4M |\n| 2023 | $8M [^E2] |\n\n"
+        "# Founded in 2017\n"
+    )
+    uncited = [(u.claim, u.reason) for u in reconcile(draft, SOURCES).report.uncited]
+    assert uncited == [
+        ('The CEO called it "the future of edge messaging".', "a quotation with no citation"),
+        ("Revenue doubled in 2023.", "states 2023 with no citation"),
+        ("2022 | $4M", "states 2022 with no citation"),
+    ]  # a cited table row and a heading are not listed

@@ -426,3 +426,9 @@ def test_fuzz_mutated_valid_memos(tmp_path, data):
 @given(cut=st.integers(0, len(DESIGN_SAMPLE)), junk=YAMLISH)
 def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):
     _must_be_memo_or_memo_error(tmp_path / "memo.yaml", DESIGN_SAMPLE[:cut] + junk + DESIGN_SAMPLE[cut:])
+
+
+def test_one_marker_per_source_per_paragraph_is_an_opt_in_setting(tmp_path):
+    assert load_memo(_write(tmp_path, DESIGN_SAMPLE)).memo.settings.one_marker_per_source_per_paragraph is False
+    on = DESIGN_SAMPLE.replace("sections:\n", "settings: {one-marker-per-source-per-paragraph: true}\nsections:\n", 1)
+    assert load_memo(_write(tmp_path / "on", on)).memo.settings.one_marker_per_source_per_paragraph is True
