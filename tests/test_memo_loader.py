@@ -431,4 +431,4 @@ def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):
 def test_one_marker_per_source_per_paragraph_is_an_opt_in_setting(tmp_path):
     assert load_memo(_write(tmp_path, DESIGN_SAMPLE)).memo.settings.one_marker_per_source_per_paragraph is False
     on = DESIGN_SAMPLE.replace("sections:\n", "settings: {one-marker-per-source-per-paragraph: true}\nsections:\n", 1)
-    assert load_memo(_write(tmp_path / "on", on)).memo.settings.one_marker_per_source_per_paragraph is True
+    assert load_memo(_write(tmp_path, on)).memo.settings.one_marker_per_source_per_paragraph is True
