@@ -176,3 +176,18 @@ def test_tidy_errors_are_clean(tmp_path, capsys):
     assert "missing.md: no such file" in capsys.readouterr().err
     assert main(["tidy", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_reconcile_json_carries_support_weak_and_uncited(files, capsys):
+    draft, sources = files
+    draft.write_text(
+        "NATS is a messaging system. [^E1] Weather in 2023 was wild.\n\nSynadia raised $25M in a Series A. [^x]\n\n"
+        "[^x]: [Invented](https://synadia.com/news/invented)\n",
+        encoding="utf-8",
+    )
+    assert main(["reconcile", str(draft), "--sources", str(sources), "--json", "--subject", "Synadia"]) == 0
+    report = json.loads(capsys.readouterr().out)["report"]
+    by_key = {c["key"]: c for c in report["citations"]}
+    assert by_key["x"]["status"] == "substituted" and by_key["x"]["support"] == "supported"
+    assert by_key["x"]["evidence"] and by_key["E1"]["weak"] is False
+    assert report["uncited"] == [{"claim": "Weather in 2023 was wild.", "reason": "states 2023 with no citation"}]
