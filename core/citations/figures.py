@@ -171,6 +171,18 @@ class Figure:
     end: int = 0
 
 
+def amount(f: Figure) -> float:
+    """The value of a money, number, count, percent or year figure (0.0 for the others)."""
+    return float(f.value) if isinstance(f.value, (int, float)) else 0.0
+
+
+def date_of(f: Figure) -> tuple[int, int, int]:
+    """(year, month, day) of a date figure, 0 where unknown; a year figure is (year, 0, 0)."""
+    if isinstance(f.value, tuple):
+        return f.value
+    return (int(amount(f)), 0, 0)
+
+
 def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
@@ -271,19 +283,17 @@ def matches(claim: Figure, other: Figure) -> bool:
             return False
         if claim.unit and other.unit and claim.unit != other.unit:
             return False
-        return _close(float(claim.value), float(other.value))  # type: ignore[arg-type]  # money/number values are floats
+        return _close(amount(claim), amount(other))
     if kind == "year":
-        if other.kind == "year":
-            return claim.value == other.value
-        return other.kind == "date" and float(other.value[0]) == claim.value  # type: ignore[index]  # dates are tuples
+        return other.kind in ("year", "date") and date_of(other)[0] == int(amount(claim))
     if kind == "date":
         if other.kind != "date":
             return False
-        cy, cm, cd = claim.value  # type: ignore[misc]  # dates are (y, m, d)
-        oy, om, od = other.value  # type: ignore[misc]
+        cy, cm, cd = date_of(claim)
+        oy, om, od = date_of(other)
         return cy == oy and cm == om and (cd == 0 or cd == od)
     if kind == "count":
-        return other.kind in ("count", "number") and _close(float(claim.value), float(other.value))  # type: ignore[arg-type]
+        return other.kind in ("count", "number") and _close(amount(claim), amount(other))
     return other.kind == kind and other.value == claim.value
 
 
@@ -303,5 +313,5 @@ def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[flo
     if any(matches(claim, f) for f in evidence):
         return True
     if claim.kind == "count":
-        return any(_close(float(claim.value), n) for n in numbers)  # type: ignore[arg-type]  # counts are floats
+        return any(_close(amount(claim), n) for n in numbers)
     return False

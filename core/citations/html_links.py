@@ -19,11 +19,11 @@ HTML (``<p>… [^1]</p>``) are found and reconciled like any other.
 from __future__ import annotations
 
 import html
+import html.parser
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from html.parser import attrfind_tolerant as _ATTRIBUTE  # the tokenizer's own attribute syntax
 
 from core.citations.parse import is_web_url
 
@@ -58,6 +58,8 @@ URL_ATTRIBUTES = frozenset(
 _LISTS = frozenset({"srcset", "imagesrcset"})
 _RAW_TEXT = frozenset({"script", "style", "textarea", "title"})
 _SPACED = frozenset({"ping", "archive"})
+# The tokenizer's own attribute syntax (not in the type stubs, so read from the module).
+_ATTRIBUTE: re.Pattern[str] = vars(html.parser)["attrfind_tolerant"]
 # A web URL written anywhere inside a value: schemes with any run of slashes/backslashes, or //host.
 _EMBEDDED = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:])[/\\]{2}(?=[\w-]+\.))[^\s\"'<>()]+")
 

@@ -117,18 +117,18 @@ def _html_edits(
     """Screen the HTML in ``source[start:end]``: attributes by the tokenizer, bare URLs in its text."""
     edits: list[Edit] = []
     fragment = source[start:end]
-    for e in screen_html(fragment, allowed, exact):
-        edits.append(Edit(start + e.start, start + e.end, e.text))
-        for url in e.removed:
-            screen.removed.append(RemovedLink(url, kind="html", position=start + e.start))
-    taken = [(e.start, e.end) for e in edits]
-    for s, e in find_bare_urls(source, start, end):
-        if any(a <= s < b for a, b in taken):
+    for change in screen_html(fragment, allowed, exact):
+        edits.append(Edit(start + change.start, start + change.end, change.text))
+        for url in change.removed:
+            screen.removed.append(RemovedLink(url, kind="html", position=start + change.start))
+    taken = [(edit.start, edit.end) for edit in edits]
+    for a, b in find_bare_urls(source, start, end):
+        if any(x <= a < y for x, y in taken):
             continue
-        url = comparable(source[s:e])
+        url = comparable(source[a:b])
         if not allowed(url):
-            edits.append(Edit(s, e, ""))
-            screen.removed.append(RemovedLink(url, kind="html", position=s))
+            edits.append(Edit(a, b, ""))
+            screen.removed.append(RemovedLink(url, kind="html", position=a))
     return edits
 
 

@@ -231,8 +231,8 @@ class ClaimIndex:
             for bi, b in enumerate(self.doc.blocks):
                 if b.cell and b.table is not None:
                     self._cells[(b.table, b.row, b.col)] = bi
-        bi = self._cells.get((table, row, col))
-        if bi is None:
+        found = self._cells.get((table, row, col))
+        if found is None:
             return ""
-        idx = self.index(bi)
+        idx = self.index(found)
         return idx.claim_text(0, len(idx.content))

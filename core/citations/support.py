@@ -36,7 +36,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from core.citations.figures import Figure, figures, found_in, matches, plain_numbers, same_quantity
+from core.citations.figures import (
+    Figure,
+    amount,
+    date_of,
+    figures,
+    found_in,
+    matches,
+    plain_numbers,
+    same_quantity,
+)
 from core.citations.tokens import normalise_text, term_set, terms
 
 SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
@@ -385,8 +394,8 @@ class SupportScorer:
             for f in ev.figures:
                 for key in _figure_keys(f):
                     self._figures_at.setdefault(key, set()).add(i)
-            for n in ev.numbers:
-                self._figures_at.setdefault(("amount", _amount_bin(n)), set()).add(i)
+            for number in ev.numbers:
+                self._figures_at.setdefault(("amount", _amount_bin(number)), set()).add(i)
 
     def idf(self, term: str) -> float:
         return math.log(1.0 + (self._n + 1) / (self._df.get(term, 0) + 0.5))
@@ -522,9 +531,8 @@ class SupportScorer:
 
 def _distance(a: Figure, b: Figure) -> float:
     """How far apart two figures of one quantity are (the closest one is the one a claim got wrong)."""
-    if isinstance(a.value, float) and isinstance(b.value, float) and a.value > 0 and b.value > 0:
-        return abs(math.log(a.value / b.value))
-    return 0.0
+    x, y = amount(a), amount(b)
+    return abs(math.log(x / y)) if x > 0 and y > 0 else 0.0
 
 
 def _amount_bin(value: float) -> int:
@@ -535,9 +543,9 @@ def _amount_bin(value: float) -> int:
 def _figure_keys(f: Figure) -> list[tuple[str, object]]:
     """Coarse keys under which a figure of the evidence is indexed."""
     if f.kind in ("money", "number", "count"):
-        return [("amount", _amount_bin(float(f.value)))]  # type: ignore[arg-type]  # amounts are floats
+        return [("amount", _amount_bin(amount(f)))]
     if f.kind == "date":
-        y, m, _ = f.value  # type: ignore[misc]  # dates are (y, m, d)
+        y, m, _ = date_of(f)
         return [("date", (y, m)), ("year", float(y))]
     return [(f.kind, f.value)]
 
@@ -545,10 +553,10 @@ def _figure_keys(f: Figure) -> list[tuple[str, object]]:
 def _lookup_keys(f: Figure) -> list[tuple[str, object]]:
     """Keys where evidence that could state the claim figure ``f`` is indexed (then checked exactly)."""
     if f.kind in ("money", "number", "count"):
-        b = _amount_bin(float(f.value))  # type: ignore[arg-type]  # amounts are floats
+        b = _amount_bin(amount(f))
         return [("amount", b - 1), ("amount", b), ("amount", b + 1)]
     if f.kind == "date":
-        y, m, _ = f.value  # type: ignore[misc]  # dates are (y, m, d)
+        y, m, _ = date_of(f)
         return [("date", (y, m))]
     return [(f.kind, f.value)]
 
@@ -568,9 +576,11 @@ def clear_winner(
     return winner if winner[0].score - runner_up >= margin else None
 
 
-def supports_text(claim: str, passage: str, **thresholds: float) -> Verdict:
+def supports_text(
+    claim: str, passage: str, *, supported_min: float = SUPPORTED_MIN, partial_min: float = PARTIAL_MIN
+) -> Verdict:
     """One claim against one passage of text, the passage being its own ground truth (benchmarks)."""
-    scorer = SupportScorer([Evidence.build([("text", passage)])], **thresholds)
+    scorer = SupportScorer([Evidence.build([("text", passage)])], supported_min=supported_min, partial_min=partial_min)
     return scorer.judge(scorer.claim(claim), 0)
 
 

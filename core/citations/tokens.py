@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
-import Stemmer
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
 STOPWORDS = frozenset(
     [
@@ -260,7 +261,7 @@ _ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\
 _ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ؤ": "و", "ئ": "ي"})
 DIGITS = str.maketrans({**{chr(0x660 + i): str(i) for i in range(10)}, **{chr(0x6F0 + i): str(i) for i in range(10)}})
 
-_STEMMERS = {name: Stemmer.Stemmer(name) for name in ("english", "russian", "greek", "arabic")}
+_STEMMERS: dict[str, Any] = {name: Stemmer.Stemmer(name) for name in ("english", "russian", "greek", "arabic")}
 
 
 def normalise_text(text: str) -> str:
@@ -271,7 +272,7 @@ def normalise_text(text: str) -> str:
     return text
 
 
-def _stemmer_for(word: str) -> Stemmer.Stemmer | None:
+def _stemmer_for(word: str) -> Any:
     ch = word[0]
     if ch < "\u0250":
         return _STEMMERS["english"]
@@ -290,7 +291,7 @@ def stem(word: str) -> str:
     if word.endswith(("'s", "’s")):
         word = word[:-2]
     stemmer = _stemmer_for(word)
-    return stemmer.stemWord(word) if stemmer is not None else word
+    return str(stemmer.stemWord(word)) if stemmer is not None else word
 
 
 def _bigrams(run: str) -> list[str]:
