@@ -397,3 +397,12 @@ def test_a_drafts_front_matter_is_screened():
     result = run(draft)
     assert "fabricated.io" not in result.text and "https://nats.io/about" in result.text
     assert "removed https://fabricated.io/x (never retrieved)" in warnings(result)
+
+
+def test_credentials_in_html_text_and_front_matter_never_reach_the_note():
+    result = run(
+        "---\nhome: https://ed:pw@nats.io/about\n---\n<div>See https://ed:pw@nats.io/about now</div>\n\n"
+        "NATS is fast. [^E1]\n"
+    )
+    assert "pw@" not in result.text
+    assert result.text.count("https://nats.io/about") >= 3  # front matter, HTML text and the definition

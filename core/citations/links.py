@@ -36,6 +36,7 @@ definitions such a link goes through, and the writer's own footnote definitions
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
@@ -129,19 +130,26 @@ def _html_edits(
         if not allowed(url):
             edits.append(Edit(a, b, ""))
             screen.removed.append(RemovedLink(url, kind="html", position=a))
+        elif exact is not None and (to := exact(url)) is not None and to != source[a:b]:
+            edits.append(Edit(a, b, html.escape(to, quote=False)))  # the URL retrieval returned, never a variant
     return edits
 
 
-def _front_matter(doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen) -> None:
-    """A draft's YAML front matter is text a renderer may show or a tool may follow: no unretrieved URL in it."""
+def _front_matter(
+    doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen, exact: Exact | None = None
+) -> None:
+    """A draft's YAML front matter is text a renderer may show or a tool may follow: no unretrieved URL in
+    it, and a retrieved one as retrieval returned it."""
     if doc.front_matter is None:
         return
     start, end = doc.line_span(*doc.front_matter)
-    for s, e in find_web_urls(doc.source, start, end):
-        url = comparable(doc.source[s:e])
+    for a, b in find_web_urls(doc.source, start, end):
+        url = comparable(doc.source[a:b])
         if not allowed(url):
-            screen.edits.append(Edit(s, e, ""))
-            screen.removed.append(RemovedLink(url, kind="front matter", position=s))
+            screen.edits.append(Edit(a, b, ""))
+            screen.removed.append(RemovedLink(url, kind="front matter", position=a))
+        elif exact is not None and (to := exact(url)) is not None and to != doc.source[a:b]:
+            screen.edits.append(Edit(a, b, to))
 
 
 _LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
@@ -175,7 +183,7 @@ def screen_links(
         if not any(ln in skip_lines for ln in range(a, b)):
             start, end = doc.line_span(a, b)
             screen.edits += _html_edits(doc.source, start, end, allowed, exact, screen)
-    _front_matter(doc, allowed, screen)
+    _front_matter(doc, allowed, screen, exact)
     shared = _shared_lines(doc)
     for bi, block in enumerate(doc.blocks):
         if bi in skip_blocks or block.line in skip_lines or block.html:
