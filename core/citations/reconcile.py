@@ -102,11 +102,15 @@ def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation]
         if m.definition in deleted_defs:
             continue  # goes away with the definition around it
         key = (m.kind, m.label, normalise_url(m.url) if m.url else None)
-        c = citations.setdefault(key, _Citation(m.kind, m.label, url=m.url, position=m.start))
+        c = citations.get(key)
+        if c is None:
+            c = citations[key] = _Citation(m.kind, m.label, url=m.url, position=m.start)
         c.occurrences.append(i)
     for di, d in enumerate(doc.definitions):
         key = ("footnote", d.label, None)
-        c = citations.setdefault(key, _Citation("footnote", d.label, position=len(doc.source) + d.start))
+        c = citations.get(key)
+        if c is None:
+            c = citations[key] = _Citation("footnote", d.label, position=len(doc.source) + d.start)
         c.definitions.append(di)
     return sorted(citations.values(), key=lambda c: c.position), deleted_defs
 

@@ -217,11 +217,16 @@ class Evidence:
     postings: dict[str, list[int]] = field(default_factory=dict)
     by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
 
+    stated: dict[Figure, bool] = field(default_factory=dict)
+
     def states(self, figure: Figure) -> bool:
         """Whether this source states the claim figure (checked only against figures that could)."""
-        kinds = _COMPARABLE.get(figure.kind, (figure.kind,))
-        candidates = tuple(f for k in kinds for f in self.by_kind.get(k, ()))
-        return found_in(figure, candidates, self.numbers)
+        found = self.stated.get(figure)
+        if found is None:
+            kinds = _COMPARABLE.get(figure.kind, (figure.kind,))
+            candidates = tuple(f for k in kinds for f in self.by_kind.get(k, ()))
+            found = self.stated[figure] = found_in(figure, candidates, self.numbers)
+        return found
 
     @classmethod
     def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
