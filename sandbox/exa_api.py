@@ -192,8 +192,8 @@ def parse_search(body: Any) -> SearchParams:
     if not isinstance(contents, dict):
         raise BadRequest("contents must be an object")
     text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
-    if "livecrawl" in contents:
-        contents = {k: v for k, v in contents.items() if k != "livecrawl"}
+    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
+        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
     if text is not None:
         _positive_int(text, "maxCharacters", "contents.text")
     summary = _option(contents.get("summary"), "summary", {"query", "schema"})
@@ -212,8 +212,6 @@ def parse_search(body: Any) -> SearchParams:
             highlights.setdefault("maxCharacters", highlights["numSentences"] * CHARS_PER_SENTENCE)
         if "highlightsPerUrl" in highlights:
             warnings.append({"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"})
-    if "livecrawl" in contents:
-        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
     return SearchParams(
         query=query.strip(),
         num_results=num,
