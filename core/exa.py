@@ -187,7 +187,8 @@ def build_search_body(
             )
     if contents:
         body["contents"] = contents
-    return _without_retired(body)
+    clean: dict[str, Any] = _without_retired(body)
+    return clean
 
 
 # ---------------------------------------------------------------- response parsing

@@ -208,10 +208,14 @@ def parse_search(body: Any) -> SearchParams:
         for key in ("numSentences", "highlightsPerUrl", "maxCharacters"):
             _positive_int(highlights, key, "contents.highlights")
         if "numSentences" in highlights:
-            warnings.append({"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"})
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
+            )
             highlights.setdefault("maxCharacters", highlights["numSentences"] * CHARS_PER_SENTENCE)
         if "highlightsPerUrl" in highlights:
-            warnings.append({"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"})
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
+            )
     return SearchParams(
         query=query.strip(),
         num_results=num,

@@ -468,7 +468,8 @@ def test_a_strict_section_that_names_a_preset_is_a_load_error_naming_the_conflic
 
 def test_a_preset_with_web_search_off_for_the_whole_memo_is_a_load_error(tmp_path):
     err = _error(
-        tmp_path, HEAD.replace("sections:", "writer: {preset: low, web-search: false}\nsections:") + "  - {id: a, title: A}\n"
+        tmp_path,
+        HEAD.replace("sections:", "writer: {preset: low, web-search: false}\nsections:") + "  - {id: a, title: A}\n",
     )
     assert "writer.preset" in str(err) and "conflicts with web-search: false" in str(err)
     # a memo-level preset is fine when a strict section simply runs on a model

@@ -532,7 +532,9 @@ sections:
 """,
     )
     [notice] = load_memo(d).notices
-    assert "research paper" in notice and "memo.yaml:7:" in notice and "sections[0].include-sources[0].category" in notice
+    assert (
+        "research paper" in notice and "memo.yaml:7:" in notice and "sections[0].include-sources[0].category" in notice
+    )
     assert "company, publication, news, personal site, financial report, people" in notice and "'publication'" in notice
     ss = only(run(d)).source_set
     assert not ss.degraded and not [w for w in ss.warnings if w.code == "exa"]  # nothing stale reached Exa

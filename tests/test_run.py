@@ -21,6 +21,7 @@ from core.notes import parse_note
 from core.run import run_memo, run_section
 from core.settings import Settings
 from core.urls import normalise_url
+from sandbox.note_urls import check_memo, note_urls
 from sandbox.server import SandboxServer
 from store.memo_store import MemoStore
 
@@ -34,17 +35,8 @@ NOTES = {
     "notes": "04-notes.md",
 }
 
-_LINK_DEST = re.compile(r"\]\(\s*<?([^)\s>]+)>?")
-_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
-_BARE = re.compile(r"https?://[^\s)\]>`\"']+", re.IGNORECASE)
 _MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 _DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:", re.M)
-
-
-def note_urls(text: str) -> set[str]:
-    """Every URL anywhere in a note: link destinations, autolinks and bare URLs."""
-    found = set(_LINK_DEST.findall(text)) | set(_AUTOLINK.findall(text)) | set(_BARE.findall(text))
-    return {u for u in found if re.match(r"(?i)^https?://", u) or "." in u.split("/")[0]}
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +146,10 @@ def test_every_url_in_every_note_was_retrieved(env, memo_dir):
             assert urls, f"{outcome.section}: the note cites nothing"
     # the sandbox writer really did fabricate: the clean notes are the pipeline's doing
     assert raw["invented"] > 0 and raw["wrong_metadata"] > 0
+    # the measurement script agrees, section by section
+    checks = check_memo(memo_dir)
+    assert [(c.section, c.outside, c.writer_api) for c in checks] == [(s, [], "perplexity") for s in NOTES]
+    assert all(c.links > 0 for c in checks if c.section != "notes")
 
 
 def test_strict_section_cites_only_the_frozen_set(env, memo_dir):

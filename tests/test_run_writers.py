@@ -110,7 +110,9 @@ def test_each_section_mode_sends_exactly_its_fields(env, tmp_path):
         "-reddit.com",
         "-medium.com",
     ]
-    assert set(bodies["strict"]) == {"model", "input", "instructions"} and bodies["strict"]["model"] == "perplexity/sonar"
+    assert (
+        set(bodies["strict"]) == {"model", "input", "instructions"} and bodies["strict"]["model"] == "perplexity/sonar"
+    )
     assert set(bodies["preset"]) == {"preset", *web} and bodies["preset"]["preset"] == "low"
     for body in bodies.values():
         assert body["instructions"].startswith("You are a careful research analyst")
@@ -142,7 +144,9 @@ def fixture_memo(tmp_path) -> Path:
     return Path(shutil.copytree(FIXTURE, tmp_path / "nats-memo"))
 
 
-@pytest.mark.parametrize("fault, words", [("failed", "run failed: upstream model error"), ("cancelled", "run cancelled")])
+@pytest.mark.parametrize(
+    "fault, words", [("failed", "run failed: upstream model error"), ("cancelled", "run cancelled")]
+)
 def test_a_run_that_fails_inside_http_200_fails_the_section_and_keeps_the_note(env, fixture_memo, fault, words):
     [first] = _run(fixture_memo, ["overview"])
     assert first.status == "ok", first.message
@@ -203,7 +207,11 @@ def _sonar_answer_with_junk() -> dict:
 @pytest.mark.parametrize("api", ["perplexity", "perplexity-sonar"])
 def test_malformed_web_results_are_skipped_without_shifting_the_others(env, tmp_path, api, monkeypatch):
     memo_dir = _memo(tmp_path, MODES_MEMO.replace("api: perplexity, model: perplexity/sonar", f"api: {api}"))
-    path, answer = ("/v1/agent", _agent_answer_with_junk()) if api == "perplexity" else ("/chat/completions", _sonar_answer_with_junk())
+    path, answer = (
+        ("/v1/agent", _agent_answer_with_junk())
+        if api == "perplexity"
+        else ("/chat/completions", _sonar_answer_with_junk())
+    )
     with respx.mock(assert_all_called=False) as mock:
         mock.route(path="/search").pass_through()
         mock.post(f"{env.url}{path}").respond(200, json=answer)

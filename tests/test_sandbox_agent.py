@@ -53,7 +53,10 @@ def _events(text: str) -> list[dict]:
         ({"search_mode": "web"}, "search_mode"),
         ({"disable_search": True}, "disable_search"),
         ({"web_search_options": {"search_context_size": "low"}}, "web_search_options"),
-        ({"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["nats.io"], "top_k": 3}}]}, "tools[0].filters.top_k"),
+        (
+            {"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["nats.io"], "top_k": 3}}]},
+            "tools[0].filters.top_k",
+        ),
         ({"tools": [{"type": "web_search", "return_images": False}]}, "tools[0].return_images"),
         ({"tool_choice": {"type": "web_search", "strict": True}}, "tool_choice.strict"),
     ],
@@ -72,9 +75,18 @@ def test_any_unknown_field_is_a_400_naming_it(http, extra, param):
         ({"model": "sonar-pro"}, "model"),  # no such slug on the Agent API
         ({"model": None}, "model"),
         ({"preset": "turbo"}, "preset"),
-        ({"tools": [{"type": "web_search", "filters": {"search_domain_filter": [f"d{i}.com" for i in range(21)]}}]}, "tools[0].filters.search_domain_filter"),
-        ({"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["nats.io", "-github.com"]}}]}, "tools[0].filters.search_domain_filter"),
-        ({"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["https://nats.io"]}}]}, "tools[0].filters.search_domain_filter"),
+        (
+            {"tools": [{"type": "web_search", "filters": {"search_domain_filter": [f"d{i}.com" for i in range(21)]}}]},
+            "tools[0].filters.search_domain_filter",
+        ),
+        (
+            {"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["nats.io", "-github.com"]}}]},
+            "tools[0].filters.search_domain_filter",
+        ),
+        (
+            {"tools": [{"type": "web_search", "filters": {"search_domain_filter": ["https://nats.io"]}}]},
+            "tools[0].filters.search_domain_filter",
+        ),
     ],
 )
 def test_bad_values_are_400s_naming_the_field(http, change, param):
@@ -99,7 +111,10 @@ def test_the_response_object_and_its_ground_truth(http):
     assert message["content"][0]["type"] == "output_text" and message["content"][0]["text"]
     cost = data["usage"]["cost"]
     assert set(cost) == {"input_cost", "output_cost", "tool_calls_cost", "total_cost", "currency"}
-    assert cost["total_cost"] > 0 and data["usage"]["total_tokens"] == data["usage"]["input_tokens"] + data["usage"]["output_tokens"]
+    assert (
+        cost["total_cost"] > 0
+        and data["usage"]["total_tokens"] == data["usage"]["input_tokens"] + data["usage"]["output_tokens"]
+    )
     same = http.post("/v1/responses", json=_body()).json()  # the same API under its Responses name
     assert same["output"][-1]["content"][0]["text"] == message["content"][0]["text"]
 
@@ -137,7 +152,11 @@ def test_the_stream_is_typed_events_with_keep_alives_and_one_terminal(http):
     events = _events(text)
     seq = [e["sequence_number"] for e in events]
     assert seq == sorted(seq) and len(set(seq)) == len(seq)
-    terminals = [e for e in events if e["type"] in ("response.completed", "response.failed", "response.incomplete", "response.cancelled", "error")]
+    terminals = [
+        e
+        for e in events
+        if e["type"] in ("response.completed", "response.failed", "response.incomplete", "response.cancelled", "error")
+    ]
     assert [e["type"] for e in terminals] == ["response.completed"] and events[-1] is terminals[0]
     assert any(e["type"] == "response.sandbox.unknown" for e in events)
     deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
@@ -166,5 +185,8 @@ def test_status_faults_are_answers_inside_http_200(http, server):
 
 
 def test_the_legacy_chat_completions_endpoint_is_still_served(http):
-    r = http.post("/chat/completions", json={"model": "sonar-pro", "messages": [{"role": "user", "content": PROMPT.format(title="X")}]})
+    r = http.post(
+        "/chat/completions",
+        json={"model": "sonar-pro", "messages": [{"role": "user", "content": PROMPT.format(title="X")}]},
+    )
     assert r.status_code == 200 and r.json()["object"] == "chat.completion"

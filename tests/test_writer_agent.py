@@ -240,7 +240,9 @@ def test_failed_in_200_is_a_failed_section_with_the_apis_message():
 def test_cancelled_in_200_is_cancelled():
     data = {**FAILED, "status": "cancelled", "error": {"message": "cancelled by the platform", "code": 499}}
     result, _ = _serve([httpx.Response(200, json=data)])
-    assert isinstance(result, WriterError) and result.kind == "cancelled" and "cancelled by the platform" in result.message
+    assert (
+        isinstance(result, WriterError) and result.kind == "cancelled" and "cancelled by the platform" in result.message
+    )
 
 
 def test_incomplete_is_an_answer_with_a_warning_naming_the_truncation():
@@ -272,7 +274,14 @@ def test_a_400_names_the_unknown_field_and_is_not_retried():
 
 
 def test_a_nested_unknown_field_is_named_by_its_path():
-    body = {"error": {"message": 'json: unknown field "domains"', "type": "invalid_request", "code": 400, "param": "tools[0].filters.domains"}}
+    body = {
+        "error": {
+            "message": 'json: unknown field "domains"',
+            "type": "invalid_request",
+            "code": 400,
+            "param": "tools[0].filters.domains",
+        }
+    }
     result, _ = _serve([httpx.Response(400, json=body)])
     assert "(field: tools[0].filters.domains)" in result.message
 
@@ -317,7 +326,10 @@ def test_the_recorded_stream_folds_into_the_same_answer():
     seen: list[str] = []
     result, route = _stream(STREAM, on_text=seen.append)
     assert not isinstance(result, WriterError), result
-    assert result.content == "NATS is a connective technology for distributed systems [1]. Synadia raised a $25M Series B [2]."
+    assert (
+        result.content
+        == "NATS is a connective technology for distributed systems [1]. Synadia raised a $25M Series B [2]."
+    )
     assert [r["n"] for r in result.search_results] == [1, 2] and result.cost_dollars == pytest.approx(0.00594)
     assert seen[0] == "NATS is a connective technology " and seen[-1] == result.content
     assert result.raw["stream"]["terminal"] == "response.completed"
@@ -335,7 +347,11 @@ def test_a_stream_stops_at_its_one_terminal():
     "terminal, kind, fragment",
     [
         ({"type": "response.failed", "error": {"message": "model overloaded"}}, "failed", "model overloaded"),
-        ({"type": "response.cancelled", "response": {"status": "cancelled", "error": {"message": "stopped"}}}, "cancelled", "stopped"),
+        (
+            {"type": "response.cancelled", "response": {"status": "cancelled", "error": {"message": "stopped"}}},
+            "cancelled",
+            "stopped",
+        ),
         ({"type": "error", "error": {"message": "connection reset upstream"}}, "failed", "connection reset upstream"),
     ],
 )
@@ -347,7 +363,11 @@ def test_failure_terminals_are_failures(terminal, kind, fragment):
 
 def test_an_incomplete_terminal_is_an_answer_with_a_warning():
     snapshot = {**INCOMPLETE}
-    result, _ = _stream(_sse({"type": "response.output_text.delta", "delta": "x"}, {"type": "response.incomplete", "response": snapshot}))
+    result, _ = _stream(
+        _sse(
+            {"type": "response.output_text.delta", "delta": "x"}, {"type": "response.incomplete", "response": snapshot}
+        )
+    )
     assert not isinstance(result, WriterError), result
     assert result.truncated == "max_output_tokens" and any("incomplete" in w for w in result.warnings)
 

@@ -168,7 +168,15 @@ def test_recorded_response_is_read_completely():
 def test_citations_alone_become_minimal_search_results_in_order():
     result, _, _ = _serve([_ok(citations=["https://nats.io/", "https://synadia.com/about"])])
     assert result.search_results == [
-        {"n": 1, "url": "https://nats.io/", "title": "", "date": None, "last_updated": None, "snippet": None, "source": None},
+        {
+            "n": 1,
+            "url": "https://nats.io/",
+            "title": "",
+            "date": None,
+            "last_updated": None,
+            "snippet": None,
+            "source": None,
+        },
         {
             "n": 2,
             "url": "https://synadia.com/about",
@@ -536,7 +544,9 @@ def test_sandbox_answer_is_read_with_search_results_and_cost():
     result, _ = _against_sandbox(domain_filter=domain_filter_for(["nats.io"], []))
     assert not isinstance(result, WriterError), result
     assert result.content.strip() and result.requests == 1 and result.cost_dollars > 0
-    assert all(set(r) == {"n", "url", "title", "date", "last_updated", "snippet", "source"} for r in result.search_results)
+    assert all(
+        set(r) == {"n", "url", "title", "date", "last_updated", "snippet", "source"} for r in result.search_results
+    )
     assert result.raw["choices"][0]["message"]["content"] == result.content
 
 

@@ -188,7 +188,7 @@ def read_response(data: Any, *, requests: int = 1, model: str = "") -> WriterRes
     if not text.strip():
         what = f"was cut off before any text ({truncated})" if truncated else "returned an empty answer"
         raise WriterError("malformed", 200, f"the writer {what}", requests=requests)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     served = data.get("model")
     return WriterResponse(
         content=text,
@@ -229,7 +229,7 @@ def _assemble(output: list[Any], web: WebResults) -> tuple[str, list[dict[str, A
                 continue
             text: str = part["text"]
             inserts: list[_Insert] = []
-            annotations = part.get("annotations") if isinstance(part.get("annotations"), list) else []
+            annotations: list[Any] = part["annotations"] if isinstance(part.get("annotations"), list) else []
             for ann in annotations:
                 record = _resolve(ann, text, web, footnotes, offset, inserts)
                 if record is None:

@@ -34,7 +34,7 @@ def _text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts: list[str] = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     return None
 
@@ -181,7 +181,7 @@ def read_completion(data: Any, *, model: str = "", requests: int = 1) -> WriterR
         # Older/compatible servers send only the URL list; it is still ground truth.
         items = [{"url": url, "title": ""} for url in citations] if citations else []
     web = read_results(items, use_ids=False)  # chat completions number results by position
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
     warnings = list(web.warnings)
     if truncated:
