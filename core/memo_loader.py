@@ -376,11 +376,13 @@ def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]
 
 def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
     from core.exa import category_notice
-    from core.writers.choice import legacy_notices
+    from core.writers.choice import api_notices, legacy_notices
 
     notices: list[str] = []
-    if (memo.writer.api or writer_api or "perplexity") == "perplexity":
+    api = memo.writer.api or writer_api or "perplexity"
+    if api == "perplexity":
         notices += [f"{shown}: {n}" for n in legacy_notices(memo)]
+    notices += [f"{shown}: {n}" for n in api_notices(memo, api)]
     for i, section in enumerate(memo.sections):
         for j, entry in enumerate(section.include_sources):
             if isinstance(entry, ExaEntry) and entry.category:

@@ -400,15 +400,18 @@ async def run_section(
             )
 
         def blocked(url: str) -> bool:
+            """Not citable here: outside the entity pin, rejected, or (wide sections) an aggregator."""
             if is_placeholder(url):
                 return False  # not the analyst's doing; explained separately
-            if pins:
-                return not host_matches_any(url, pins)
+            if pins and not host_matches_any(url, pins):
+                return True
             return bool(excluded_by(url, [*rejects, *aggregators]))
 
         refused = _blocked_hosts(response.search_results if web_search else [], blocked)
         if refused:
-            why = "outside the pinned hosts" if pins else "from rejected domains or aggregators"
+            why = (
+                "outside the pinned hosts or from rejected domains" if pins else "from rejected domains or aggregators"
+            )
             outcome.warnings.append(
                 f"writer: its own search returned results {why} ({', '.join(refused)}); they were not accepted as sources"
             )

@@ -504,3 +504,19 @@ def test_model_choice_per_section_and_old_names():
     assert (picks["sonar"].model, picks["sonar"].preset) == ("perplexity/sonar", None)
     # a backend without presets sends the model as written
     assert choose(memo, memo.sections[0], has_presets=False).model == "sonar-deep-research"
+
+
+def test_writer_settings_an_api_cannot_honour_load_with_a_notice(tmp_path):
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {api: openai, preset: low}\nsections:") + "  - {id: a, title: A}\n",
+    )
+    [notice] = load_memo(d).notices
+    assert "writer.preset" in notice and "has no presets, so the preset is ignored" in notice
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {model: perplexity/sonar}\nsections:") + "  - {id: a, title: A}\n",
+    )
+    assert load_memo(d).notices == []
+    [notice] = load_memo(d, writer_api="perplexity-sonar").notices
+    assert "writer.model (perplexity/sonar): an Agent API model slug" in notice

@@ -249,3 +249,31 @@ def test_rejections_past_the_cap_are_enforced_on_the_writers_results(env, fixtur
     assert any(h.endswith("synadia.com") for h in hosts)  # the writer's search did return it
     assert any("synadia.com" in w and "not accepted as sources" in w for w in outcome.warnings)
     assert all("synadia.com" not in (c["resolved_url"] or "") for c in outcome.report["citations"])
+
+
+# ---------------------------------------------------------------- the legacy and compatible paths stay
+
+
+def test_the_legacy_sonar_path_still_writes_notes(env, tmp_path):
+    memo_dir = _memo(
+        tmp_path,
+        MODES_MEMO.replace("api: perplexity, model: perplexity/sonar", "api: perplexity-sonar, model: sonar-pro"),
+    )
+    assert load_memo(memo_dir).notices == []  # sonar-pro is a current name on the legacy API
+    outcomes = _run(memo_dir, ["pinned", "strict"])
+    assert [o.status for o in outcomes] == ["ok", "ok"], [o.message for o in outcomes]
+    with MemoStore(memo_dir) as store:
+        runs = [store.get_run(o.run_id) for o in outcomes]
+    assert all(r["writer_api"] == "perplexity-sonar" and r["raw_response"]["object"] == "chat.completion" for r in runs)
+    assert runs[0]["web_results"] and runs[1]["web_results"] == []  # strict: disable_search
+    front, _ = parse_note(outcomes[0].note_path.read_text(encoding="utf-8"))
+    assert front["model"] == "sonar-pro"
+
+
+def test_a_new_memo_from_init_uses_the_new_names(tmp_path):
+    from core.outline import standard_memo_yaml
+
+    memo_dir = _memo(tmp_path, standard_memo_yaml("NATS", "https://nats.io"))
+    loaded = load_memo(memo_dir)
+    assert loaded.notices == [] and loaded.memo.writer.api == "perplexity"
+    assert loaded.memo.writer.model == "perplexity/sonar"

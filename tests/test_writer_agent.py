@@ -452,3 +452,16 @@ def test_sandbox_incomplete_and_stream_error(sandbox):
     httpx.post(f"{sandbox.url}/_sandbox/faults", json=["writer:stream-error*1"])
     broken = _against(sandbox, stream=True)
     assert isinstance(broken, WriterError) and "stream interrupted" in broken.message
+
+
+def test_an_error_envelope_in_200_is_a_failure_and_a_snapshot_without_its_message_keeps_the_streamed_text():
+    result, _ = _serve([httpx.Response(200, json={"error": {"message": "gateway hiccup", "code": 502}})])
+    assert isinstance(result, WriterError) and result.kind == "failed" and "gateway hiccup" in result.message
+    snapshot = {"status": "completed", "output": [COMPLETED["output"][0]], "usage": COMPLETED["usage"]}
+    streamed, _ = _stream(
+        _sse(
+            {"type": "response.output_text.delta", "delta": "JetStream persists [3]."},
+            {"type": "response.completed", "response": snapshot},
+        )
+    )
+    assert streamed.content == "JetStream persists [3]." and len(streamed.search_results) == 3

@@ -54,7 +54,7 @@ def _client(**kw):
         sleeps.append(s)
 
     kw.setdefault("requests_per_minute", None)
-    cls = OpenAICompatibleWriter if kw.pop("flavor", "perplexity") == "openai" else SonarWriter
+    cls = OpenAICompatibleWriter if kw.pop("api", "perplexity-sonar") == "openai" else SonarWriter
     client = cls(kw.pop("base_url", BASE), kw.pop("api_key", KEY), sleep=sleep, rng=random.Random(7), **kw)
     return client, sleeps
 
@@ -121,8 +121,8 @@ def test_strict_mode_sends_disable_search_and_no_filter():
     assert body["disable_search"] is True and "search_domain_filter" not in body
 
 
-def test_openai_flavour_sends_neither_search_switch_nor_filter():
-    client = _client(base_url="https://llm.test/v1/", api_key=None, flavor="openai", model="gpt-4o-mini")
+def test_openai_api_sends_neither_search_switch_nor_filter():
+    client = _client(base_url="https://llm.test/v1/", api_key=None, api="openai", model="gpt-4o-mini")
     result, route, _ = _serve(
         [_ok()], client=client, url="https://llm.test/v1/chat/completions", web_search=False, domain_filter=["x.com"]
     )
@@ -410,7 +410,7 @@ def test_openai_style_stream_with_usage_only_chunk_and_done():
         {"object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 12}},
     ]
     text = ": keep-alive comment\n" + _sse(chunks).replace("data: ", "data:", 1)
-    client, _ = _client(stream=True, flavor="openai", model="gpt-4o-mini")
+    client, _ = _client(stream=True, api="openai", model="gpt-4o-mini")
     result, route, _ = _serve([httpx.Response(200, text=text)], client=client)
     assert result.content == "Hello there." and result.usage == {"total_tokens": 12}
     assert _body(route)["stream_options"] == {"include_usage": True}
@@ -604,9 +604,9 @@ def test_sandbox_reasoning_model_answer_has_no_think_block():
     assert result.raw["choices"][0]["message"]["content"].lstrip().startswith("<think>")
 
 
-def test_sandbox_openai_flavour_at_a_v1_base_url():
+def test_sandbox_openai_api_at_a_v1_base_url():
     with sandbox_server.SandboxServer(port=0, writer_key=SANDBOX_KEY) as s:
-        client, _ = _client(base_url=s.url + "/v1", api_key=SANDBOX_KEY, flavor="openai", model="sonar")
+        client, _ = _client(base_url=s.url + "/v1", api_key=SANDBOX_KEY, api="openai", model="sonar")
         result = asyncio.run(client.write(_request(prompt=_sandbox_prompt(), web_search=False)))
     assert result.content.strip() and result.model == "sonar"
 

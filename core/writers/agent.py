@@ -157,6 +157,8 @@ def read_response(data: Any, *, requests: int = 1, model: str = "") -> WriterRes
     if not isinstance(data, dict):
         raise WriterError("malformed", 200, "the writer's answer is JSON but not an object", requests=requests)
     status = data.get("status")
+    if status is None and data.get("error"):  # an error envelope where a response was expected
+        status = "failed"
     if status in ("failed", "cancelled"):
         kind: Any = status
         raise WriterError(kind, 200, f"the writer's run {status}: {_api_error(data)}", requests=requests)
@@ -353,10 +355,9 @@ class _StreamFolder:
             )
         snap = dict(self.snapshot_obj or {})
         snap.setdefault("status", "incomplete" if self.terminal == "response.incomplete" else "completed")
-        if not isinstance(snap.get("output"), list) or not snap["output"]:
-            # A terminal without its snapshot: rebuild from the finished items and the streamed text.
-            output = list(self.items)
-            if not any(isinstance(i, dict) and i.get("type") == "message" for i in output):
-                output.append({"type": "message", "content": [{"type": "output_text", "text": self.text}]})
-            snap["output"] = output
+        output = snap.get("output") if isinstance(snap.get("output"), list) and snap["output"] else list(self.items)
+        if not any(isinstance(i, dict) and i.get("type") == "message" for i in output):
+            # A terminal whose snapshot lacks the answer: the streamed text is the answer.
+            output = [*output, {"type": "message", "content": [{"type": "output_text", "text": self.text}]}]
+        snap["output"] = output
         return snap

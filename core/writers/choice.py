@@ -79,3 +79,31 @@ def legacy_notices(memo: Memo) -> list[str]:
             f"({AGENT_MODEL} on strict sections) — write the new name in memo.yaml to silence this"
         )
     return out
+
+
+def api_notices(memo: Memo, api: str) -> list[str]:
+    """What the memo asks for that ``api`` cannot honour (said once, at load)."""
+    from core.writers import writer_class
+
+    try:
+        cls = writer_class(api)
+    except KeyError:
+        return []
+    out: list[str] = []
+    presets = [("writer.preset", memo.writer.preset)] + [
+        (f"section {s.id}", s.writer.preset) for s in memo.sections if s.writer is not None
+    ]
+    named = [where for where, preset in presets if preset]
+    if named and not cls.has_presets:
+        out.append(f"{', '.join(named)}: {cls.label} has no presets, so the preset is ignored")
+    if api != "perplexity":
+        models = [("writer.model", memo.writer.model)] + [
+            (f"section {s.id}", s.writer.model) for s in memo.sections if s.writer is not None
+        ]
+        slugs = [f"{where} ({model})" for where, model in models if model and model.startswith("perplexity/")]
+        if slugs:
+            out.append(
+                f"{', '.join(slugs)}: an Agent API model slug, which {cls.label} does not take — "
+                "use api: perplexity, or a model this API knows"
+            )
+    return out
