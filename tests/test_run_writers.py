@@ -259,7 +259,11 @@ def test_the_legacy_sonar_path_still_writes_notes(env, tmp_path):
         tmp_path,
         MODES_MEMO.replace("api: perplexity, model: perplexity/sonar", "api: perplexity-sonar, model: sonar-pro"),
     )
-    assert load_memo(memo_dir).notices == []  # sonar-pro is a current name on the legacy API
+    # sonar-pro is a current name on the legacy API; the one section's preset is not
+    [notice] = load_memo(memo_dir).notices
+    assert notice.endswith(
+        "section preset: Perplexity Sonar (chat completions, legacy) has no presets, so the preset is ignored"
+    )
     outcomes = _run(memo_dir, ["pinned", "strict"])
     assert [o.status for o in outcomes] == ["ok", "ok"], [o.message for o in outcomes]
     with MemoStore(memo_dir) as store:
