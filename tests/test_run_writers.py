@@ -281,3 +281,39 @@ def test_a_new_memo_from_init_uses_the_new_names(tmp_path):
     loaded = load_memo(memo_dir)
     assert loaded.notices == [] and loaded.memo.writer.api == "perplexity"
     assert loaded.memo.writer.model == "perplexity/sonar"
+
+
+def test_a_fourth_backend_is_one_class_and_one_registration(env, tmp_path, monkeypatch):
+    """A backend registered from outside the package is selectable and runs sections."""
+    import core.writers
+    from core.writers.chat import ChatCompletionsWriter
+
+    class EchoWriter(ChatCompletionsWriter):
+        api = "echo"
+        label = "Echo gateway"
+        key_name = "ECHO_GATEWAY_KEY"
+        searches_web = False
+        needs_key = True
+        default_model = "echo-1"
+        path = "/echo/chat"
+
+        def request_body(self, request):
+            return self.finish_body(self.base_body(request), request)
+
+    monkeypatch.setattr(core.writers, "_registered", dict(core.writers._registered))
+    core.writers.register_writer(EchoWriter)
+    monkeypatch.setenv("SOURCEDESK_WRITER_API", "echo")
+    monkeypatch.setenv("ECHO_GATEWAY_KEY", "echo-secret-123")
+    memo_dir = _memo(tmp_path, MODES_MEMO.replace("api: perplexity, model: perplexity/sonar, ", ""))
+    answer = {"model": "echo-1", "choices": [{"message": {"content": "NATS is a messaging system. [^E1]"}}]}
+    with respx.mock(assert_all_called=True) as mock:
+        mock.route(path="/search").pass_through()
+        route = mock.post(f"{env.url}/echo/chat").respond(200, json=answer)
+        [outcome] = _run(memo_dir, ["pinned"])
+    assert outcome.status == "ok", outcome.message
+    request = route.calls[0].request
+    assert request.headers["authorization"] == "Bearer echo-secret-123"
+    assert set(json.loads(request.content)) == {"model", "messages"}  # no web search of its own: strict
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+    assert run["writer_api"] == "echo" and run["writer"] == "Echo gateway (echo-1)" and run["web_search"] is False
