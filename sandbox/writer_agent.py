@@ -218,7 +218,7 @@ def options(body: dict[str, Any], req: Request) -> dict[str, Any]:
     if mode not in MODES:
         raise BadRequest(f"x-sandbox-citation-mode must be one of {', '.join(MODES)}", "invalid_parameter")
     return {
-        "model": model or PRESETS[preset],
+        "model": model or PRESETS[str(preset)],
         "preset": preset,
         "instructions": instructions or "",
         "input": _input_text(body.get("input")),

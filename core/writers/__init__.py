@@ -27,12 +27,12 @@ _BUILTIN: dict[str, str] = {
     "perplexity-sonar": "core.writers.sonar:SonarWriter",
     "openai": "core.writers.openai_compat:OpenAICompatibleWriter",
 }
-_registered: dict[str, type] = {}
+_registered: dict[str, type[Writer]] = {}
 
 
-def register_writer(cls: type) -> type:
+def register_writer(cls: type[Writer]) -> type[Writer]:
     """Make ``cls`` selectable as ``writer_api: <cls.api>`` (usable as a class decorator)."""
-    _registered[cls.api] = cls  # type: ignore[attr-defined]  # every Writer class declares api
+    _registered[cls.api] = cls
     return cls
 
 
@@ -40,7 +40,7 @@ def writer_apis() -> list[str]:
     return list(dict.fromkeys([*_BUILTIN, *_registered]))
 
 
-def writer_class(api: str) -> type:
+def writer_class(api: str) -> type[Writer]:
     """The backend class for ``api``; KeyError naming the known ones when there is none."""
     if api in _registered:
         return _registered[api]
@@ -48,6 +48,6 @@ def writer_class(api: str) -> type:
     if target is None:
         raise KeyError(f"unknown writer API {api!r}; known: {', '.join(writer_apis())}")
     module, _, name = target.partition(":")
-    cls: type = getattr(importlib.import_module(module), name)
+    cls: type[Writer] = getattr(importlib.import_module(module), name)
     _registered[api] = cls
     return cls

@@ -355,7 +355,8 @@ class _StreamFolder:
             )
         snap = dict(self.snapshot_obj or {})
         snap.setdefault("status", "incomplete" if self.terminal == "response.incomplete" else "completed")
-        output = snap.get("output") if isinstance(snap.get("output"), list) and snap["output"] else list(self.items)
+        given = snap.get("output")
+        output: list[Any] = list(given) if isinstance(given, list) and given else list(self.items)
         if not any(isinstance(i, dict) and i.get("type") == "message" for i in output):
             # A terminal whose snapshot lacks the answer: the streamed text is the answer.
             output = [*output, {"type": "message", "content": [{"type": "output_text", "text": self.text}]}]

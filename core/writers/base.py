@@ -13,6 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+import httpx
+from pydantic import SecretStr
+
+from core.http_policy import RetryPolicy
 from core.prompt import Prompt
 from core.writers.results import WebResults
 
@@ -116,6 +120,19 @@ class Writer(Protocol):
     default_model: ClassVar[str | None]
 
     model: str  # the model sent when a request names none
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: SecretStr | str | None,
+        *,
+        model: str | None = None,
+        http: httpx.AsyncClient | None = None,
+        timeout: float = 120,
+        retry: RetryPolicy = ...,
+        requests_per_minute: float | None = 50,
+        stream: bool = False,
+    ) -> None: ...
 
     def request_body(self, request: WriteRequest) -> dict[str, Any]: ...
 
