@@ -375,7 +375,7 @@ def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]
 
 
 def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
-    from core.exa import category_notice
+    from core.exa import RETIRED_FIELDS, category_notice
     from core.writers.choice import api_notices, legacy_notices
 
     notices: list[str] = []
@@ -390,6 +390,11 @@ def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | N
                 if note:
                     line, where, _ = locate(root, ("sections", i, "include-sources", j, "category"))
                     notices.append(f"{shown}:{line}: {where}: {note}")
+            highlights = entry.contents.highlights if isinstance(entry, ExaEntry) else None
+            for key in sorted(set(highlights) & RETIRED_FIELDS) if isinstance(highlights, dict) else []:
+                line, where, _ = locate(root, ("sections", i, "include-sources", j, "contents", "highlights", key))
+                instead = "sent as maxCharacters" if key == "numSentences" else "not sent"
+                notices.append(f"{shown}:{line}: {where}: {key} is deprecated by Exa; {instead}")
     return notices
 
 

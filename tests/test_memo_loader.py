@@ -520,3 +520,16 @@ def test_writer_settings_an_api_cannot_honour_load_with_a_notice(tmp_path):
     assert load_memo(d).notices == []
     [notice] = load_memo(d, writer_api="perplexity-sonar").notices
     assert "writer.model (perplexity/sonar): an Agent API model slug" in notice
+
+
+def test_retired_exa_highlight_options_load_with_a_notice(tmp_path):
+    d = _write(
+        tmp_path,
+        HEAD
+        + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n"
+        + "        contents: {highlights: {numSentences: 2, highlightsPerUrl: 1, query: funding}}\n",
+    )
+    notices = load_memo(d).notices
+    assert len(notices) == 2 and all(":9: sections[0].include-sources[0].contents.highlights." in n for n in notices)
+    assert "highlightsPerUrl is deprecated by Exa; not sent" in notices[0]
+    assert "numSentences is deprecated by Exa; sent as maxCharacters" in notices[1]
