@@ -210,7 +210,7 @@ class _Decider:
         n, indexed = int(c.label), self.truth.indexed
         if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
             c.status, c.cited_url = "dropped", indexed[n - 1].url
-            c.reason = "it cites a web result on a rejected domain"
+            c.reason = "it cites a web result this section does not accept (rejected, outside the pin, or unusable)"
             self.report.warn(
                 "rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed"
             )
