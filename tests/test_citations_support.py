@@ -198,4 +198,5 @@ def test_the_adversarial_set_meets_its_targets():
     assert figures_["orphan_markers"] == 0
     assert figures_["moved_citations"] == 0
     assert figures_["substitution_precision"] >= 0.90 and figures_["substitution_recall"] >= 0.60
+    assert figures_["hard_negatives_substituted"] * 13 <= figures_["hard_negatives"]  # at most 1 in 13
     assert figures_["uncited_missing"] == 0

@@ -3,7 +3,7 @@
 No model call: it runs inline on every citation of every run. A claim (the clause a
 marker binds to) is checked against everything stored for the source — title,
 snippet, summary, highlights, facts and page text — split into passages (sentences;
-a fact is one passage). Three things decide, in this order:
+a fact is one passage). Four things decide, in this order:
 
 1. **Figures** (``core.citations.figures``). Every figure in the claim must be
    stated somewhere in the evidence. When one is not, and the passage that best
@@ -14,14 +14,19 @@ a fact is one passage). Three things decide, in this order:
    places — in scripts with letter case), other than the subject's own names, must
    appear in the evidence: a page about a round led by Tiger Global does not
    support "led by Andreessen Horowitz".
-3. **Relevance**: the share of the claim's terms found in its best passage (one
+3. **Relations** (``core.citations.relations``). A claim that says who led a round, holds
+   a role, founded or is based where, or bought whom is supported only when the source states
+   the same relation with the same names; a conflicting one (the investor only participated,
+   the person is another officer or at another company, another city, another buyer) is a
+   contradiction: ``unsupported``.
+4. **Relevance**: the share of the claim's terms found in its best passage (one
    sentence, or two adjacent ones), each term weighted by its rarity across the
    section's ground truth (a word every source uses says little; a term no source
    uses counts fully against the claim). Terms are script-aware
    (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
-Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure and
-name found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
+Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
+found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
 nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
 title, or a claim with nothing to check). The thresholds and the substitution
 margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
@@ -46,6 +51,7 @@ from core.citations.figures import (
     plain_numbers,
     same_quantity,
 )
+from core.citations.relations import Relation, check, lower_terms, may_state_relations, relations, stated_relations
 from core.citations.tokens import normalise_text, term_set, terms
 
 SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
@@ -266,6 +272,7 @@ class Claim:
     figures: tuple[Figure, ...]
     names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
     context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
+    relations: tuple[Relation, ...] = ()  # who led, holds a role, is based, bought (core.citations.relations)
 
     @property
     def checkable(self) -> bool:
@@ -390,6 +397,8 @@ class SupportScorer:
         many = len(self.evidence)
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
+        self._common: frozenset[str] | None = None
+        self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
         self._sources_of: dict[str, list[int]] = {}  # term → sources holding it
         self._figures_at: dict[tuple[str, object], set[int]] = {}  # coarse figure key → sources stating it
@@ -415,7 +424,27 @@ class SupportScorer:
                 (name, t - skip) for name, t in distinctive_names(text, self.proper | self.subject) if t - skip
             )
             core = term_set(text)
-            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core)
+            rels = (
+                relations(text, self.proper | self.subject, self.common | lower_terms(text))
+                if (may_state_relations(text))
+                else ()
+            )
+            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core, rels)
+        return found
+
+    @property
+    def common(self) -> frozenset[str]:
+        """Terms written in lower case anywhere in the ground truth (computed when first needed)."""
+        if self._common is None:
+            self._common = frozenset().union(*(lower_terms(p.text) for ev in self.evidence for p in ev.passages))
+        return self._common
+
+    def stated(self, index: int) -> list[Relation]:
+        """The relations source ``index`` states (computed when a claim first needs them)."""
+        found = self._stated.get(index)
+        if found is None:
+            passages = [(p.field, p.text) for p in self.evidence[index].passages]
+            found = self._stated[index] = stated_relations(passages, self.proper | self.subject, self.common)
         return found
 
     def weights(self, claim: Claim) -> dict[str, float]:
@@ -440,13 +469,26 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
+        unconfirmed: tuple[Relation, ...] = ()
+        if claim.relations:
+            found = check(claim.relations, self.stated(index), self.subject)
+            if found.contradicted:
+                said, stated = found.contradicted[0]
+                why = f"the source says {stated.describe()}, not that {said.describe()}"
+                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
+                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
+            unconfirmed = found.unconfirmed
         absent = [name for name, t in claim.names if not t <= ev.terms]
-        complete = not missing and not absent
+        complete = not missing and not absent and not unconfirmed
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
         if score >= self.supported_min and complete and substantial:
             return Verdict(SUPPORTED, score, evidence, complete=True)
-        why = "; ".join([f"{f.text} not in the source" for f in missing] + [f"{n} not in the source" for n in absent])
+        why = "; ".join(
+            [f"{f.text} not in the source" for f in missing]
+            + [f"{n} not in the source" for n in absent]
+            + [f"the source does not say {r.describe()}" for r in unconfirmed]
+        )
         if score >= self.partial_min:
             return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
