@@ -20,9 +20,12 @@ a fact is one passage). Four things decide, in this order:
    the person is another officer or at another company, another city, another buyer) is a
    contradiction: ``unsupported``.
 4. **Relevance**: the share of the claim's terms found in its best passage (one
-   sentence, or two adjacent ones), each term weighted by its rarity across the
-   section's ground truth (a word every source uses says little; a term no source
-   uses counts fully against the claim). Terms are script-aware
+   sentence, or up to three adjacent ones of a field: a claim often restates what a
+   source says over a few sentences), each term weighted by its rarity across the
+   section's ground truth (a word every source uses says little; a term no source uses
+   counts fully against the claim, as much as the rarest term some source uses — not
+   more, or every paraphrased word would outweigh the words the claim shares with
+   its source). Terms are script-aware
    (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
 Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
@@ -58,9 +61,9 @@ SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupporte
 VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
 
 # Calibrated operating point (see the module docstring for how these are produced).
-SUPPORTED_MIN = 0.55
-PARTIAL_MIN = 0.15
-SUBSTITUTION_MARGIN = 0.125
+SUPPORTED_MIN = 0.6
+PARTIAL_MIN = 0.25
+SUBSTITUTION_MARGIN = 0.15
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 MAX_EVIDENCE_CHARS = 400
@@ -412,7 +415,8 @@ class SupportScorer:
                 self._figures_at.setdefault(("amount", _amount_bin(number)), set()).add(i)
 
     def idf(self, term: str) -> float:
-        return math.log(1.0 + (self._n + 1) / (self._df.get(term, 0) + 0.5))
+        """Rarity of a term across every passage of the section (a term in none weighs as one in one)."""
+        return math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
 
     def claim(self, text: str, context: str = "") -> Claim:
         """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""
@@ -494,8 +498,8 @@ class SupportScorer:
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
 
     def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
-        """The claim's best passage — one sentence, two adjacent ones of a field, or a sentence with
-        the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
+        """The claim's best passage — one sentence, two or three adjacent ones of a field, or a sentence
+        with the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
         weights = self.weights(claim)
         core_total = sum(weights[t] for t in claim.terms)
         hits: dict[int, set[str]] = {}
@@ -521,6 +525,8 @@ class SupportScorer:
             nxt = i + 1
             if nxt in hits and ev.passages[nxt].field == ev.passages[i].field and ev.passages[i].field != "facts":
                 windows.append(([i, nxt], found | hits[nxt]))
+                if nxt + 1 in hits and ev.passages[nxt + 1].field == ev.passages[i].field:
+                    windows.append(([i, nxt, nxt + 1], found | hits[nxt] | hits[nxt + 1]))
             if title is not None and i != title:
                 windows.append(([title, i], found | hits[title]))
             for span, terms_found in windows:
