@@ -396,12 +396,21 @@ _CJK_FOLLOW = re.compile(r"([^，。；、,;由的]{2,24}?)(?:等)?(?:跟投|参
 _CJK_SEPARATORS = re.compile(r"[、和与及]")
 
 
+_PHRASES = sorted(
+    {
+        r"\s*".join(re.escape(w) for w in words)
+        for words, handler, _ in _CUES
+        if handler != "skip" and words[0][0] != "-"
+    },
+    key=len,
+    reverse=True,
+)
 _HINT = re.compile(
-    r"(?i)\b(?:" + "|".join(sorted({re.escape(w.lstrip("-")) for w in _FIRST_WORDS}, key=len, reverse=True)) + r")\b"
-    r"|-(?:led|backed|based|headquartered)\b|领投|跟投|参投"
+    r"(?i)(?<![\w-])(?:" + "|".join(_PHRASES) + r")(?![\w-])|-(?:led|backed|based|headquartered)\b|领投|跟投|参投"
 )
 
 
+@lru_cache(maxsize=16384)
 def may_state_relations(text: str) -> bool:
     """A cheap test: whether ``text`` holds any cue word at all (most sentences hold none)."""
     return _HINT.search(text) is not None

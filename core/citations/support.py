@@ -338,6 +338,12 @@ def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[t
     return [(name, t) for name, t in out if t]
 
 
+@lru_cache(maxsize=8192)
+def _names_in(text: str, known: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """``distinctive_names``, remembered: a section's claims are judged against many sources."""
+    return distinctive_names(text, known)
+
+
 def _skip_name(text: str, pos: int) -> int:
     """Past the rest of a capitalised run starting before ``pos`` (an attribution's source name)."""
     for m in _CAPITALISED.finditer(text, pos):
@@ -392,6 +398,7 @@ class SupportScorer:
         self._df, self._n = df, n
         self.subject = frozenset(t for name in subject for t in terms(name))
         self.proper = proper_terms(p.text for ev in self.evidence for p in ev.passages)
+        self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
         source_df: dict[str, int] = {}
         for ev in self.evidence:
@@ -403,6 +410,7 @@ class SupportScorer:
         self._common: frozenset[str] | None = None
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
+        self._core_totals: dict[int, float] = {}  # id(claim) → the weight of its own terms
         self._sources_of: dict[str, list[int]] = {}  # term → sources holding it
         self._figures_at: dict[tuple[str, object], set[int]] = {}  # coarse figure key → sources stating it
         for i, ev in enumerate(self.evidence):
@@ -424,15 +432,9 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            names = tuple(
-                (name, t - skip) for name, t in distinctive_names(text, self.proper | self.subject) if t - skip
-            )
+            names = tuple((name, t - skip) for name, t in _names_in(text, self.known) if t - skip)
             core = term_set(text)
-            rels = (
-                relations(text, self.proper | self.subject, self.common | lower_terms(text))
-                if (may_state_relations(text))
-                else ()
-            )
+            rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
             found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core, rels)
         return found
 
@@ -448,13 +450,14 @@ class SupportScorer:
         found = self._stated.get(index)
         if found is None:
             passages = [(p.field, p.text) for p in self.evidence[index].passages]
-            found = self._stated[index] = stated_relations(passages, self.proper | self.subject, self.common)
+            found = self._stated[index] = stated_relations(passages, self.known, self.common)
         return found
 
     def weights(self, claim: Claim) -> dict[str, float]:
         found = self._weights.get(id(claim))
         if found is None:
             found = self._weights[id(claim)] = {t: self.idf(t) for t in claim.terms | claim.context}
+            self._core_totals[id(claim)] = sum(found[t] for t in claim.terms)
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
@@ -501,14 +504,22 @@ class SupportScorer:
         """The claim's best passage — one sentence, two or three adjacent ones of a field, or a sentence
         with the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
         weights = self.weights(claim)
-        core_total = sum(weights[t] for t in claim.terms)
+        core_total = self._core_totals[id(claim)]
         hits: dict[int, set[str]] = {}
+        postings = ev.postings
         for t in weights:
-            for i in ev.postings.get(t, ()):
-                hits.setdefault(i, set()).add(t)
+            for i in postings.get(t, ()):
+                found_at = hits.get(i)
+                if found_at is None:
+                    hits[i] = {t}
+                else:
+                    found_at.add(t)
+        context = claim.context
 
         def score(found: set[str]) -> float:
-            ctx = sum(weights[t] for t in found if t in claim.context)
+            if not context:  # no labels: the share of the claim's own terms
+                return sum(weights[t] for t in found) / core_total if core_total > 0 else 0.0
+            ctx = sum(weights[t] for t in found if t in context)
             whole = core_total + ctx
             return (sum(weights[t] for t in found if t in claim.terms) + ctx) / whole if whole > 0 else 0.0
 
