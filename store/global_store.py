@@ -36,7 +36,7 @@ class GlobalStore:
         return f"GlobalStore({str(self.path)!r})"
 
     @contextmanager
-    def _rejects_table(self) -> Iterator[Any]:
+    def _rejects_table(self, name: str = "rejects") -> Iterator[Any]:
         with self._mutex:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = ProcessLock(
@@ -49,7 +49,7 @@ class GlobalStore:
             try:
                 db = TinyDB(self.path, storage=AtomicJSONStorage, label="global rejection list", cache=False)
                 try:
-                    yield db.table("rejects", cache_size=0)
+                    yield db.table(name, cache_size=0)
                 finally:
                     db.close()
             finally:
@@ -74,3 +74,19 @@ class GlobalStore:
     def remove_reject(self, domain: str) -> bool:
         with self._rejects_table() as table:
             return rejections.remove_domain(table, domain)
+
+    def reject_names(self) -> list[str]:
+        with self._rejects_table("reject_names") as table:
+            return rejections.list_names(table)
+
+    def reject_name_entries(self) -> list[dict[str, Any]]:
+        with self._rejects_table("reject_names") as table:
+            return rejections.list_name_entries(table)
+
+    def add_reject_name(self, name: str, note: str = "") -> bool:
+        with self._rejects_table("reject_names") as table:
+            return rejections.add_name(table, name, note)
+
+    def remove_reject_name(self, name: str) -> bool:
+        with self._rejects_table("reject_names") as table:
+            return rejections.remove_name(table, name)

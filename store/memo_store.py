@@ -13,7 +13,7 @@ import copy
 import secrets as _secrets
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from tinydb import Query, TinyDB
 
 from core.errors import UserError
 from core.models import SourceSet
-from store import rejections
+from core.namesakes import LearnedNamesake
+from store import namesakes, rejections
 from store.json_storage import AtomicJSONStorage
 from store.payloads import PayloadDir, externalise, restore
 from store.process_lock import ProcessLock
@@ -195,6 +196,44 @@ class MemoStore:
     def remove_reject(self, domain: str) -> bool:
         with self._mutex:
             return rejections.remove_domain(self._table("rejects"), domain)
+
+    # -- rejected names (memo scope) --------------------------------------------------------
+
+    def reject_names(self) -> list[str]:
+        """Rejected names as the analyst typed them ("Kestra Medical")."""
+        with self._mutex:
+            return rejections.list_names(self._table("reject_names"))
+
+    def reject_name_entries(self) -> list[dict[str, Any]]:
+        with self._mutex:
+            return rejections.list_name_entries(self._table("reject_names"))
+
+    def add_reject_name(self, name: str, note: str = "") -> bool:
+        """False if the phrase is already rejected; ``UserError`` for a phrase with no words."""
+        with self._mutex:
+            return rejections.add_name(self._table("reject_names"), name, note)
+
+    def remove_reject_name(self, name: str) -> bool:
+        with self._mutex:
+            return rejections.remove_name(self._table("reject_names"), name)
+
+    # -- learned namesakes -----------------------------------------------------------------
+
+    def learned_namesakes(self, *, include_removed: bool = False) -> list[LearnedNamesake]:
+        with self._mutex:
+            return namesakes.learned(self._table("namesakes"), include_removed=include_removed)
+
+    def add_learned_namesakes(self, items: Sequence[LearnedNamesake]) -> int:
+        with self._mutex:
+            return namesakes.add(self._table("namesakes"), items)
+
+    def remove_learned_namesake(self, name: str) -> bool:
+        with self._mutex:
+            return namesakes.remove(self._table("namesakes"), name)
+
+    def restore_learned_namesake(self, name: str) -> bool:
+        with self._mutex:
+            return namesakes.restore(self._table("namesakes"), name)
 
     # -- runs -------------------------------------------------------------------------------
 
