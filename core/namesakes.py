@@ -31,7 +31,7 @@ from core.about import NamesakeRef
 from core.hosts import host_matches_any, registrable_domain
 from core.models import RemovedSource, SourceSet
 from core.name_rejects import is_name_rule
-from core.phrases import normalise_phrase
+from core.phrases import normalise_phrase, word_list
 from core.urls import host_of
 
 Origin = Literal["pin", "reject"]
@@ -43,50 +43,13 @@ _TOKEN_RE = re.compile(r"\S+")
 _EDGE_PUNCT = "\"'“”‘’()[]{},.;!?«»"
 # Words that start or end a title segment without being part of the organisation's name.
 _NOT_NAME = frozenset(
-    [
-        "about",
-        "home",
-        "welcome",
-        "to",
-        "the",
-        "news",
-        "blog",
-        "careers",
-        "career",
-        "jobs",
-        "leadership",
-        "team",
-        "investors",
-        "investor",
-        "press",
-        "media",
-        "contact",
-        "contacts",
-        "official",
-        "site",
-        "homepage",
-        "docs",
-        "documentation",
-        "annual",
-        "report",
-        "reports",
-        "accounts",
-        "results",
-        "review",
-        "overview",
-        "products",
-        "product",
-        "pricing",
-        "customers",
-        "customer",
-        "stories",
-        "story",
-        "our",
-        "us",
-        "login",
-        "sign",
-        "in",
-    ]
+    word_list(
+        """
+    about home welcome to the news blog careers career jobs leadership team investors investor press media
+    contact contacts official site homepage docs documentation annual report reports accounts results review
+    overview products product pricing customers customer stories story our us login sign in
+        """
+    )
 )
 _CONNECTORS = frozenset({"&", "and", "of", "de", "du", "la", "le", "y", "e", "für"})
 _TLD_RE = re.compile(r"\.(?:[a-z]{2,6})(?:\.[a-z]{2})?$", re.IGNORECASE)

@@ -57,6 +57,11 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
     return spans
 
 
+def word_list(block: str) -> list[str]:
+    """A list of words written as one block of text (long vocabularies stay readable)."""
+    return block.split()
+
+
 def words(text: str) -> tuple[str, ...]:
     return tuple(w for w, _, _ in word_spans(text))
 

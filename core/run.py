@@ -38,8 +38,10 @@ from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, validate_pin
 from core.http_policy import WRITER_RETRY
 from core.memo import Memo, Section
+from core.memo_judge import annotate, annotate_results, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
 from core.models import SourceSet
+from core.name_rejects import assemble as assemble_names
 from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
@@ -80,6 +82,8 @@ class RunOutcome:
     timings: dict[str, float] = field(default_factory=lambda: {"retrieval_s": 0.0, "writer_s": 0.0, "total_s": 0.0})
     requests: dict[str, int] = field(default_factory=lambda: {"exa": 0, "writer": 0})
     raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
+    sources: list[dict[str, Any]] = field(default_factory=list)  # the frozen set, each with its about verdict
+    web_results: list[dict[str, Any]] = field(default_factory=list)  # the writer's results, with about
 
     @property
     def ok(self) -> bool:
@@ -102,6 +106,8 @@ class RunOutcome:
             "timings": dict(self.timings),
             "requests": dict(self.requests),
             "raw_citation_classes": self.raw_citation_classes,
+            "sources": list(self.sources),
+            "web_results": list(self.web_results),
         }
 
 
@@ -153,6 +159,20 @@ def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> l
             except PinRefused:
                 continue
     return list(dict.fromkeys(pins))
+
+
+def _source_json(source: Any) -> dict[str, Any]:
+    return {
+        "marker": source.marker,
+        "title": source.title,
+        "url": source.url,
+        "provider": source.provider,
+        "about": source.about,
+    }
+
+
+def _result_json(n: int, result: dict[str, Any]) -> dict[str, Any]:
+    return {"n": n, "title": result.get("title"), "url": result.get("url"), "about": result.get("about")}
 
 
 def _rejected_hosts(results: list[dict[str, Any]], rejects: list[str]) -> list[str]:
@@ -239,6 +259,7 @@ async def run_section(
     progress: Progress | None = None,
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
+    global_name_rejects: list[str] | None = None,
 ) -> RunOutcome:
     """Run one section end to end. Never raises for writer or retrieval trouble: the
     outcome says ``failed`` and why, and the previous note is untouched. Setting ``cancel``
@@ -272,10 +293,12 @@ async def run_section(
     try:
         # 1. Resolve sources (degrades with warnings; never blocks).
         _emit(progress, section_id, "retrieving")
-        if global_rejects is None:
+        if global_rejects is None or global_name_rejects is None:
             from store.global_store import GlobalStore
 
-            global_rejects = GlobalStore().rejects()
+            global_store = GlobalStore()
+            global_rejects = global_store.rejects() if global_rejects is None else global_rejects
+            global_name_rejects = global_store.reject_names() if global_name_rejects is None else global_name_rejects
         retrieval = await _until_cancelled(
             retrieve_section_outcome(
                 loaded_memo,
@@ -286,10 +309,14 @@ async def run_section(
                 refresh=refresh,
                 exa_client=exa_client,
                 now=now,
+                global_name_rejects=global_name_rejects,
             ),
             cancel,
         )
         source_set = retrieval.source_set
+        judge = memo_judge(memo, store, extra=[source_set])
+        sources = annotate(judge, source_set.sources)
+        outcome.sources = [_source_json(s) for s in sources]
         outcome.timings["retrieval_s"] = round(time.monotonic() - t0, 4)
         outcome.source_set_id = source_set.id or None
         outcome.source_set_reused = retrieval.reused
@@ -301,7 +328,9 @@ async def run_section(
         # 2. Write.
         stage = "writing"
         _emit(progress, section_id, "writing")
-        prompt = build_prompt(memo, section, source_set, today=started.date(), web_search=web_search)
+        prompt = build_prompt(
+            memo, section, source_set, today=started.date(), web_search=web_search, namesakes=judge.namesake_refs
+        )
         rejects = list(dict.fromkeys([*store.rejects(), *global_rejects]))
         domain_filter = (
             domain_filter_for(writer_pins(memo, section, source_set), rejects, cap=settings.writer_domain_filter_cap)
@@ -338,7 +367,8 @@ async def run_section(
         # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.
         stage = "reconciling"
         _emit(progress, section_id, "reconciling")
-        web_results = list(response.search_results) if web_search else []
+        web_results = annotate_results(judge, response.search_results) if web_search else []
+        outcome.web_results = [_result_json(i + 1, r) for i, r in enumerate(web_results)]
         if not web_search and response.search_results:
             outcome.warnings.append(
                 f"writer: strict mode, but the writer returned {len(response.search_results)} web result(s); "
@@ -350,12 +380,22 @@ async def run_section(
                 "writer: its own search returned results from rejected domains "
                 f"({', '.join(rejected)}); they were not accepted as sources"
             )
+        # A result naming a rejected name keeps its [N] slot (other numbers must not shift),
+        # but nothing can cite it: a citation to it is dropped.
+        names = assemble_names(memo_names=store.reject_names(), global_names=global_name_rejects or [])
+        named = {normalise_url(str(r.get("url"))): hit for r in web_results if (hit := names.match(r)) is not None}
+        if named:
+            phrases = ", ".join(f"'{p}'" for p in dict.fromkeys(h.phrase for h in named.values()))
+            outcome.warnings.append(
+                f"writer: its own search returned {len(named)} result(s) naming a rejected name ({phrases}); "
+                "they were not accepted as sources"
+            )
         result = reconcile(
             response.content,
-            list(source_set.sources),
+            sources,
             search_results=web_results,
             protected=tuple(memo.settings.protected_keys),
-            exclude=lambda url: excluded_by(url, rejects),
+            exclude=lambda url: excluded_by(url, rejects) or named.get(normalise_url(url)),
         )
         # ``result.text`` is already tidy and ends with the house "Sources" sections.
         text = result.text
@@ -489,7 +529,9 @@ async def run_memo(
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir))
     ids = check_section_ids(loaded, section_ids)
-    global_rejects = GlobalStore().rejects()
+    global_store = GlobalStore()
+    global_rejects = global_store.rejects()
+    global_names = global_store.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
     exa_client = exa_client_from_settings(settings) if settings.retrieval_enabled else None
     own_store = store is None
@@ -513,6 +555,7 @@ async def run_memo(
                         progress=progress,
                         now=now,
                         cancel=cancel,
+                        global_name_rejects=global_names,
                     )
 
             return list(await asyncio.gather(*(one(s) for s in ids)))

@@ -208,6 +208,7 @@ def test_definitions_without_inline_markers_are_removed_and_reported():
         "resolved_url": None,
         "score": None,
         "claim": "",
+        "about": None,
     }
     assert any("[^4]" in w and "never cited" in w for w in result.report.to_json()["warnings"])
 
@@ -254,6 +255,7 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
         "resolved_url": None,
         "score": None,
         "claim": "",
+        "about": None,
     }
     retrieved = reconcile(draft.replace("https://sec.gov/filing", "https://news5.test-site.org/story-5"), SOURCES)
     assert retrieved.body == "See the filing [^1] for details.\n"
@@ -306,6 +308,7 @@ def test_sentence_scope_binds_a_marker_after_the_full_stop_to_the_sentence_befor
         "resolved_url": None,
         "score": None,
         "claim": "Analysts are cautious.",
+        "about": None,
     }
 
 
@@ -383,7 +386,7 @@ def test_report_has_the_design_section_6_shape():
     assert all(type(report[k]) is int for k in list(report)[:6])
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
     for c in report["citations"]:
-        assert list(c) == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim"]
+        assert list(c) == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim", "about"]
     assert [c["key"] for c in report["citations"]] == ["E1", "E9", "deck", "z", "3"]
     assert all(isinstance(w, str) for w in report["warnings"])
     json.dumps(report)

@@ -61,6 +61,7 @@ class GroundSource:
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
     blocked: bool = False  # a web result on a domain the analyst rejected: never citable
+    about: dict[str, str] | None = None  # the source's ``about`` verdict, when the caller gave one
 
     @property
     def namespace(self) -> str:
@@ -118,6 +119,7 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
     if marker is not None and not MARKER_RE.match(marker):
         raise UserError(f"{where}.marker: {marker!r} is not a marker", hint="markers look like E3, V1 or W2")
     _text(item, "text", where)  # accepted (and type-checked) but never scored: see GroundSource.evidence
+    about = _about(item, where)
     return GroundSource(
         url=url,
         norm=normalise_url(url),
@@ -130,7 +132,31 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         marker=marker,
         rank=rank,
         index=index,
+        about=about,
     )
+
+
+ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
+
+
+def _about(item: object, where: str) -> dict[str, str] | None:
+    """An ``about`` given on a source, passed through: ``{"verdict", "reason"}``."""
+    value = _get(item, "about")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or value.get("verdict") not in ABOUT_VERDICTS:
+        raise UserError(
+            f"{where}.about: expected an object with a verdict ({', '.join(ABOUT_VERDICTS)})",
+            hint='e.g. "about": {"verdict": "namesake", "reason": "names Kestra Medical Technologies"}',
+        )
+    reason = value.get("reason")
+    return {"verdict": str(value["verdict"]), "reason": reason if isinstance(reason, str) else ""}
+
+
+def substitutable(src: GroundSource) -> bool:
+    """May this source stand in for an unretrieved URL? Never a blocked web result, never a
+    source about a namesake: substituting it would launder a citation to the wrong company."""
+    return not src.blocked and (src.about or {}).get("verdict") != "namesake"
 
 
 @dataclass
@@ -222,7 +248,7 @@ class GroundTruth:
 
     def candidates(self) -> list[GroundSource]:
         """Distinct sources in ground-truth order (the substitution candidates)."""
-        return [s for s in self.sources if not s.blocked and self.by_norm[s.norm] is s]
+        return [s for s in self.sources if substitutable(s) and self.by_norm[s.norm] is s]
 
 
 def _blocked(src: GroundSource, exclude: Callable[[str], object] | None) -> GroundSource:

@@ -349,9 +349,11 @@ def reconcile(
                 resolved_url=c.source.url if c.source is not None else None,
                 score=c.score,
                 claim=c.claim,
+                about=c.source.about if c.source is not None else None,
             )
         )
     report_screening(report, screened, truth, allowed)
+    _flag_namesake_citations(report)
     _summarise_warnings(report, doc, truth, citations)
     return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
 
@@ -411,3 +413,13 @@ def _summarise_warnings(
         )
     if doc.unmapped:
         report.warn("unmapped", f"{doc.unmapped} marker(s) could not be located in the source and were left as written")
+
+
+def _flag_namesake_citations(report: ReconcileReport) -> None:
+    """Every kept citation whose source is about a namesake, named in the warnings."""
+    for c in report.citations:
+        if c.about and c.about.get("verdict") == "namesake" and c.status in ("verified", "substituted"):
+            report.warn(
+                "namesake_citation",
+                f"[^{c.key}] cites {c.resolved_url}, a source about a namesake ({c.about.get('reason', '')})",
+            )

@@ -40,6 +40,7 @@ class CitationRecord(BaseModel):
     resolved_url: str | None = None
     score: float | None = None
     claim: str = ""
+    about: dict[str, str] | None = None  # the resolved source's about verdict ({"verdict", "reason"}) or null
 
 
 class ReportWarning(BaseModel):
