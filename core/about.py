@@ -327,13 +327,14 @@ class AboutJudge:
             for phrase in ns.phrases:
                 for hit in text.find(phrase):
                     span = set(range(hit.first, hit.last))
+                    if not _disclaimed(text, hit):
+                        shortest[ns.ref.name] = hit  # phrases go longest first: the last one is shortest
                     if span & taken:
                         continue
                     taken |= span
                     if _disclaimed(text, hit):
                         disclaimed |= span
                     else:
-                        shortest[ns.ref.name] = hit
                         namesake_hits.append(hit)
         subject = _Side()
         namesake = _Side(names=[h.written for h in namesake_hits])
@@ -410,7 +411,19 @@ class AboutJudge:
                 last += 1
             if last > hit.last:
                 return text.written(hit.first, last)
-        # No such run: offer the name of the namesake whose note the page echoes (editable).
+        # Else the longest run of namesake words on the page ("UK air traffic control").
+        best_run: tuple[int, int] = (0, 0)
+        start = None
+        for i, word in enumerate([*text.words, ""]):
+            if word and stem(word) in self.namesake_terms:
+                start = i if start is None else start
+                continue
+            if start is not None and i - start > best_run[1] - best_run[0]:
+                best_run = (start, i)
+            start = None
+        if best_run[1] - best_run[0] >= 2:
+            return text.written(*best_run)
+        # Else the name of the namesake whose note the page echoes (the analyst can edit it).
         found = {stem(w) for w in text.words}
         best = max(
             self.namesakes,

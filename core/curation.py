@@ -271,6 +271,7 @@ def _learn_from_domains(loaded: LoadedMemo, store: Any, domains: Sequence[str], 
         subject_name=subject.name,
         aliases=subject.aliases,
         subject_hosts=subject_hosts(loaded.memo),
+        declared=[n.name for n in subject.namesakes],
     )
     if isinstance(store, NamesakeStore) and remember(store, learned):
         result.learned = [n.name for n in learned]

@@ -133,7 +133,7 @@ def build_search_body(
     if exclude_text:
         # Exa takes one string of at most five words (a list, for future growth).
         if len(exclude_text) > 1 or len(exclude_text[0].split()) > MAX_EXCLUDE_TEXT_WORDS:
-            raise ValueError(f"excludeText takes one phrase of at most {MAX_EXCLUDE_TEXT_WORDS} words")
+            raise ValueError("excludeText takes one phrase of at most five words")
         body["excludeText"] = list(exclude_text)
     contents: dict[str, Any] = {}
     for key, value in (("summary", summary), ("text", text), ("highlights", highlights)):

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
-from core.about import AboutJudge, SourceText
+from core.about import About, AboutJudge, NamesakeRef, SourceText
 from core.hosts import host_matches_any
 from core.memo import Memo
 from core.models import Source, SourceSet
 from core.namesakes import LearnedNamesake
+from core.urls import normalise_url
 
 
 class JudgeStore(Protocol):
@@ -25,6 +26,8 @@ class JudgeStore(Protocol):
     def latest_source_set(self, section: str) -> SourceSet | None: ...
 
     def learned_namesakes(self, *, include_removed: bool = False) -> list[LearnedNamesake]: ...
+
+    def reject_names(self) -> list[str]: ...
 
 
 def subject_pages(judge_hosts: list[str], sets: Iterable[SourceSet | None]) -> list[str]:
@@ -42,9 +45,18 @@ def subject_pages(judge_hosts: list[str], sets: Iterable[SourceSet | None]) -> l
     return texts
 
 
-def memo_judge(memo: Memo, store: JudgeStore | None = None, *, extra: Iterable[SourceSet] = ()) -> AboutJudge:
-    """The judge for ``memo``: declared and learned namesakes, the subject's stored pages as context."""
+def memo_judge(
+    memo: Memo,
+    store: JudgeStore | None = None,
+    *,
+    extra: Iterable[SourceSet] = (),
+    global_name_rejects: Iterable[str] = (),
+) -> AboutJudge:
+    """The judge for ``memo``: declared and learned namesakes — and the names the analyst
+    rejected, which are names the subject is not — with the subject's stored pages as context."""
     learned = [n.ref() for n in store.learned_namesakes()] if store is not None else []
+    rejected = [*(store.reject_names() if store is not None else []), *global_name_rejects]
+    learned += [NamesakeRef(name) for name in rejected]
     bare = AboutJudge.for_memo(memo.subject)
     sets: list[SourceSet | None] = list(extra)
     if store is not None:
@@ -63,4 +75,33 @@ def annotate_results(judge: AboutJudge, results: Iterable[Mapping[str, object]])
     return [{**r, "about": judge.judge(SourceText.of(r)).to_json()} for r in results]
 
 
-__all__ = ["JudgeStore", "annotate", "annotate_results", "memo_judge", "subject_pages"]
+def cited_namesakes(
+    citations: Iterable[Mapping[str, object]],
+    sources: Iterable[Source],
+    web_results: Iterable[Mapping[str, object]],
+    judge: AboutJudge,
+) -> list[tuple[str, About]]:
+    """``(key, verdict)`` for every kept citation (verified or substituted) whose resolved source
+    is about a namesake, judged now — a namesake declared after the run counts too."""
+    by_url: dict[str, object] = {}
+    for result in web_results:
+        url = result.get("url")
+        if isinstance(url, str) and url:
+            by_url.setdefault(normalise_url(url), result)
+    for source in sources:
+        by_url[normalise_url(source.url)] = source  # the frozen set's copy holds the most text
+    found: list[tuple[str, About]] = []
+    for cite in citations:
+        url = cite.get("resolved_url")
+        if cite.get("status") not in ("verified", "substituted") or not isinstance(url, str):
+            continue
+        item = by_url.get(normalise_url(url))
+        if item is None:
+            continue
+        about = judge.judge(SourceText.of(item))
+        if about.verdict == "namesake":
+            found.append((str(cite.get("key")), about))
+    return found
+
+
+__all__ = ["JudgeStore", "annotate", "annotate_results", "cited_namesakes", "memo_judge", "subject_pages"]

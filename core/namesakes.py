@@ -173,9 +173,12 @@ def learn(
     subject_name: str,
     aliases: Sequence[str] = (),
     subject_hosts: Sequence[str] = (),
+    declared: Iterable[str] = (),
 ) -> list[LearnedNamesake]:
-    """Namesakes read from titles. For ``origin="pin"`` only impostor hosts count."""
+    """Namesakes read from titles. For ``origin="pin"`` only impostor hosts count; names
+    memo.yaml already ``declared`` are not learned twice."""
     names = _subject_names(subject_name, aliases)
+    skip = {normalise_phrase(d) for d in declared}
     out: dict[str, LearnedNamesake] = {}
     for item in seen:
         host = host_of(item.url) or ""
@@ -186,19 +189,34 @@ def learn(
             continue
         for name in names_in_title(item.title, names):
             key = normalise_phrase(name)
-            if key not in out:
+            if key not in out and key not in skip:
                 out[key] = LearnedNamesake(name=name, origin=origin, host=host, title=item.title, own_site=impostor)
     return list(out.values())
 
 
 def learn_from_set(
-    source_set: SourceSet, *, subject_name: str, aliases: Sequence[str] = (), subject_hosts: Sequence[str] = ()
+    source_set: SourceSet,
+    *,
+    subject_name: str,
+    aliases: Sequence[str] = (),
+    subject_hosts: Sequence[str] = (),
+    declared: Sequence[str] = (),
 ) -> list[LearnedNamesake]:
     """What a retrieval teaches: the pin's impostors and results removed as rejected domains."""
     pinned = [TitleSeen(r.url, r.title) for r in source_set.namesakes if r.title]
     rejected = [TitleSeen(r.url, r.title) for r in source_set.excluded if _rejected_domain(r) and r.title]
-    kwargs = {"subject_name": subject_name, "aliases": aliases, "subject_hosts": subject_hosts}
-    return [*learn(pinned, origin="pin", **kwargs), *learn(rejected, origin="reject", **kwargs)]
+    found = learn(
+        pinned, origin="pin", subject_name=subject_name, aliases=aliases, subject_hosts=subject_hosts, declared=declared
+    )
+    taken = [*declared, *(n.name for n in found)]
+    return found + learn(
+        rejected,
+        origin="reject",
+        subject_name=subject_name,
+        aliases=aliases,
+        subject_hosts=subject_hosts,
+        declared=taken,
+    )
 
 
 def _rejected_domain(removed: RemovedSource) -> bool:

@@ -303,7 +303,13 @@ def _learn_namesakes(store: object, loaded: LoadedMemo, source_set: SourceSet) -
         return
     subject = loaded.memo.subject
     pins = [p for e in source_set.request.get("entries", []) if isinstance(e, dict) for p in e.get("pins") or []]
-    learned = learn_from_set(source_set, subject_name=subject.name, aliases=subject.aliases, subject_hosts=pins)
+    learned = learn_from_set(
+        source_set,
+        subject_name=subject.name,
+        aliases=subject.aliases,
+        subject_hosts=pins,
+        declared=[n.name for n in subject.namesakes],
+    )
     try:
         remember(store, learned)
     except Exception:  # learning is a bonus: never fail a retrieval over it

@@ -314,7 +314,7 @@ async def run_section(
             cancel,
         )
         source_set = retrieval.source_set
-        judge = memo_judge(memo, store, extra=[source_set])
+        judge = memo_judge(memo, store, extra=[source_set], global_name_rejects=global_name_rejects or [])
         sources = annotate(judge, source_set.sources)
         outcome.sources = [_source_json(s) for s in sources]
         outcome.timings["retrieval_s"] = round(time.monotonic() - t0, 4)

@@ -2,8 +2,9 @@
 
 One row per section: number, title, status (never run / fresh / stale / running /
 degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
-truncation and warning badges (and ✗N: problems the last check of the current note
-found — dead, soft-404 or placeholder URLs, figures not found in their source), cost.
+truncation and warning badges (✗N: problems the last check of the current note
+found — dead, soft-404 or placeholder URLs, figures not found in their source; ⚑N:
+citations of the current note whose source is about a namesake, judged now), cost.
 Under the table, the highlighted section's "why" (what makes it stale, why it failed).
 Enter opens the section.
 """
@@ -18,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from core.about import About
 from core.section_state import SectionView
 from tui.widgets.cells import (
     citations_bar,
@@ -36,7 +38,7 @@ COLUMNS = (
     ("pin", "Pin", 6),
     ("sources", "Sources", 7),
     ("citations", "Verified / substituted / dropped", 32),
-    ("flags", "Flags", 8),
+    ("flags", "Flags", 11),
     ("cost", "Cost", 7),
 )
 
@@ -49,11 +51,13 @@ class MemoScreen(Screen[None]):
         Binding("a", "run_all", "Run all"),
         Binding("c", "cancel", "Cancel"),
         Binding("e", "export", "Export"),
+        Binding("N", "namesakes", "Namesakes", key_display="N"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[str, SectionView] = {}
+        self.namesake_cites: dict[str, list[tuple[str, About]]] = {}  # section -> citations of namesake sources
         self._frame = 0
 
     def compose(self) -> ComposeResult:
@@ -109,7 +113,13 @@ class MemoScreen(Screen[None]):
             pin_cell(view.pin_modes),
             sources,
             citations_bar(counts, palette),
-            flags_cell(omitted, len(view.warnings), palette, self.app.check_problems(view.id, view.note_path)),
+            flags_cell(
+                omitted,
+                len(view.warnings),
+                palette,
+                self.app.check_problems(view.id, view.note_path),
+                namesakes=len(self.namesake_cites.get(view.id, [])),
+            ),
             cost_cell(view.cost),
         ]
 
@@ -119,6 +129,8 @@ class MemoScreen(Screen[None]):
         keep = self.current_section()
         views = self.app.describe_all()
         self.views = {v.id: v for v in views}
+        judge = self.app.about_judge()
+        self.namesake_cites = {v.id: self.app.namesake_citations(v, judge) for v in views}
         self.query_one("#memo-head", Static).update(self._head())
         table.clear()
         for view in views:
@@ -143,6 +155,7 @@ class MemoScreen(Screen[None]):
     def _update_row(self, section_id: str, *, fresh: bool) -> None:
         if fresh:
             self.views[section_id] = self.app.describe(section_id)
+            self.namesake_cites[section_id] = self.app.namesake_citations(self.views[section_id])
         cells = self._row(self.views[section_id])
         for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
             self.table.update_cell(section_id, key, cell)
@@ -182,6 +195,18 @@ class MemoScreen(Screen[None]):
                     "or a quote or figure not in its source): enter, then 7.",
                     style=self.app.palette.error,
                 )
+            cited = self.namesake_cites.get(view.id, [])
+            if cited:
+                out.append(
+                    f"\n⚑ the note cites {len(cited)} source(s) about a namesake: ",
+                    style=f"bold {self.app.palette.error}",
+                )
+                first_key, first = cited[0]
+                out.append(f"[^{first_key}] ")
+                out.append(first.reason)
+                if len(cited) > 1:
+                    out.append(f" (and {len(cited) - 1} more)")
+                out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
         self.query_one("#memo-why", Static).update(out)
@@ -229,3 +254,19 @@ class MemoScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.app.action_export()
+
+    def action_namesakes(self) -> None:
+        from screens.namesakes_modal import NamesakesScreen
+
+        app = self.app
+        memo = app.loaded.memo
+
+        def remove(name: str) -> bool:
+            removed = bool(app.store.remove_learned_namesake(name))
+            if removed:
+                app.section_changed(None)
+            return removed
+
+        app.push_screen(
+            NamesakesScreen(memo.subject.name, list(memo.subject.namesakes), app.store.learned_namesakes, remove)
+        )

@@ -7,9 +7,13 @@ every run of the section (failed and cancelled ones included), and the checks of
 the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
 pane on the right follows the highlighted row of whichever table has focus.
 
-Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
-it (u), drop one source from the set (d; u restores it), keep a web result (k),
-toggle the pin mode (p); then re-run against the frozen set (r) or refresh
+Every source and web result shows its ``about`` verdict (``core.about``) and why:
+the subject, a namesake, some other company, or unclear.
+
+Curation happens here (``screens.section_actions``): reject a domain (x) or a name (n,
+offered from the namesake phrase the verdict found), un-reject either (u), drop one
+source from the set (d; u restores it), keep a web result (k), toggle the pin mode (p),
+see the memo's namesakes (N); then re-run against the frozen set (r) or refresh
 retrieval (R). ``core.curation`` and ``core.memo_edit`` do the work on disk.
 """
 
@@ -24,11 +28,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
+from core.about import About, AboutJudge, SourceText
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
 from tui.checks import note_sha256
 from tui.widgets import check_rows, run_history
+from tui.widgets.about_cells import about_block, reason_cell, verdict_cell
 from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
 from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
@@ -36,18 +42,21 @@ from tui.widgets.source_rows import SourceRow, row_cells, source_rows
 REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
 REPORT_COLUMNS = (
     ("key", "Key", 5),
-    ("status", "Status", 20),
-    ("claim", "Claim", 30),
-    ("cited", "Cited URL", 20),
-    ("resolved", "Resolved URL", 20),
+    ("status", "Status", 18),
+    ("claim", "Claim", 24),
+    ("cited", "Cited URL", 18),
+    ("resolved", "Resolved URL", 18),
     ("score", "Score", 5),
+    ("about", "About", 10),
 )
 WEB_COLUMNS = (
     ("n", "#", 3),
-    ("title", "Title", 48),
-    ("host", "Host", 22),
+    ("title", "Title", 26),
+    ("host", "Host", 16),
     ("date", "Date", 10),
     ("inset", "In set", 6),
+    ("about", "About", 10),
+    ("why", "Why", 24),
 )
 PANE_FOCUS = {
     "tab-sources": "#sources",
@@ -89,11 +98,13 @@ class SectionScreen(SectionActions, Screen[None]):
         Binding("c", "cancel", "Cancel"),
         Binding("p", "toggle_pin", "Pin"),
         Binding("x", "reject", "Reject"),
+        Binding("n", "reject_name", "Reject name"),
         Binding("d", "drop", "Drop"),
         Binding("u", "unreject", "Un-reject"),
         Binding("k", "keep", "Keep"),
         Binding("f", "cycle_filter", "Filter"),
         Binding("v", "verify", "Verify"),
+        Binding("N", "namesakes", "Namesakes", key_display="N", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
     ]
 
@@ -104,6 +115,9 @@ class SectionScreen(SectionActions, Screen[None]):
         self.rows: dict[str, SourceRow] = {}
         self.run_record: dict[str, Any] | None = None
         self.web_results: list[dict[str, Any]] = []
+        self.judge: AboutJudge | None = None
+        self.abouts: dict[str, About] = {}  # source row key -> verdict
+        self.web_abouts: list[About] = []
         self.history: dict[str, dict[str, Any]] = {}
         self.report_filter: str | None = None
         self._frame = 0
@@ -177,6 +191,8 @@ class SectionScreen(SectionActions, Screen[None]):
         raw = (self.run_record or {}).get("raw_response")
         results = raw.get("search_results") if isinstance(raw, dict) else None
         self.web_results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        self.judge = app.about_judge()
+        self.web_abouts = [self.judge.judge(SourceText.of(r)) for r in self.web_results]
         self.sub_title = self.view.section.title
         self._read_check_state()
         self._fill_head()
@@ -267,9 +283,11 @@ class SectionScreen(SectionActions, Screen[None]):
         view = self.view
         rows = source_rows(view.source_set if view else None)
         self.rows = {r.key: r for r in rows}
+        judge = self.judge
+        self.abouts = {r.key: judge.judge(r.text) for r in rows} if judge is not None else {}
         palette = self.app.palette
         for row in rows:
-            table.add_row(*row_cells(row, view.source_set, palette), key=row.key)
+            table.add_row(*row_cells(row, view.source_set, palette, self.abouts.get(row.key)), key=row.key)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
 
@@ -321,8 +339,27 @@ class SectionScreen(SectionActions, Screen[None]):
                 plain(cite.get("cited_url")),
                 plain(cite.get("resolved_url")),
                 Text("" if score is None else f"{float(score):.2f}", justify="right"),
+                verdict_cell(self._cite_about(cite), palette),
                 key=f"cite:{i}",
             )
+
+    def _cite_about(self, cite: dict[str, Any]) -> About | None:
+        """The verdict of a citation's resolved source, judged now (namesakes may have changed)."""
+        url = cite.get("resolved_url")
+        if cite.get("status") not in ("verified", "substituted") or not isinstance(url, str) or self.judge is None:
+            return None
+        key = normalise_url(url)
+        ss = self.view.source_set if self.view else None
+        for source in ss.sources if ss else []:
+            if normalise_url(source.url) == key:
+                return self.judge.judge(SourceText.of(source))
+        for result, about in zip(self.web_results, self.web_abouts, strict=False):
+            if normalise_url(str(result.get("url") or "")) == key:
+                return about
+        stored = cite.get("about")
+        if isinstance(stored, dict) and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
+            return About(stored["verdict"], str(stored.get("reason") or ""))
+        return None
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -365,15 +402,19 @@ class SectionScreen(SectionActions, Screen[None]):
         table.clear()
         ss = self.view.source_set if self.view else None
         in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
+        palette = self.app.palette
         for i, result in enumerate(self.web_results):
             url = str(result.get("url") or "")
             marker = in_set.get(normalise_url(url)) if url else None
+            about = self.web_abouts[i] if i < len(self.web_abouts) else None
             table.add_row(
                 Text(str(i + 1), justify="right"),
                 plain(result.get("title") or host_of(url) or url),
                 plain(host_of(url) or ""),
                 plain(str(result.get("date") or result.get("last_updated") or "")[:10]),
                 Text(marker or "", style="bold"),
+                verdict_cell(about, palette),
+                reason_cell(about),
                 key=f"web:{i}",
             )
 
@@ -466,6 +507,21 @@ class SectionScreen(SectionActions, Screen[None]):
         key = self._row_key(self.query_one("#sources", DataTable))
         return self.rows.get(key) if key else None
 
+    def _name_target(self) -> tuple[str, str]:
+        """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
+        active = self._active_tab()
+        about = None
+        if active == "tab-web":
+            key = self._row_key(self.query_one("#web", DataTable))
+            index = int(key.split(":", 1)[1]) if key else -1
+            about = self.web_abouts[index] if 0 <= index < len(self.web_abouts) else None
+        else:
+            row = self.highlighted_source()
+            about = self.abouts.get(row.key) if row is not None else None
+        if about is None:
+            return "", ""
+        return about.phrase or "", about.verdict
+
     def highlighted_web_result(self) -> dict[str, Any] | None:
         key = self._row_key(self.query_one("#web", DataTable))
         if not key:
@@ -481,8 +537,9 @@ class SectionScreen(SectionActions, Screen[None]):
         if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
             row = self.rows.get(key)
             if row is not None and row.source is not None:
-                out = source_detail(
-                    row.source, palette, state="included" if row.kind == "kept" else "omitted by budget"
+                out = about_block(self.abouts.get(key), palette)
+                out.append_text(
+                    source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
                 )
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))
@@ -490,8 +547,12 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\n" + row.url + "\n", style=palette.primary)
                 out.append(f"\nremoved: {row.removed.reason}", style="bold")
                 if row.removed.rule:
-                    out.append(f" ({row.removed.rule})")
-                out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
+                    out.append(" (")
+                    out.append(row.removed.rule)
+                    out.append(")")
+                out.append("\n")
+                out.append_text(about_block(self.abouts.get(key), palette))
+                out.append("\nx rejects its domain; n rejects a name; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
             out.append(f"[^{cite.get('key')}]  {cite.get('status')}\n\n", style="bold")
@@ -500,12 +561,18 @@ class SectionScreen(SectionActions, Screen[None]):
             out.append(str(cite.get("cited_url") or "—") + "\n")
             out.append("resolved: ", style="dim")
             out.append(str(cite.get("resolved_url") or "—") + "\n")
+            about = self._cite_about(cite)
+            if about is not None:
+                out.append("\n")
+                out.append_text(about_block(about, palette))
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
             out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
             out.stylize("bold")
             out.append("\n" + str(result.get("url") or "") + "\n", style=palette.primary)
-            out.append("\n" + str(result.get("snippet") or "") + "\n")
+            out.append("\n" + str(result.get("snippet") or "") + "\n\n")
+            index = int(key.split(":", 1)[1])
+            out.append_text(about_block(self.web_abouts[index] if index < len(self.web_abouts) else None, palette))
             out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
         elif key and key.startswith("run:"):
             record = self.history.get(key.split(":", 1)[1])

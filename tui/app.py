@@ -29,7 +29,9 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
 
+from core.about import About, AboutJudge
 from core.errors import UserError
+from core.memo_judge import cited_namesakes, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
 from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, run_section, writer_from_settings
@@ -195,14 +197,55 @@ class SourcedeskApp(CheckRunner, App[None]):
             self.say_error(exc, "global rejections")
             return []
 
+    def global_reject_names(self) -> list[str]:
+        try:
+            return self.global_store.reject_names()
+        except UserError as exc:
+            self.say_error(exc, "global rejections")
+            return []
+
     def describe(self, section_id: str) -> SectionView:
         return describe_section(
-            self.loaded, section_id, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+            self.loaded,
+            section_id,
+            store=self.store,
+            settings=self.settings,
+            global_rejects=self.global_rejects(),
+            global_name_rejects=self.global_reject_names(),
         )
 
     def describe_all(self) -> list[SectionView]:
         return describe_memo(
-            self.loaded, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+            self.loaded,
+            store=self.store,
+            settings=self.settings,
+            global_rejects=self.global_rejects(),
+            global_name_rejects=self.global_reject_names(),
+        )
+
+    def about_judge(self) -> AboutJudge:
+        """Which company each source is about: memo.yaml's and the learned namesakes, as they are now."""
+        return memo_judge(self.loaded.memo, self.store, global_name_rejects=self.global_reject_names())
+
+    def namesake_citations(self, view: SectionView, judge: AboutJudge | None = None) -> list[tuple[str, About]]:
+        """The citations of the section's current note whose source is about a namesake (judged now)."""
+        if view.note_path is None or view.run_id is None or view.note_error:
+            return []
+        try:
+            record = self.store.get_run(view.run_id) or {}
+            note_set = self.store.get_source_set(view.note_set_id) if view.note_set_id else None
+        except UserError as exc:
+            log.info("cannot read the run of %s: %s", view.id, exc)
+            return []
+        report = record.get("report") if isinstance(record.get("report"), dict) else {}
+        raw = record.get("raw_response") if isinstance(record.get("raw_response"), dict) else {}
+        results = raw.get("search_results") if isinstance(raw.get("search_results"), list) else []
+        sources = (note_set or view.source_set).sources if (note_set or view.source_set) else []
+        return cited_namesakes(
+            report.get("citations") or [],
+            sources,
+            [r for r in results if isinstance(r, dict)],
+            judge or self.about_judge(),
         )
 
     def notify_screens(self, handler_name: str, section_id: str | None) -> None:

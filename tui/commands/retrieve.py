@@ -83,11 +83,12 @@ def _judge(memo_dir):
 
     from core.memo_judge import memo_judge
     from core.memo_loader import load_memo
+    from store.global_store import GlobalStore
     from store.memo_store import MemoStore
 
     loaded = load_memo(Path(memo_dir))
     with MemoStore(loaded.dir) as store:
-        return memo_judge(loaded.memo, store)
+        return memo_judge(loaded.memo, store, global_name_rejects=GlobalStore().reject_names())
 
 
 def _about(judge, source) -> dict | None:

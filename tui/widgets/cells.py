@@ -92,8 +92,10 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     return bar
 
 
-def flags_cell(truncated: int, warnings: int, palette: Palette, check_problems: int | None = None) -> Text:
-    """Truncation, warning and (last check of the current note) problem badges."""
+def flags_cell(
+    truncated: int, warnings: int, palette: Palette, check_problems: int | None = None, *, namesakes: int = 0
+) -> Text:
+    """Truncation, warning, (last check of the current note) problem and namesake-citation badges."""
     parts = []
     if truncated:
         parts.append((f"✂{truncated}", f"bold {palette.warning}"))
@@ -101,6 +103,8 @@ def flags_cell(truncated: int, warnings: int, palette: Palette, check_problems: 
         parts.append((f"⚠{warnings}", palette.warning))
     if check_problems:
         parts.append((f"✗{check_problems}", f"bold {palette.error}"))
+    if namesakes:
+        parts.append((f"⚑{namesakes}", f"bold {palette.error}"))
     out = Text()
     for i, (text, style) in enumerate(parts):
         if i:
