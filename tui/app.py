@@ -237,14 +237,15 @@ class SourcedeskApp(CheckRunner, App[None]):
         except UserError as exc:
             log.info("cannot read the run of %s: %s", view.id, exc)
             return []
-        report = record.get("report") if isinstance(record.get("report"), dict) else {}
-        raw = record.get("raw_response") if isinstance(record.get("raw_response"), dict) else {}
-        results = raw.get("search_results") if isinstance(raw.get("search_results"), list) else []
-        sources = (note_set or view.source_set).sources if (note_set or view.source_set) else []
+        report = record.get("report")
+        raw = record.get("raw_response")
+        citations = report.get("citations") if isinstance(report, dict) else None
+        results = raw.get("search_results") if isinstance(raw, dict) else None
+        frozen = note_set if note_set is not None else view.source_set
         return cited_namesakes(
-            report.get("citations") or [],
-            sources,
-            [r for r in results if isinstance(r, dict)],
+            [c for c in citations if isinstance(c, dict)] if isinstance(citations, list) else [],
+            frozen.sources if frozen is not None else [],
+            [r for r in results if isinstance(r, dict)] if isinstance(results, list) else [],
             judge or self.about_judge(),
         )
 

@@ -249,10 +249,10 @@ def _reject(args) -> int:
     document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir.resolve()) if memo_dir else None}
     lines: list[str] = []
     if memo_dir is None:  # --global alone: the lists only
-        store = GlobalStore()
-        had = set(store.rejects())
-        store.add_rejects(domains, args.note)
-        added_names = [n for n in names if store.add_reject_name(n, args.note)]
+        everywhere = GlobalStore()
+        had = set(everywhere.rejects())
+        everywhere.add_rejects(domains, args.note)
+        added_names = [n for n in names if everywhere.add_reject_name(n, args.note)]
         document["domains"] = [{"domain": d, "added": d not in had} for d in domains]
         document["names"] = [{"name": n, "added": n in added_names} for n in names]
         document["sections"] = {}
@@ -377,15 +377,15 @@ def _unreject(args) -> int:
     domain_docs: list[dict[str, Any]] = []
     name_docs: list[dict[str, Any]] = []
     if memo_dir is None:  # --global alone: the lists only
-        store = GlobalStore()
+        everywhere = GlobalStore()
         for raw in args.domains:
             shown = _shown(raw)
-            if not store.remove_reject(raw):
+            if not everywhere.remove_reject(raw):
                 raise _not_rejected(shown, scope, memo_dir)
             lines.append(_said_unrejected(shown, scope, memo_dir))
             domain_docs.append({"domain": shown})
         for name in names:
-            if not store.remove_reject_name(name):
+            if not everywhere.remove_reject_name(name):
                 raise _not_rejected(f"the name '{name}'", scope, memo_dir)
             lines.append(_said_unrejected(f"the name '{_clean(name)}'", scope, memo_dir))
             name_docs.append({"name": name})
@@ -533,11 +533,11 @@ def _list(args) -> int:
                 "namesakes": _namesake_entries(memo_dir, store),
             }
     if want_global:
-        store = GlobalStore()
+        everywhere = GlobalStore()
         out["global"] = {
-            "path": str(store.path),
-            "rejects": store.reject_entries(),
-            "names": store.reject_name_entries(),
+            "path": str(everywhere.path),
+            "rejects": everywhere.reject_entries(),
+            "names": everywhere.reject_name_entries(),
         }
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
