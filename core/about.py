@@ -113,6 +113,7 @@ class NamesakeRef:
     note: str = ""
     learned: bool = False
     host: str | None = None
+    exact: bool = False  # a rejected phrase: matched as written, never shortened
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ class AboutJudge:
                 continue
             seen.add(full)
             site = registrable_domain(ref.host) if ref.host else None
-            variants = [v for v in self._variants(full) if v not in own]
+            variants = [full] if ref.exact else [v for v in self._variants(full) if v not in own]
             self.namesakes.append(_Namesake(ref, variants, site))
             namesake_name_words |= {stem(w) for w in full.split()}
             # Context words come from the note only: a name's own words ("Communications",

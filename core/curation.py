@@ -464,6 +464,11 @@ def unreject_name(
     return result
 
 
+def find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
+    """The newest stored copy of the source at ``url`` in ``versions`` (removed ones included)."""
+    return _find_in_versions(versions, url)
+
+
 def _find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
     key = normalise_url(url)
     for version in reversed(versions):
@@ -566,6 +571,7 @@ __all__ = [
     "CurationResult",
     "domain_for",
     "drop_source",
+    "find_in_versions",
     "name_covers",
     "on_domain",
     "preview_reject",

@@ -56,7 +56,7 @@ def memo_judge(
     rejected, which are names the subject is not — with the subject's stored pages as context."""
     learned = [n.ref() for n in store.learned_namesakes()] if store is not None else []
     rejected = [*(store.reject_names() if store is not None else []), *global_name_rejects]
-    learned += [NamesakeRef(name) for name in rejected]
+    learned += [NamesakeRef(name, exact=True) for name in rejected]
     bare = AboutJudge.for_memo(memo.subject)
     sets: list[SourceSet | None] = list(extra)
     if store is not None:

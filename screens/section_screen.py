@@ -29,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
 from core.about import About, AboutJudge, SourceText
+from core.curation import find_in_versions
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from core.verify.evidence import run_search_results
@@ -283,13 +284,30 @@ class SectionScreen(SectionActions, Screen[None]):
         view = self.view
         rows = source_rows(view.source_set if view else None)
         self.rows = {r.key: r for r in rows}
-        judge = self.judge
-        self.abouts = {r.key: judge.judge(r.text) for r in rows} if judge is not None else {}
+        self.abouts = self._judge_rows(rows)
         palette = self.app.palette
         for row in rows:
             table.add_row(*row_cells(row, view.source_set, palette, self.abouts.get(row.key)), key=row.key)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
+
+    def _judge_rows(self, rows: list[SourceRow]) -> dict[str, About]:
+        """Each row's verdict; a removed result is judged on the text an earlier version of the
+        set stored for it (its title alone would say too little)."""
+        judge = self.judge
+        if judge is None:
+            return {}
+        versions = None
+        out: dict[str, About] = {}
+        for row in rows:
+            text = row.text
+            if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
+                if versions is None:
+                    versions = self.app.store.source_set_versions(self.section_id)
+                stored = find_in_versions(versions, row.url)
+                text = SourceText.of(stored) if stored is not None else text
+            out[row.key] = judge.judge(text)
+        return out
 
     def _citations(self) -> list[dict[str, Any]]:
         report = (self.run_record or {}).get("report")

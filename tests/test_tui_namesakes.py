@@ -60,6 +60,7 @@ def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path
             assert app.store.reject_names() == ["Nats air traffic control"]
             rows = [cells(sources, r.key.value) for r in sources.ordered_rows]
             assert [r[6] for r in rows if r[2] == GUARDIAN] == ["name rejected (memo)"]
+            assert [r[3] for r in rows if r[2] == GUARDIAN] == ["✗ namesake"]  # judged on what was stored
             included = [r for r in rows if r[6] == "included"]
             assert [r[0] for r in included] == [f"E{i}" for i in range(1, len(included) + 1)]
 

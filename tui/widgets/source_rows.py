@@ -26,9 +26,9 @@ COLUMNS = (
     ("title", "Title", 20),
     ("host", "Host", 14),
     ("about", "About", 10),
-    ("why", "Why", 22),
+    ("why", "Why", 20),
     ("pin", "Pin", 10),
-    ("state", "State", 18),
+    ("state", "State", 20),
 )
 
 REASON_WORDS = {
