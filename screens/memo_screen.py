@@ -256,17 +256,4 @@ class MemoScreen(Screen[None]):
         self.app.action_export()
 
     def action_namesakes(self) -> None:
-        from screens.namesakes_modal import NamesakesScreen
-
-        app = self.app
-        memo = app.loaded.memo
-
-        def remove(name: str) -> bool:
-            removed = bool(app.store.remove_learned_namesake(name))
-            if removed:
-                app.section_changed(None)
-            return removed
-
-        app.push_screen(
-            NamesakesScreen(memo.subject.name, list(memo.subject.namesakes), app.store.learned_namesakes, remove)
-        )
+        self.app.action_namesakes()

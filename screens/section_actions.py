@@ -100,10 +100,11 @@ class SectionActions:
             return
         where = "in this memo" if scope == "memo" else "globally"
         already = "" if result.added else " (it already was)"
+        learned = f" Learned namesake(s): {', '.join(result.learned)} (N lists them)." if result.learned else ""
         app.say(
             f"Rejected {result.domain} {where}{already}: {result.removed_count} source(s) left the frozen "
             f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
-            "r re-runs against the curated set."
+            f"r re-runs against the curated set.{learned}"
         )
         app.section_changed(None)
 
@@ -179,20 +180,7 @@ class SectionActions:
         app.section_changed(None)
 
     def action_namesakes(self) -> None:
-        from screens.namesakes_modal import NamesakesScreen
-
-        app = self.app
-        memo = app.loaded.memo
-
-        def remove(name: str) -> bool:
-            removed = bool(app.store.remove_learned_namesake(name))
-            if removed:
-                app.section_changed(None)
-            return removed
-
-        app.push_screen(
-            NamesakesScreen(memo.subject.name, list(memo.subject.namesakes), app.store.learned_namesakes, remove)
-        )
+        self.app.action_namesakes()
 
     def action_drop(self) -> None:
         app = self.app

@@ -347,6 +347,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                     global_rejects=self.global_rejects(),
                     progress=self._progress,
                     cancel=job.cancel,
+                    global_name_rejects=self.global_reject_names(),
                 )
             self.last_outcomes[sid] = outcome
             grounded = None
@@ -428,6 +429,24 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.say(f"Wrote {name} — {result.sections} section(s), {result.footnotes} footnote(s){missing}")
         for warning in result.warnings[:3]:
             self.say(f"export: {warning}", "warning")
+
+    def action_namesakes(self) -> None:
+        """The memo's namesakes: declared in memo.yaml or learned (learned ones removable)."""
+        from screens.namesakes_modal import NamesakesScreen
+
+        memo = self.loaded.memo
+
+        def remove(name: str) -> bool:
+            removed = bool(self.store.remove_learned_namesake(name))
+            if removed:
+                self.say(f"Removed the learned namesake '{name}'; it is not learned again.")
+                self.section_changed(None)
+            return removed
+
+        if not isinstance(self.screen, NamesakesScreen):
+            self.push_screen(
+                NamesakesScreen(memo.subject.name, list(memo.subject.namesakes), self.store.learned_namesakes, remove)
+            )
 
     def open_section(self, section_id: str) -> None:
         from screens.section_screen import SectionScreen
