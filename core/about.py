@@ -70,7 +70,7 @@ LEGAL_SUFFIXES = frozenset(
 WEIGHT_NAME = 3  # an alias, a domain or a namesake's name outweighs one context word
 TITLE_BONUS = 3  # what the title names is what the page is about
 MARGIN = 2  # one side must have twice the other's evidence to win
-MIN_EVIDENCE = 2  # one context word alone ("message") decides nothing
+MIN_EVIDENCE = 2  # words learned from the subject's pages: one alone decides nothing
 MAX_CONTEXT_TERMS = 80
 SHOWN_TERMS = 3
 
@@ -263,8 +263,8 @@ class AboutJudge:
         shared = set(subject_terms) & set(namesake_terms)
         self.subject_terms = {s: w for s, w in subject_terms.items() if s not in shared}
         self.namesake_terms = {s: w for s, w in namesake_terms.items() if s not in shared}
-        # What the analyst wrote (description, notes) is strong enough to decide on one word
-        # when the title names the subject; words learned from context are not.
+        # What the analyst wrote (description, notes) is strong enough to decide on one word;
+        # words learned from context are not.
         self.described = {s for s in described if s in self.subject_terms}
 
     @classmethod
@@ -363,11 +363,10 @@ class AboutJudge:
         namesake.terms = [stems[s] for s in self.namesake_terms if s in stems]
         s = subject.score + sum(1 for t in self.subject_terms if t in title_stems)
         n = namesake.score + sum(1 for t in self.namesake_terms if t in title_stems)
-        # A title that names the subject says the page is about *a* NATS; then one word the
-        # analyst wrote (description, note) is enough to tell which.
-        titled = any(not _disclaimed(title, h) for h in title.find(self.subject_phrase))
-        need_s = 1 if titled and any(t in stems for t in self.described) else MIN_EVIDENCE
-        need_n = 1 if titled and namesake.terms else MIN_EVIDENCE
+        # One word the analyst wrote (a description keyword, a namesake's note) is enough to tell
+        # which NATS a page means; words learned from the subject's pages need a second.
+        need_s = 1 if any(t in stems for t in self.described) else MIN_EVIDENCE
+        need_n = 1 if namesake.terms else MIN_EVIDENCE
         if bare and not subject.names and not namesake_hits and s < need_s and n < need_n:
             return About("unclear", f"names '{bare[0].written}' but nothing tells which {self.name} it means")
         if s >= need_s and s >= MARGIN * n:
