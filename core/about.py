@@ -76,10 +76,14 @@ SHOWN_TERMS = 3
 
 
 def stem(word: str) -> str:
-    """A crude suffix stripper: "messaging", "messages" and "message" meet at "messag"."""
-    for suffix in ("ations", "ation", "ings", "ing", "ers", "ies", "es", "ed", "er", "s", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+    """Plural to singular and nothing more: "messages" and "message" meet, "messaging" stays
+    apart (a flight-plan message is no messaging system; a stronger stemmer said it was)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
     return word
 
 
