@@ -2,9 +2,11 @@
 
 One row per section: number, title, status (never run / fresh / stale / running /
 degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
-truncation and warning badges (✗N: problems the last check of the current note
-found — dead, soft-404 or placeholder URLs, figures not found in their source; ⚑N:
-citations of the current note whose source is about a namesake, judged now), cost.
+truncation and warning badges (and ✗N: problems the last check of the current note
+found — dead, soft-404 or placeholder URLs, figures not found in their source; ?N:
+claims left without a citation; ⚑N: citations of the current note whose source is about
+a namesake, judged now), cost. The citations bar also says how many verified
+citations are weak (retrieved, but not supporting their claim).
 Under the table, the highlighted section's "why" (what makes it stale, why it failed).
 Enter opens the section.
 """
@@ -38,7 +40,7 @@ COLUMNS = (
     ("pin", "Pin", 6),
     ("sources", "Sources", 7),
     ("citations", "Verified / substituted / dropped", 32),
-    ("flags", "Flags", 11),
+    ("flags", "Flags", 13),
     ("cost", "Cost", 7),
 )
 
@@ -118,6 +120,7 @@ class MemoScreen(Screen[None]):
                 len(view.warnings),
                 palette,
                 self.app.check_problems(view.id, view.note_path),
+                uncited=counts.get("uncited", 0) if counts else 0,
                 namesakes=len(self.namesake_cites.get(view.id, [])),
             ),
             cost_cell(view.cost),
@@ -207,6 +210,14 @@ class MemoScreen(Screen[None]):
                 if len(cited) > 1:
                     out.append(f" (and {len(cited) - 1} more)")
                 out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
+            weak = view.counts.get("weak", 0) if view.note_path is not None else 0
+            uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
+            if weak or uncited:
+                out.append(
+                    f"\n{weak} weak citation(s) (retrieved, but not supporting their claim) and {uncited} uncited "
+                    "claim(s): enter, then 2 (Report).",
+                    style=self.app.palette.warning,
+                )
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
         self.query_one("#memo-why", Static).update(out)

@@ -42,6 +42,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "summary": ("summary",),
     "text": ("text",),
     "highlights": ("highlights",),
+    "facts": ("facts",),
 }
 
 
@@ -61,16 +62,26 @@ class GroundSource:
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
     blocked: bool = False  # a web result on a domain the analyst rejected: never citable
-    about: dict[str, str] | None = None  # the source's ``about`` verdict, when the caller gave one
+    facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
+    text: str = ""  # the stored page text, when the frozen set holds it
+    about: dict[str, str] | None = None  # the source's about verdict ({"verdict", "reason"}), when given
 
     @property
     def namespace(self) -> str:
         return "retrieved" if self.marker else "web"
 
-    @property
-    def evidence(self) -> str:
-        """The text a claim is scored against: what describes the source, never its full text."""
-        return "\n".join([self.title, self.snippet, self.summary, *self.highlights])
+    def evidence_fields(self) -> list[tuple[str, str]]:
+        """Everything stored for the source, by field: what a claim is checked against."""
+        fields = [("title", self.title), ("snippet", self.snippet), ("summary", self.summary)]
+        fields += [("highlights", h) for h in self.highlights]
+        fields += [("facts", f) for f in self.facts]
+        fields += [
+            ("facts", f"{name}: {value}")
+            for name, value in (("published", self.published), ("updated", self.updated))
+            if value
+        ]
+        fields.append(("text", self.text))
+        return fields
 
 
 def _get(item: object, name: str) -> object:
@@ -118,8 +129,6 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
     marker = _text(item, "marker", where) or None
     if marker is not None and not MARKER_RE.match(marker):
         raise UserError(f"{where}.marker: {marker!r} is not a marker", hint="markers look like E3, V1 or W2")
-    _text(item, "text", where)  # accepted (and type-checked) but never scored: see GroundSource.evidence
-    about = _about(item, where)
     return GroundSource(
         url=url,
         norm=normalise_url(url),
@@ -132,31 +141,52 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         marker=marker,
         rank=rank,
         index=index,
-        about=about,
+        facts=tuple(_fact_lines(_get(item, "facts"))),
+        text=_text(item, "text", where) or "",
+        about=_about(item, where),
     )
+
+
+def _fact_lines(value: object, key: str = "") -> list[str]:
+    """Facts as "key: value" lines (nested values flattened; keys are words a claim may use)."""
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, Mapping):
+        out: list[str] = []
+        for k, v in value.items():
+            label = str(k).replace("_", " ")
+            out += _fact_lines(v, f"{key} {label}".strip())
+        return out
+    if isinstance(value, (list, tuple)):
+        return [line for v in value for line in _fact_lines(v, key)]
+    text = str(value).strip()
+    if not text:
+        return []
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    return [f"{spaced}: {text}" if spaced else text]
 
 
 ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
 
 
 def _about(item: object, where: str) -> dict[str, str] | None:
-    """An ``about`` given on a source, passed through: ``{"verdict", "reason"}``."""
+    """A source's ``about`` verdict, passed through as ``{"verdict", "reason"}`` — given as that
+    object (what ``retrieve --json`` prints), as the verdict alone, or as ``core.about.About``."""
     value = _get(item, "about")
     if value is None:
         return None
-    if not isinstance(value, Mapping) or value.get("verdict") not in ABOUT_VERDICTS:
+    if isinstance(value, str):
+        verdict, reason = value, ""
+    elif isinstance(value, Mapping):
+        verdict, reason = value.get("verdict"), value.get("reason")
+    else:
+        verdict, reason = getattr(value, "verdict", None), getattr(value, "reason", "")
+    if verdict not in ABOUT_VERDICTS:
         raise UserError(
             f"{where}.about: expected an object with a verdict ({', '.join(ABOUT_VERDICTS)})",
             hint='e.g. "about": {"verdict": "namesake", "reason": "names Kestra Medical Technologies"}',
         )
-    reason = value.get("reason")
-    return {"verdict": str(value["verdict"]), "reason": reason if isinstance(reason, str) else ""}
-
-
-def substitutable(src: GroundSource) -> bool:
-    """May this source stand in for an unretrieved URL? Never a blocked web result, never a
-    source about a namesake: substituting it would launder a citation to the wrong company."""
-    return not src.blocked and (src.about or {}).get("verdict") != "namesake"
+    return {"verdict": str(verdict), "reason": reason if isinstance(reason, str) else ""}
 
 
 @dataclass
@@ -248,7 +278,7 @@ class GroundTruth:
 
     def candidates(self) -> list[GroundSource]:
         """Distinct sources in ground-truth order (the substitution candidates)."""
-        return [s for s in self.sources if substitutable(s) and self.by_norm[s.norm] is s]
+        return [s for s in self.sources if not s.blocked and self.by_norm[s.norm] is s]
 
 
 def _blocked(src: GroundSource, exclude: Callable[[str], object] | None) -> GroundSource:
@@ -280,8 +310,15 @@ def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:
         highlights = list(first.highlights)
         for other in rest:
             highlights += [h for h in other.highlights if h not in highlights]
+        facts = list(dict.fromkeys([f for src in group for f in src.facts]))
         merged[id(first)] = replace(
-            first, snippet=extra("snippet"), summary=extra("summary"), highlights=tuple(highlights)
+            first,
+            snippet=extra("snippet"),
+            summary=extra("summary"),
+            highlights=tuple(highlights),
+            text=extra("text"),
+            facts=tuple(facts),
+            about=first.about or next((o.about for o in rest if o.about), None),
         )
     return [merged.get(id(s), s) for s in sources]
 
