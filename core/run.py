@@ -42,6 +42,7 @@ from core.memo_loader import LoadedMemo, load_memo
 from core.models import SourceSet
 from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
+from core.records import RunRecord
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
 from core.settings import Settings
 from core.urls import host_of, normalise_url
@@ -267,6 +268,7 @@ async def run_section(
         "refresh": refresh,
     }
     t0 = time.monotonic()
+    recorded = False  # the run's record is in the store already (replaced if the note then fails)
     stage = "retrieving"
     source_set: SourceSet | None = None
     try:
@@ -393,13 +395,24 @@ async def run_section(
             outcome.warnings.append(
                 f"the previous note had edits made outside sourcedesk; its text is kept in run {run_id} (previous_note)"
             )
-        write_note_atomic(path, note)
-        outcome.note_path = path
         record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
+        outcome.note_path = path
+        # The record (with any hand-edited text it keeps) and the new note's hash are stored
+        # before the note is replaced: a kill at any point leaves a note sourcedesk knows as
+        # its own (the new one, or the previous one whose hash the state still remembers).
+        recorded = _finish(store, record, outcome, t0, progress)
+        if not recorded and previous is not None:
+            raise UserError(
+                f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
+                "so it was not replaced",
+                hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
+            )
+        write_note_atomic(path, note)
         _emit(progress, section_id, "saved")
+        return outcome
     except asyncio.CancelledError:
         _cancelled(outcome, stage)
-        _finish(store, record, outcome, t0, progress)
+        _finish(store, record, outcome, t0, progress, replace=recorded)
         raise
     except RunCancelled:
         _cancelled(outcome, stage)
@@ -412,7 +425,7 @@ async def run_section(
     except Exception as exc:
         log.exception("section %s failed while %s", section_id, stage)
         _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    _finish(store, record, outcome, t0, progress)
+    _finish(store, record, outcome, t0, progress, replace=recorded)
     return outcome
 
 
@@ -435,13 +448,23 @@ def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
         return None
     except OSError:
         return None
-    written = store.section_state(section_id).get("note_sha256")
-    if written == hashlib.sha256(current).hexdigest():
+    state = store.section_state(section_id)
+    if hashlib.sha256(current).hexdigest() in (state.note_sha256, state.prior_note_sha256):
         return None
     return current.decode("utf-8", errors="replace")
 
 
-def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, progress: Progress | None) -> None:
+def _finish(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """Record the run and the section's state in one store write; True when it was stored.
+    ``replace``: the run was recorded as about to write its note, and then did not."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
     if outcome.status in ("failed", "cancelled"):
@@ -455,15 +478,23 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
         timings=dict(outcome.timings),
         cost=dict(outcome.cost),
     )
+    state: dict[str, Any] = {"last_run": record["id"], "last_status": outcome.status}
+    before = store.section_state(outcome.section)
+    if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
+        state["note_sha256"] = record.get("note_sha256")
+        state["prior_note_sha256"] = before.note_sha256
+    elif replace:  # the new note never landed: the note on disk is the one before it
+        record.pop("note_sha256", None)
+        state["note_sha256"] = before.prior_note_sha256
     try:
-        outcome.run_id = store.save_run(record)
-        state = {"last_run": outcome.run_id, "last_status": outcome.status}
-        if outcome.ok:  # only a written note has a new hash
-            state["note_sha256"] = record.get("note_sha256")
-        store.update_section_state(outcome.section, state)
+        # One write: the record and the section's state land together, so no crash can leave
+        # a record without its state (or the reverse) and make sourcedesk's own note look edited.
+        outcome.run_id = store.save_run(RunRecord.model_validate(record), section_state=state, replace=replace)
+        return True
     except Exception as exc:
         log.exception("could not record run of section %s", outcome.section)
         outcome.warnings.append(_short(f"the run could not be recorded in the memo store: {exc}"))
+        return False
 
 
 # ---------------------------------------------------------------- a whole memo

@@ -73,7 +73,7 @@ async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=F
 
 
 @contextlib.contextmanager
-def sandbox_process(exa_ms: int, writer_ms: int):
+def sandbox_process(exa_ms: int, writer_ms: int, *extra: str):
     """The sandbox in its own process, as the real services would be: its CPU work
     (ranking, composing answers) must not share the client's interpreter lock."""
     with socket.socket() as s:
@@ -91,6 +91,7 @@ def sandbox_process(exa_ms: int, writer_ms: int):
             str(exa_ms),
             "--writer-latency-ms",
             str(writer_ms),
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -207,6 +208,116 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
     return statistics.median(times)
 
 
+class StoreClock:
+    """Wall time spent inside the memo and global stores, measured at the outermost call.
+
+    Every public method of both store classes is wrapped for the duration of a ``with``
+    block; a store method calling another (``update_section_state`` → ``section_state``)
+    is counted once. Payload files are read and written inside those methods, so they count.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls: dict[str, list[float]] = {}
+        self._depth = 0
+        self._saved: list[tuple[type, str, object]] = []
+
+    def _wrap(self, cls: type, name: str):
+        original = getattr(cls, name)
+        clock = self
+
+        def timed(*args, **kwargs):
+            if clock._depth:
+                return original(*args, **kwargs)
+            clock._depth += 1
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                took = time.perf_counter() - t0
+                clock._depth -= 1
+                clock.seconds += took
+                clock.calls.setdefault(f"{cls.__name__}.{name}", []).append(took)
+
+        return timed
+
+    def __enter__(self) -> StoreClock:
+        from store.global_store import GlobalStore
+        from store.memo_store import MemoStore
+
+        for cls in (MemoStore, GlobalStore):
+            for name, value in list(vars(cls).items()):
+                if callable(value) and not name.startswith("_"):
+                    self._saved.append((cls, name, value))
+                    setattr(cls, name, self._wrap(cls, name))
+            self._saved.append((cls, "__init__", cls.__init__))
+            cls.__init__ = self._wrap(cls, "__init__")  # opening (and reading) the store counts too
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for cls, name, value in reversed(self._saved):
+            setattr(cls, name, value)
+        self._saved.clear()
+
+    def breakdown(self) -> list[tuple[str, int, float]]:
+        return sorted(((k, len(v), sum(v)) for k, v in self.calls.items()), key=lambda r: -r[2])
+
+
+STORE_TARGET = 0.10  # store time at most 10% of a frozen re-run's wall time
+
+
+def bench_store(sections: int = 20, reruns: int = 5) -> dict:
+    """A frozen re-run of a ``sections``-section memo against the sandbox at 0 ms latency,
+    with the time spent in the store measured explicitly (``StoreClock``)."""
+    with sandbox_process(0, 0, "--exa-rps", "0", "--writer-rpm", "0") as url, tempfile.TemporaryDirectory() as tmp:
+        memo_dir = write_bench_memo(Path(tmp), sections)
+        settings = Settings(
+            exa_url=url,
+            writer_url=url,
+            exa_api_key="bench",
+            perplexity_api_key="bench",
+            exa_requests_per_second=1000,
+            writer_requests_per_minute=60_000,
+            max_concurrent_sections=sections,
+        )
+        _took, outs = asyncio.run(_timed(memo_dir, settings, refresh=True))  # cold: fills the frozen sets
+        _check(outs)
+        rows = []
+        for _ in range(reruns):
+            with StoreClock() as clock:
+                took, outs = asyncio.run(_timed(memo_dir, settings))
+            _check(outs)
+            if not all(o.source_set_reused for o in outs):
+                raise SystemExit("bench: a re-run searched again instead of reusing its frozen set")
+            rows.append((took, clock.seconds, clock.breakdown()))
+        db = memo_dir / ".sourcedesk" / "db.json"
+        size = db.stat().st_size
+    rows.sort(key=lambda r: r[1] / r[0])
+    wall, store_s, breakdown = rows[len(rows) // 2]  # the median share
+    return {
+        "sections": sections,
+        "reruns": reruns,
+        "wall_s": wall,
+        "store_s": store_s,
+        "share": store_s / wall,
+        "shares": [r[1] / r[0] for r in rows],
+        "breakdown": breakdown,
+        "db_bytes": size,
+    }
+
+
+def print_store(r: dict) -> None:
+    print(
+        f"store: frozen re-run of {r['sections']} sections at 0 ms latency (median of {r['reruns']}): "
+        f"wall {r['wall_s']:.2f} s, in the store {r['store_s'] * 1000:.0f} ms = {r['share']:.1%} "
+        f"(target <= {STORE_TARGET:.0%}: {'met' if r['share'] <= STORE_TARGET else 'MISSED'})"
+    )
+    print("  shares of all re-runs: " + ", ".join(f"{s:.1%}" for s in sorted(r["shares"])))
+    for name, calls, seconds in r["breakdown"][:8]:
+        print(f"  {name:<40} {calls:4d} calls {seconds * 1000:8.1f} ms")
+    print(f"  db.json after the runs: {r['db_bytes'] / 1024:.0f} KiB")
+
+
 TARGET_RATIO = 1.3  # issue 3: a whole memo within 1.3x its slowest section
 
 
@@ -219,8 +330,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exa-latency-ms", type=int, default=300)
     p.add_argument("--writer-latency-ms", type=int, default=2000)
     p.add_argument("--sections", type=int, default=12)
+    p.add_argument(
+        "--store-only",
+        action="store_true",
+        help="only the store figure: a frozen re-run of a 20-section memo at 0 ms latency, time in the store",
+    )
     args = p.parse_args(argv)
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
+    if args.store_only:
+        print_store(bench_store())
+        return 0
     r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections)
     print(
         f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms"
@@ -242,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ms = bench_reconcile()
     print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")
+    print_store(bench_store())
     return 0
 
 

@@ -24,6 +24,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
+from core.records import RunRecord, StoredCitation
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
@@ -102,9 +103,9 @@ class SectionScreen(SectionActions, Screen[None]):
         self.section_id = section_id
         self.view: SectionView | None = None
         self.rows: dict[str, SourceRow] = {}
-        self.run_record: dict[str, Any] | None = None
+        self.run_record: RunRecord | None = None
         self.web_results: list[dict[str, Any]] = []
-        self.history: dict[str, dict[str, Any]] = {}
+        self.history: dict[str, RunRecord] = {}
         self.report_filter: str | None = None
         self._frame = 0
         self._note_sha: str | None = None  # the note's bytes as last read (for the check badge)
@@ -174,9 +175,7 @@ class SectionScreen(SectionActions, Screen[None]):
             app.pop_screen()
             return
         self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
-        raw = (self.run_record or {}).get("raw_response")
-        results = raw.get("search_results") if isinstance(raw, dict) else None
-        self.web_results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        self.web_results = self.run_record.web_results() if self.run_record is not None else []
         self.sub_title = self.view.section.title
         self._read_check_state()
         self._fill_head()
@@ -273,10 +272,9 @@ class SectionScreen(SectionActions, Screen[None]):
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
 
-    def _citations(self) -> list[dict[str, Any]]:
-        report = (self.run_record or {}).get("report")
-        cites = report.get("citations") if isinstance(report, dict) else None
-        return [c for c in cites if isinstance(c, dict)] if isinstance(cites, list) else []
+    def _citations(self) -> list[StoredCitation]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.citations) if report is not None else []
 
     def _fill_report(self) -> None:
         view = self.view
@@ -309,17 +307,17 @@ class SectionScreen(SectionActions, Screen[None]):
             "protected": "dim",
         }
         for i, cite in enumerate(self._citations()):
-            status = str(cite.get("status", ""))
+            status = cite.status
             if self.report_filter and status != self.report_filter:
                 continue
-            label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
-            score = cite.get("score")
+            label = status.replace("_", " ") + (" (retitled)" if cite.retitled else "")
+            score = cite.score
             table.add_row(
-                plain(cite.get("key")),
+                plain(cite.key),
                 Text(label, style=styles.get(status, "")),
-                plain(cite.get("claim")),
-                plain(cite.get("cited_url")),
-                plain(cite.get("resolved_url")),
+                plain(cite.claim),
+                plain(cite.cited_url),
+                plain(cite.resolved_url),
                 Text("" if score is None else f"{float(score):.2f}", justify="right"),
                 key=f"cite:{i}",
             )
@@ -382,7 +380,7 @@ class SectionScreen(SectionActions, Screen[None]):
         keep = table.cursor_row
         table.clear()
         records = self.app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
-        self.history = {str(r.get("id")): r for r in records if r.get("id")}
+        self.history = {r.id: r for r in records if r.id}
         current = self.view.run_id if self.view else None
         palette = self.app.palette
         for run_id, record in self.history.items():
@@ -410,8 +408,8 @@ class SectionScreen(SectionActions, Screen[None]):
         elif check is None:
             saved = app.saved_check(self.section_id) if checking is None else None
             if saved and self._check_problems is not None:
-                problems = int(saved.get("problems") or 0)
-                head.append(f"Checked {str(saved.get('at', ''))[:16].replace('T', ' ')} UTC: ", style=palette.dim)
+                problems = saved.problems
+                head.append(f"Checked {saved.at[:16].replace('T', ' ')} UTC: ", style=palette.dim)
                 head.append(f"{problems} problem(s)", style=f"bold {palette.error}" if problems else palette.success)
                 head.append(" — v checks again to list them.", style=palette.dim)
             elif checking is None:
@@ -494,12 +492,12 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
-            out.append(f"[^{cite.get('key')}]  {cite.get('status')}\n\n", style="bold")
-            out.append(str(cite.get("claim") or "") + "\n\n")
+            out.append(f"[^{cite.key}]  {cite.status}\n\n", style="bold")
+            out.append(cite.claim + "\n\n")
             out.append("cited: ", style="dim")
-            out.append(str(cite.get("cited_url") or "—") + "\n")
+            out.append((cite.cited_url or "—") + "\n")
             out.append("resolved: ", style="dim")
-            out.append(str(cite.get("resolved_url") or "—") + "\n")
+            out.append((cite.resolved_url or "—") + "\n")
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
             out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
@@ -508,8 +506,10 @@ class SectionScreen(SectionActions, Screen[None]):
             out.append("\n" + str(result.get("snippet") or "") + "\n")
             out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
         elif key and key.startswith("run:"):
-            record = self.history.get(key.split(":", 1)[1])
+            run_id = key.split(":", 1)[1]
+            record = self.history.get(run_id)
             if record is not None:
+                record = self.app.store.get_run(run_id) or record  # the rows are a listing; the detail is all of it
                 out = run_history.detail(record, self.view.run_id if self.view else None, palette)
         elif key and key.startswith(("url:", "ground:")):
             out = self._check_detail(key) or out

@@ -10,30 +10,53 @@ instance.
 from __future__ import annotations
 
 import copy
+import json
 import secrets as _secrets
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic_core import to_jsonable_python
-from tinydb import Query, TinyDB
+from tinydb import Query
+from tinydb.table import Table
 
 from core.errors import UserError
 from core.models import SourceSet
+from core.records import RunRecord, SectionState
 from store import rejections
 from store.json_storage import AtomicJSONStorage
-from store.payloads import PayloadDir, externalise, restore
+from store.payloads import LARGE_CHARS, PayloadDir, externalise, payload_ref, restore, unloaded
 from store.process_lock import ProcessLock
 
 STORE_DIRNAME = ".sourcedesk"
 SCHEMA_VERSION = 1
 # Run fields that move to a payload file as one JSON document when large.
-RUN_PAYLOAD_FIELDS = ("raw_response", "raw_responses", "prompt", "messages", "response", "report", "previous_note")
+# The bulk of a run record (what the History tab's rows do not show) moves to one payload
+# file, so db.json — rewritten whole on every change — gains only a short row per run.
+RUN_BODY_FIELDS = (
+    "raw_response",
+    "raw_responses",
+    "prompt",
+    "messages",
+    "response",
+    "report",
+    "previous_note",
+    "outcome",
+)
+RUN_BODY_KEY = "body"
 
 _Q = Query()
+
+
+def _degraded(doc: Mapping[str, Any]) -> bool:
+    """Whether a stored set is degraded (older versions kept it only inside the set)."""
+    if "degraded" in doc:
+        return bool(doc["degraded"])
+    data = doc.get("data")
+    return bool(data.get("degraded")) if isinstance(data, dict) else False
 
 
 def store_dir(memo_dir: Path) -> Path:
@@ -67,14 +90,14 @@ class MemoStore:
         )
         self._lock.acquire(wait_s)
         try:
-            self._db = TinyDB(self.dir / "db.json", storage=AtomicJSONStorage, label="memo store")
-            self._db.table("meta", cache_size=0).all()  # read now: a damaged file is reported on open
+            self._storage = AtomicJSONStorage(self.dir / "db.json", label="memo store")
+            self._closed = False
+            self._storage.current()  # read now: a damaged file is reported on open
             self._check_schema()
         except BaseException:
             self._lock.release()
             raise
         self.payloads = PayloadDir(self.dir / "payloads")
-        self._closed = False
         # A store dropped without close() still lets go of the memo when it is collected.
         self._finalizer = weakref.finalize(self, self._lock.release)
 
@@ -86,7 +109,7 @@ class MemoStore:
                 return
             self._closed = True
             try:
-                self._db.close()
+                self._storage.forget()
             finally:
                 self._finalizer()  # releases the lock, once
 
@@ -99,13 +122,26 @@ class MemoStore:
     def __repr__(self) -> str:
         return f"MemoStore({str(self.memo_dir)!r}, open={not self._closed})"
 
-    def _table(self, name: str):
+    def _current(self) -> dict[str, dict[str, Any]]:
+        """The database as it is now (kept in memory; never edited in place)."""
         if self._closed:
             raise RuntimeError("the memo store is closed")
-        return self._db.table(name, cache_size=0)
+        return self._storage.current()
+
+    def _editable(self) -> dict[str, dict[str, Any]]:
+        """A copy of the database to change and hand to one ``write``: one atomic step."""
+        if self._closed:
+            raise RuntimeError("the memo store is closed")
+        return self._storage.read() or {}
+
+    def _table(self, name: str) -> Table:
+        """A fresh TinyDB table view: never one that remembers ids from before a direct write."""
+        if self._closed:
+            raise RuntimeError("the memo store is closed")
+        return Table(self._storage, name, cache_size=0)
 
     def _check_schema(self) -> None:
-        meta = self._db.table("meta", cache_size=0)
+        meta = self._table("meta")
         doc = meta.get(_Q.key == "schema")
         if doc is None:
             meta.insert({"key": "schema", "version": SCHEMA_VERSION})
@@ -129,48 +165,65 @@ class MemoStore:
     def save_source_set(self, source_set: SourceSet) -> SourceSet:
         """Persist a new version for the set's section; returns the stored copy (id and version set)."""
         with self._mutex:
-            table = self._table("source_sets")
             section = source_set.section
-            versions = [d["version"] for d in table.search(_Q.section == section)]
-            version = max(versions, default=0) + 1
+            version = max((d["version"] for d in self._set_docs(section)), default=0) + 1
             stored = source_set.model_copy(deep=True)
             stored.version = version
             stored.id = f"{section}@v{version}-{source_set.fingerprint[:8]}"
             if not stored.memo:
                 stored.memo = self.memo_dir.name
+            # Long texts (pages) are payloads of their own, stored once however many versions share them.
             data = externalise(stored.model_dump(mode="json"), self.payloads.put)
-            table.insert(
-                {
-                    "id": stored.id,
-                    "section": section,
-                    "version": version,
-                    "fingerprint": stored.fingerprint,
-                    "created_at": data.get("created_at"),
-                    "data": data,
-                }
-            )
+            encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            tables = self._editable()
+            sets = tables.setdefault("source_sets", {})
+            sets[str(_next_id(sets))] = {
+                "id": stored.id,
+                "section": section,
+                "version": version,
+                "fingerprint": stored.fingerprint,
+                "degraded": stored.degraded,
+                "created_at": data.get("created_at"),
+                # The set itself is one payload file: db.json keeps only this row.
+                "data": payload_ref(self.payloads.put(encoded), "json", len(encoded)),
+            }
+            self._storage.write(tables)
             return stored
+
+    def _set_docs(self, section: str | None = None) -> list[dict[str, Any]]:
+        """Stored set documents (not yet read from their payloads), oldest version first."""
+        docs = [
+            d for d in self._current().get("source_sets", {}).values() if section is None or d.get("section") == section
+        ]
+        return sorted(docs, key=lambda d: d["version"])
 
     def _load_set(self, doc: dict[str, Any]) -> SourceSet:
         return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
 
     def get_source_set(self, set_id: str) -> SourceSet | None:
         with self._mutex:
-            doc = self._table("source_sets").get(_Q.id == set_id)
+            doc = next((d for d in self._set_docs() if d.get("id") == set_id), None)
             return self._load_set(doc) if doc else None
 
-    def latest_source_set(self, section: str) -> SourceSet | None:
+    def latest_source_set(
+        self, section: str, *, fingerprint: str | None = None, degraded: bool | None = None
+    ) -> SourceSet | None:
+        """The newest version for the section; ``fingerprint`` and ``degraded`` narrow it
+        to versions made for that request / of that kind (only that one version is read)."""
         with self._mutex:
-            docs = self._table("source_sets").search(_Q.section == section)
-            if not docs:
-                return None
-            return self._load_set(max(docs, key=lambda d: d["version"]))
+            docs = self._set_docs(section)
+            for doc in reversed(docs):
+                if fingerprint is not None and doc.get("fingerprint") != fingerprint:
+                    continue
+                if degraded is not None and _degraded(doc) != degraded:
+                    continue
+                return self._load_set(doc)
+            return None
 
     def source_set_versions(self, section: str) -> list[SourceSet]:
         """Every stored version for the section, oldest (v1) first."""
         with self._mutex:
-            docs = sorted(self._table("source_sets").search(_Q.section == section), key=lambda d: d["version"])
-            return [self._load_set(d) for d in docs]
+            return [self._load_set(d) for d in self._set_docs(section)]
 
     # -- rejections (memo scope) ------------------------------------------------------------
 
@@ -196,57 +249,129 @@ class MemoStore:
         with self._mutex:
             return rejections.remove_domain(self._table("rejects"), domain)
 
-    # -- runs -------------------------------------------------------------------------------
+    # -- runs ----------------------------------------------------------------------------
 
-    def save_run(self, record: dict[str, Any]) -> str:
-        """Store a run record as given, plus ``id`` and ``created_at``; returns the id.
+    def save_run(
+        self,
+        record: RunRecord | Mapping[str, Any],
+        *,
+        section_state: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> str:
+        """Store a run record (plus ``id`` and ``created_at``); returns the id.
 
-        Large ``raw_response``/``prompt``/… values (and any long string) go to payload files.
+        With ``section_state`` the changes are merged into that section's state in the
+        same write, so a crash can never leave one without the other. ``replace`` puts the
+        record in the place of the stored one with the same id (a run that changed its
+        outcome after it was recorded). Large ``raw_response``/``prompt``/… values (and any
+        long string) go to payload files.
         """
+        run = record if isinstance(record, RunRecord) else RunRecord.model_validate(dict(record))
         with self._mutex:
-            table = self._table("runs")
-            data = to_jsonable_python(dict(record))
-            run_id = data.get("id")
-            if not isinstance(run_id, str) or not run_id or table.contains(_Q.id == run_id):
+            tables = self._editable()
+            runs = tables.setdefault("runs", {})
+            taken = {doc.get("id"): doc_id for doc_id, doc in runs.items()}
+            run_id = run.id
+            doc_id = taken.get(run_id) if replace and run_id else None
+            if doc_id is None and (not run_id or run_id in taken):
                 now = datetime.now(UTC)
                 run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
+            data = run.model_dump(mode="json", exclude_none=True)
             data["id"] = run_id
             data.setdefault("created_at", datetime.now(UTC).isoformat())
-            table.insert(externalise(data, self.payloads.put, whole_keys=RUN_PAYLOAD_FIELDS))
+            report = run.the_report
+            if report is not None:
+                data["counts"] = report.counts()
+            outcome = data.get("outcome")
+            if isinstance(outcome, dict) and "report" in data:
+                outcome.pop("report", None)  # the run keeps it once
+            body = {k: data.pop(k) for k in RUN_BODY_FIELDS if k in data}
+            if body:
+                encoded = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+                if len(encoded) > LARGE_CHARS:
+                    data[RUN_BODY_KEY] = payload_ref(self.payloads.put(encoded), "json", len(encoded))
+                else:
+                    data.update(body)
+            runs[doc_id or str(_next_id(runs))] = externalise(data, self.payloads.put)
+            if section_state is not None:
+                states = tables.setdefault("section_state", {})
+                section = run.section
+                key, doc = _state_doc(states, section)
+                state = dict(doc.get("state") or {}) if doc else {}
+                changes = to_jsonable_python(dict(section_state))
+                if run.id and changes.get("last_run") == run.id:
+                    changes["last_run"] = run_id  # the id the record was stored under
+                state.update(changes)
+                states[key] = {"section": section, "state": state}
+            self._storage.write(tables)
             return run_id
 
-    def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[dict[str, Any]]:
-        """Run records, newest first. ``with_payloads=False`` leaves payload refs unresolved (cheap listing)."""
+    def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[RunRecord]:
+        """Run records, newest first. ``with_payloads=False`` leaves the values kept in payload
+        files unread (None): a cheap listing that still has status, counts, cost and timings."""
         with self._mutex:
-            table = self._table("runs")
-            docs = table.search(_Q.section == section) if section is not None else table.all()
-            docs = sorted(docs, key=lambda d: d.doc_id, reverse=True)
-            if not with_payloads:
-                return [copy.deepcopy(dict(d)) for d in docs]
-            return [restore(dict(d), self.payloads.get) for d in docs]
+            table = self._current().get("runs", {})
+            docs = [
+                doc
+                for _doc_id, doc in sorted(table.items(), key=lambda kv: int(kv[0]), reverse=True)
+                if section is None or doc.get("section") == section
+            ]
+            return [self._load_run(doc, with_payloads) for doc in docs]
 
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
+    def get_run(self, run_id: str) -> RunRecord | None:
         with self._mutex:
-            doc = self._table("runs").get(_Q.id == run_id)
-            return restore(dict(doc), self.payloads.get) if doc else None
+            for doc in self._current().get("runs", {}).values():
+                if doc.get("id") == run_id:
+                    return self._load_run(doc, True)
+            return None
 
-    # -- per-section UI state ---------------------------------------------------------------
+    def _load_run(self, doc: dict[str, Any], with_payloads: bool) -> RunRecord:
+        if not with_payloads:
+            return RunRecord.model_validate(unloaded(doc))
+        data = restore(doc, self.payloads.get)  # older versions kept each large field apart
+        body = data.pop(RUN_BODY_KEY, None)
+        if isinstance(body, dict):
+            data.update(body)
+        return RunRecord.model_validate(data)
 
-    def section_state(self, section: str) -> dict[str, Any]:
+    # -- per-section state ------------------------------------------------------------------
+
+    def section_state(self, section: str) -> SectionState:
         with self._mutex:
-            doc = self._table("section_state").get(_Q.section == section)
-            return copy.deepcopy(doc["state"]) if doc else {}
+            _key, doc = _state_doc(self._current().get("section_state", {}), section)
+            return SectionState.model_validate(copy.deepcopy(doc.get("state") or {}) if doc else {})
 
-    def set_section_state(self, section: str, state: dict[str, Any]) -> None:
-        """Replace the section's state (a small JSON-able dict)."""
+    def set_section_state(self, section: str, state: SectionState | Mapping[str, Any]) -> None:
+        """Replace the section's state."""
         with self._mutex:
-            value = to_jsonable_python(dict(state))
-            self._table("section_state").upsert({"section": section, "state": value}, _Q.section == section)
+            value = state.to_json() if isinstance(state, SectionState) else to_jsonable_python(dict(state))
+            self._put_state(section, value)
 
-    def update_section_state(self, section: str, changes: dict[str, Any]) -> dict[str, Any]:
+    def update_section_state(self, section: str, changes: Mapping[str, Any]) -> SectionState:
         """Merge ``changes`` into the section's state; returns the new state."""
         with self._mutex:
-            state = self.section_state(section)
+            _key, doc = _state_doc(self._current().get("section_state", {}), section)
+            state = copy.deepcopy(doc.get("state") or {}) if doc else {}
             state.update(to_jsonable_python(dict(changes)))
-            self.set_section_state(section, state)
-            return state
+            self._put_state(section, state)
+            return SectionState.model_validate(state)
+
+    def _put_state(self, section: str, state: dict[str, Any]) -> None:
+        tables = self._editable()
+        states = tables.setdefault("section_state", {})
+        key, _doc = _state_doc(states, section)
+        states[key] = {"section": section, "state": state}
+        self._storage.write(tables)
+
+
+def _next_id(table: Mapping[str, Any]) -> int:
+    """TinyDB's own rule: one past the largest document id."""
+    return max((int(k) for k in table), default=0) + 1
+
+
+def _state_doc(states: Mapping[str, Any], section: str) -> tuple[str, dict[str, Any] | None]:
+    """The section's state document and its id (a new id when it has none)."""
+    for key, doc in states.items():
+        if isinstance(doc, dict) and doc.get("section") == section:
+            return key, doc
+    return str(_next_id(states)), None
