@@ -509,3 +509,34 @@ def test_short_env_values_are_not_treated_as_keys(memo_dir, monkeypatch):
     with MemoStore(memo_dir) as store:
         store.set_section_state("overview", {"note": "nats"})
         assert store.section_state("overview").to_json() == {"note": "nats"}
+
+
+# -- the in-memory copy ------------------------------------------------------------------
+
+
+def test_writes_never_parse_the_file_again_and_reads_cost_no_io(memo_dir):
+    with MemoStore(memo_dir) as store:
+        storage = store._storage
+        parsed = storage.reads
+        for i in range(5):
+            store.add_reject(f"n{i}.example.com")
+            store.save_run({"section": "overview", "status": "ok"}, section_state={"last_status": "ok"})
+        assert store.rejects() and store.section_state("overview").last_status == "ok"
+        assert storage.reads == parsed  # nothing written was read back
+    with MemoStore(memo_dir) as again:
+        assert len(again.rejects()) == 5 and len(again.runs("overview")) == 5
+
+
+def test_a_file_replaced_by_another_process_is_read_again(tmp_path):
+    from store.json_storage import AtomicJSONStorage
+
+    path = tmp_path / "global.json"
+    mine = AtomicJSONStorage(path)
+    mine.write({"rejects": {"1": {"domain": "one.com"}}})
+    assert mine.read() == {"rejects": {"1": {"domain": "one.com"}}}
+    theirs = AtomicJSONStorage(path)  # as another process: its own copy, its own atomic replace
+    theirs.write({"rejects": {"1": {"domain": "one.com"}, "2": {"domain": "two.com"}}})
+    assert mine.read() == {"rejects": {"1": {"domain": "one.com"}, "2": {"domain": "two.com"}}}
+    reads = mine.reads
+    mine.read()
+    assert mine.reads == reads  # unchanged since: no parsing

@@ -40,6 +40,7 @@ from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from tui.checks import CheckRunner
+from tui.logs import logged_at
 from tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -154,8 +155,11 @@ class SourcedeskApp(CheckRunner, App[None]):
         if isinstance(exc, UserError):
             text = exc.message + (f" — {exc.hint}" if exc.hint else "")
         else:
-            log.exception("unexpected error%s", f" while {what}" if what else "")
-            text = f"{type(exc).__name__}: {exc}"
+            log.error(
+                "unexpected error%s", f" while {what}" if what else "", exc_info=(type(exc), exc, exc.__traceback__)
+            )
+            where = logged_at()
+            text = f"{type(exc).__name__}: {exc}" + (f" (details in {where})" if where else "")
         self.say(f"{what}: {text}" if what else text, "error")
 
     @property

@@ -17,10 +17,18 @@ which memos exist). Combined with ``--memo DIR`` it edits the global list *and*
 curates that memo's sets, as the app does for the memo it has open; other
 memos' sets keep the domain's sources until their next run, which retrieves
 again because their request changed.
+
+``--json`` on reject / unreject prints one object instead of the text:
+``{"domain", "scope", "memo", "changed", "sections": [{"section", "set", "sources":
+[{"marker", "title", "url"}]}], "still_rejected": [scopes]}`` — ``changed`` says whether
+the list changed, ``sections`` the frozen sets that lost (reject) or got back (unreject)
+sources, and ``set`` the id of each new version.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shlex
@@ -60,6 +68,7 @@ def register(sub) -> None:
         )
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
+        p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
         p.set_defaults(func=_reject if name == "reject" else _unreject)
 
     p = sub.add_parser(
@@ -105,15 +114,6 @@ def _clean(text: object) -> str:
     return _CONTROL_RE.sub("?", " ".join(str(text).split()))
 
 
-def _settings():
-    from core.settings import Settings
-
-    try:
-        return Settings()
-    except ValueError as exc:  # a broken config.yaml
-        raise UserError(str(exc).splitlines()[0] if str(exc) else "invalid settings") from None
-
-
 def _load(memo_dir: Path) -> LoadedMemo | None:
     """The memo, or None (said on stderr) when memo.yaml does not load: the list can still be
     edited, but without the sections the frozen sets cannot be curated."""
@@ -141,14 +141,39 @@ def _source_line(marker: str | None, source) -> str:
     return f"    {marker or '-':<4} {_clean(source.title or where)}  ({_clean(where)})"
 
 
+# ---------------------------------------------------------------- --json
+
+
+def _with_report(work):
+    """Run ``work(args, report)``; with ``--json`` its text is held back and ``report`` printed."""
+
+    def command(args) -> int:
+        report: dict[str, object] = {"domain": None, "scope": None, "memo": None, "changed": False, "sections": []}
+        report["still_rejected"] = []
+        if not getattr(args, "json", False):
+            return work(args, report)
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = work(args, report)
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return code
+
+    return command
+
+
+def _sources_json(markers_and_sources) -> list[dict[str, object]]:
+    return [{"marker": m, "title": s.title, "url": s.url} for m, s in markers_and_sources]
+
+
 # ---------------------------------------------------------------- reject
 
 
-def _reject(args) -> int:
+@_with_report
+def _reject(args, report) -> int:
     domain = canonical_domain(args.domain)  # junk is refused before anything is opened
     scope, memo_dir = _scope(args)
+    report.update(domain=domain, scope=scope, memo=str(memo_dir) if memo_dir else None)
     if memo_dir is None:  # --global alone: the list only
-        added = GlobalStore().add_reject(domain, args.note)
+        added = report["changed"] = GlobalStore().add_reject(domain, args.note)
         _say_rejected(domain, scope, memo_dir, added)
         if added:
             print(
@@ -157,12 +182,13 @@ def _reject(args) -> int:
             )
         return 0
     loaded = _load(memo_dir)
-    settings = _settings() if loaded is not None else None
+    settings = args.settings
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
         if loaded is None:
             target = store if scope == "memo" else global_store
-            _say_rejected(domain, scope, memo_dir, target.add_reject(domain, args.note))
+            report["changed"] = target.add_reject(domain, args.note)
+            _say_rejected(domain, scope, memo_dir, report["changed"])
             return 0
         from core.curation import on_domain, reject_domain
 
@@ -176,9 +202,13 @@ def _reject(args) -> int:
             global_store=global_store,
             note=args.note,
         )
+    report["changed"] = result.added
     _say_rejected(domain, scope, memo_dir, result.added)
     for sid, gone in result.removed.items():
         saved = result.saved[sid]
+        report["sections"].append(  # type: ignore[attr-defined]
+            {"section": sid, "set": saved.id, "sources": _sources_json((s.marker, s) for s in gone)}
+        )
         print(f"  {_section_label(loaded, sid)}: removed from its frozen set ({before[sid].id} → {saved.id}):")
         for source in gone:
             print(_source_line(source.marker, source))
@@ -207,16 +237,18 @@ def _say_rejected(domain: str, scope: str, memo_dir: Path | None, added: bool) -
 # ---------------------------------------------------------------- un-reject
 
 
-def _unreject(args) -> int:
+@_with_report
+def _unreject(args, report) -> int:
     scope, memo_dir = _scope(args)
     shown = _shown(args.domain)
+    report.update(domain=shown, scope=scope, memo=str(memo_dir) if memo_dir else None, changed=True)
     if memo_dir is None:  # --global alone: the list only
         if not GlobalStore().remove_reject(args.domain):
             raise _not_rejected(shown, scope, memo_dir)
         _say_unrejected(shown, scope, memo_dir)
         return 0
     loaded = _load(memo_dir)
-    settings = _settings() if loaded is not None else None
+    settings = args.settings
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
         if loaded is None:
@@ -238,6 +270,7 @@ def _unreject(args) -> int:
             scope=scope,
         )  # type: ignore[arg-type]
         still = rejected_scopes(store, global_store, result.domain)
+    report.update(domain=result.domain, still_rejected=sorted(still))
     _say_unrejected(result.domain, scope, memo_dir)
     if still:
         other = "globally" if "global" in still else f"for memo {memo_dir}"
@@ -246,6 +279,9 @@ def _unreject(args) -> int:
     for sid, back in result.restored.items():
         saved = result.saved[sid]
         markers = {s.url: s.marker for s in saved.sources}
+        report["sections"].append(  # type: ignore[attr-defined]
+            {"section": sid, "set": saved.id, "sources": _sources_json((markers.get(s.url), s) for s in back)}
+        )
         print(f"  {_section_label(loaded, sid)}: put back into its frozen set ({saved.id}):")
         for source in back:
             print(_source_line(markers.get(source.url), source))

@@ -58,7 +58,7 @@ def _line(outcome, memo_dir: Path) -> str:
 def _run(args) -> int:
     from core.run import run_memo
 
-    outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh))
+    outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh, settings=args.settings))
     if args.json:
         print(json.dumps([o.to_json() for o in outcomes], indent=2, ensure_ascii=False))
     else:
