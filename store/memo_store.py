@@ -45,6 +45,12 @@ RUN_BODY_FIELDS = (
     "report",
     "previous_note",
     "outcome",
+    "started_at",
+    "web_search",
+    "refresh",
+    "domain_filter",
+    "model",
+    "note_sha256",
 )
 RUN_BODY_KEY = "body"
 
