@@ -17,6 +17,7 @@ its own note file.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -81,6 +82,7 @@ class RunOutcome:
     timings: dict[str, float] = field(default_factory=lambda: {"retrieval_s": 0.0, "writer_s": 0.0, "total_s": 0.0})
     requests: dict[str, int] = field(default_factory=lambda: {"exa": 0, "writer": 0})
     raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
+    recorded: bool = False  # the memo store holds this run's record (a later record replaces it)
 
     @property
     def ok(self) -> bool:
@@ -268,7 +270,6 @@ async def run_section(
         "refresh": refresh,
     }
     t0 = time.monotonic()
-    recorded = False  # the run's record is in the store already (replaced if the note then fails)
     stage = "retrieving"
     source_set: SourceSet | None = None
     try:
@@ -400,8 +401,8 @@ async def run_section(
         # The record (with any hand-edited text it keeps) and the new note's hash are stored
         # before the note is replaced: a kill at any point leaves a note sourcedesk knows as
         # its own (the new one, or the previous one whose hash the state still remembers).
-        recorded = _finish(store, record, outcome, t0, progress)
-        if not recorded and previous is not None:
+        await _finish_off_loop(store, record, outcome, t0, progress)
+        if not outcome.recorded and previous is not None:
             raise UserError(
                 f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
                 "so it was not replaced",
@@ -412,7 +413,7 @@ async def run_section(
         return outcome
     except asyncio.CancelledError:
         _cancelled(outcome, stage)
-        _finish(store, record, outcome, t0, progress, replace=recorded)
+        _finish(store, record, outcome, t0, progress, replace=outcome.recorded)
         raise
     except RunCancelled:
         _cancelled(outcome, stage)
@@ -425,7 +426,7 @@ async def run_section(
     except Exception as exc:
         log.exception("section %s failed while %s", section_id, stage)
         _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    _finish(store, record, outcome, t0, progress, replace=recorded)
+    await _finish_off_loop(store, record, outcome, t0, progress, replace=outcome.recorded)
     return outcome
 
 
@@ -465,6 +466,52 @@ def _finish(
 ) -> bool:
     """Record the run and the section's state in one store write; True when it was stored.
     ``replace``: the run was recorded as about to write its note, and then did not."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    return _store_record(store, run, state, outcome, replace=replace)
+
+
+async def _finish_off_loop(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """``_finish`` with the store write in a worker thread: the other sections' work goes on
+    while this one's record reaches the disk, and records finished at the same moment share
+    one write (the store's group commit). A cancellation arriving meanwhile waits for the
+    write to land, so the record it then stores replaces this one instead of racing it."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    future = _store_writer().submit(_store_record, store, run, state, outcome, replace=replace)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.result()  # a few milliseconds at most: the thread needs nothing from this loop
+        raise
+
+
+_WRITER: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _store_writer() -> concurrent.futures.ThreadPoolExecutor:
+    global _WRITER
+    if _WRITER is None:
+        _WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="sourcedesk-store")
+    return _WRITER
+
+
+def _closing_record(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool,
+) -> tuple[RunRecord, dict[str, Any]]:
+    """The record and the section-state changes to store, once the outcome is decided."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
     if outcome.status in ("failed", "cancelled"):
@@ -486,10 +533,15 @@ def _finish(
     elif replace:  # the new note never landed: the note on disk is the one before it
         record.pop("note_sha256", None)
         state["note_sha256"] = before.prior_note_sha256
+    return RunRecord.model_validate(record), state
+
+
+def _store_record(store: Any, run: RunRecord, state: dict[str, Any], outcome: RunOutcome, *, replace: bool) -> bool:
     try:
         # One write: the record and the section's state land together, so no crash can leave
         # a record without its state (or the reverse) and make sourcedesk's own note look edited.
-        outcome.run_id = store.save_run(RunRecord.model_validate(record), section_state=state, replace=replace)
+        outcome.run_id = store.save_run(run, section_state=state, replace=replace)
+        outcome.recorded = True
         return True
     except Exception as exc:
         log.exception("could not record run of section %s", outcome.section)

@@ -79,6 +79,10 @@ class AtomicJSONStorage(Storage):  # type: ignore[misc]  # tinydb ships no type 
             self._identity = identity
         return self._data
 
+    def committed(self) -> Tables | None:
+        """The last state read or written, without looking at the file (None: nothing yet)."""
+        return self._data
+
     def write(self, data: Tables) -> None:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         secrets = secret_values()

@@ -14,7 +14,9 @@ import json
 import secrets as _secrets
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,8 @@ from core.errors import UserError
 from core.models import SourceSet
 from core.records import RunRecord, SectionState
 from store import rejections
-from store.json_storage import AtomicJSONStorage
-from store.payloads import LARGE_CHARS, PayloadDir, externalise, payload_ref, restore, unloaded
+from store.json_storage import AtomicJSONStorage, Tables
+from store.payloads import LARGE_CHARS, PART_KEY, PayloadDir, externalise, payload_ref, restore, unloaded
 from store.process_lock import ProcessLock
 
 STORE_DIRNAME = ".sourcedesk"
@@ -89,6 +91,8 @@ class MemoStore:
                 hint="check that the memo folder is writable",
             ) from None
         self._mutex = threading.RLock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_PendingRun] = []
         self._lock = ProcessLock(
             self.dir / "lock",
             what=f"memo {self.memo_dir}",
@@ -133,6 +137,26 @@ class MemoStore:
         if self._closed:
             raise RuntimeError("the memo store is closed")
         return self._storage.current()
+
+    @contextmanager
+    def _reading(self) -> Iterator[Tables]:
+        """The database to read from. While another thread of this process is writing, that is
+        the state before its write (the last one on disk): readers never wait for a write.
+        Nothing outside this process can have changed the file — it holds the memo's lock."""
+        if self._closed:
+            raise RuntimeError("the memo store is closed")
+        if self._mutex.acquire(blocking=False):
+            try:
+                yield self._current()
+            finally:
+                self._mutex.release()
+            return
+        committed = self._storage.committed()
+        if committed is None:
+            with self._mutex:
+                yield self._current()
+        else:
+            yield committed
 
     def _editable(self) -> dict[str, dict[str, Any]]:
         """A copy of the database to change and hand to one ``write``: one atomic step."""
@@ -196,46 +220,46 @@ class MemoStore:
             self._storage.write(tables)
             return stored
 
-    def _set_docs(self, section: str | None = None) -> list[dict[str, Any]]:
+    def _set_docs(self, section: str | None = None, tables: Tables | None = None) -> list[dict[str, Any]]:
         """Stored set documents (not yet read from their payloads), oldest version first."""
-        docs = [
-            d for d in self._current().get("source_sets", {}).values() if section is None or d.get("section") == section
-        ]
+        tables = self._current() if tables is None else tables
+        docs = [d for d in tables.get("source_sets", {}).values() if section is None or d.get("section") == section]
         return sorted(docs, key=lambda d: d["version"])
 
     def _load_set(self, doc: dict[str, Any]) -> SourceSet:
         return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
 
     def get_source_set(self, set_id: str) -> SourceSet | None:
-        with self._mutex:
-            doc = next((d for d in self._set_docs() if d.get("id") == set_id), None)
-            return self._load_set(doc) if doc else None
+        with self._reading() as tables:
+            doc = next((d for d in self._set_docs(None, tables) if d.get("id") == set_id), None)
+        return self._load_set(doc) if doc else None
 
     def latest_source_set(
         self, section: str, *, fingerprint: str | None = None, degraded: bool | None = None
     ) -> SourceSet | None:
         """The newest version for the section; ``fingerprint`` and ``degraded`` narrow it
         to versions made for that request / of that kind (only that one version is read)."""
-        with self._mutex:
-            docs = self._set_docs(section)
-            for doc in reversed(docs):
-                if fingerprint is not None and doc.get("fingerprint") != fingerprint:
-                    continue
-                if degraded is not None and _degraded(doc) != degraded:
-                    continue
-                return self._load_set(doc)
-            return None
+        with self._reading() as tables:
+            docs = self._set_docs(section, tables)
+        for doc in reversed(docs):
+            if fingerprint is not None and doc.get("fingerprint") != fingerprint:
+                continue
+            if degraded is not None and _degraded(doc) != degraded:
+                continue
+            return self._load_set(doc)
+        return None
 
     def source_set_versions(self, section: str) -> list[SourceSet]:
         """Every stored version for the section, oldest (v1) first."""
-        with self._mutex:
-            return [self._load_set(d) for d in self._set_docs(section)]
+        with self._reading() as tables:
+            docs = self._set_docs(section, tables)
+        return [self._load_set(d) for d in docs]
 
     # -- rejections (memo scope) ------------------------------------------------------------
 
     def rejects(self) -> list[str]:
-        with self._mutex:
-            return rejections.list_domains(self._table("rejects"))
+        with self._reading() as tables:
+            return sorted(doc["domain"] for doc in tables.get("rejects", {}).values())
 
     def reject_entries(self) -> list[dict[str, Any]]:
         """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
@@ -271,17 +295,46 @@ class MemoStore:
         record in the place of the stored one with the same id (a run that changed its
         outcome after it was recorded). Large ``raw_response``/``prompt``/… values (and any
         long string) go to payload files.
+
+        Group commit: records saved from several threads at once (sections finishing
+        together) are written in one step — one payload file for their bodies and one
+        rewrite of db.json — instead of one each. Each call still returns only once its own
+        record is on disk.
         """
         run = record if isinstance(record, RunRecord) else RunRecord.model_validate(dict(record))
+        mine = _PendingRun(run, dict(section_state) if section_state is not None else None, replace)
+        with self._queue_lock:
+            self._queue.append(mine)
         with self._mutex:
-            tables = self._editable()
-            runs = tables.setdefault("runs", {})
-            taken = {doc.get("id"): doc_id for doc_id, doc in runs.items()}
+            if not mine.done:  # nobody took it along in their write: write everything waiting
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                try:
+                    self._write_runs(batch)
+                except BaseException as exc:
+                    for item in batch:
+                        item.error, item.done = exc, True
+                    raise
+        if mine.error is not None:
+            raise mine.error
+        return mine.run_id
+
+    def _write_runs(self, batch: list[_PendingRun]) -> None:
+        tables = self._editable()
+        runs = tables.setdefault("runs", {})
+        taken = {doc.get("id"): doc_id for doc_id, doc in runs.items()}
+        rows: list[tuple[str, _PendingRun, dict[str, Any]]] = []
+        bodies: dict[str, dict[str, Any]] = {}
+        for item in batch:
+            run = item.run
             run_id = run.id
-            doc_id = taken.get(run_id) if replace and run_id else None
-            if doc_id is None and (not run_id or run_id in taken):
+            doc_id = taken.get(run_id) if item.replace and run_id else None
+            while doc_id is None and (not run_id or run_id in taken):
                 now = datetime.now(UTC)
                 run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
+            doc_id = doc_id or str(max([_next_id(runs), *(int(k) + 1 for k, _i, _d in rows)]))
+            taken[run_id] = doc_id
+            item.run_id = run_id
             data = run.model_dump(mode="json", exclude_none=True)
             data["id"] = run_id
             data.setdefault("created_at", datetime.now(UTC).isoformat())
@@ -292,44 +345,49 @@ class MemoStore:
             if isinstance(outcome, dict) and "report" in data:
                 outcome.pop("report", None)  # the run keeps it once
             body = {k: data.pop(k) for k in RUN_BODY_FIELDS if k in data}
-            if body:
-                encoded = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-                if len(encoded) > LARGE_CHARS:
-                    data[RUN_BODY_KEY] = payload_ref(self.payloads.put(encoded), "json", len(encoded))
-                else:
-                    data.update(body)
-            runs[doc_id or str(_next_id(runs))] = externalise(data, self.payloads.put)
-            if section_state is not None:
-                states = tables.setdefault("section_state", {})
-                section = run.section
+            if len(json.dumps(body, ensure_ascii=False, separators=(",", ":"))) > LARGE_CHARS:
+                bodies[run_id] = body
+            else:
+                data.update(body)
+            rows.append((doc_id, item, data))
+        ref: dict[str, Any] | None = None
+        if bodies:  # the bodies of the whole batch: one payload file
+            encoded = json.dumps(bodies, ensure_ascii=False, separators=(",", ":"))
+            ref = payload_ref(self.payloads.put(encoded), "json", len(encoded))
+        states = tables.setdefault("section_state", {})
+        for doc_id, item, data in rows:
+            if item.run_id in bodies and ref is not None:
+                data[RUN_BODY_KEY] = {**ref, PART_KEY: item.run_id}
+            runs[doc_id] = externalise(data, self.payloads.put)
+            if item.state is not None:
+                section = item.run.section
                 key, doc = _state_doc(states, section)
                 state = dict(doc.get("state") or {}) if doc else {}
-                changes = to_jsonable_python(dict(section_state))
-                if run.id and changes.get("last_run") == run.id:
-                    changes["last_run"] = run_id  # the id the record was stored under
+                changes = to_jsonable_python(item.state)
+                if item.run.id and changes.get("last_run") == item.run.id:
+                    changes["last_run"] = item.run_id  # the id the record was stored under
                 state.update(changes)
                 states[key] = {"section": section, "state": state}
-            self._storage.write(tables)
-            return run_id
+        self._storage.write(tables)
+        for item in batch:
+            item.done = True
 
     def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[RunRecord]:
         """Run records, newest first. ``with_payloads=False`` leaves the values kept in payload
         files unread (None): a cheap listing that still has status, counts, cost and timings."""
-        with self._mutex:
-            table = self._current().get("runs", {})
+        with self._reading() as tables:
+            table = tables.get("runs", {})
             docs = [
                 doc
                 for _doc_id, doc in sorted(table.items(), key=lambda kv: int(kv[0]), reverse=True)
                 if section is None or doc.get("section") == section
             ]
-            return [self._load_run(doc, with_payloads) for doc in docs]
+        return [self._load_run(doc, with_payloads) for doc in docs]
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self._mutex:
-            for doc in self._current().get("runs", {}).values():
-                if doc.get("id") == run_id:
-                    return self._load_run(doc, True)
-            return None
+        with self._reading() as tables:
+            doc = next((d for d in tables.get("runs", {}).values() if d.get("id") == run_id), None)
+        return self._load_run(doc, True) if doc is not None else None
 
     def _load_run(self, doc: dict[str, Any], with_payloads: bool) -> RunRecord:
         if not with_payloads:
@@ -343,8 +401,8 @@ class MemoStore:
     # -- per-section state ------------------------------------------------------------------
 
     def section_state(self, section: str) -> SectionState:
-        with self._mutex:
-            _key, doc = _state_doc(self._current().get("section_state", {}), section)
+        with self._reading() as tables:
+            _key, doc = _state_doc(tables.get("section_state", {}), section)
             return SectionState.model_validate(copy.deepcopy(doc.get("state") or {}) if doc else {})
 
     def set_section_state(self, section: str, state: SectionState | Mapping[str, Any]) -> None:
@@ -368,6 +426,18 @@ class MemoStore:
         key, _doc = _state_doc(states, section)
         states[key] = {"section": section, "state": state}
         self._storage.write(tables)
+
+
+@dataclass
+class _PendingRun:
+    """A run record waiting for the next write (its own, or another thread's)."""
+
+    run: RunRecord
+    state: dict[str, Any] | None
+    replace: bool
+    run_id: str = ""
+    done: bool = False
+    error: BaseException | None = None
 
 
 def _next_id(table: Mapping[str, Any]) -> int:

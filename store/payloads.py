@@ -23,6 +23,7 @@ from store.redact import redact_bytes
 
 LARGE_CHARS = 2048  # strings longer than this leave db.json
 REF_KEY = "__sourcedesk_payload__"
+PART_KEY = "part"  # a ref to one entry of a JSON payload that holds several (a batch of run bodies)
 _KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -107,7 +108,13 @@ def restore(value: Any, get: Callable[[str], bytes]) -> Any:
     """Inverse of ``externalise``."""
     if is_ref(value):
         raw = get(value[REF_KEY]).decode("utf-8")
-        return restore(json.loads(raw), get) if value.get("kind") == "json" else raw
+        if value.get("kind") != "json":
+            return raw
+        loaded = json.loads(raw)
+        part = value.get(PART_KEY)
+        if isinstance(part, str):
+            loaded = loaded.get(part) if isinstance(loaded, dict) else None
+        return restore(loaded, get)
     if isinstance(value, dict):
         return {k: restore(v, get) for k, v in value.items()}
     if isinstance(value, list):

@@ -540,3 +540,35 @@ def test_a_file_replaced_by_another_process_is_read_again(tmp_path):
     reads = mine.reads
     mine.read()
     assert mine.reads == reads  # unchanged since: no parsing
+
+
+def test_runs_saved_together_from_threads_are_one_write_and_each_gets_its_own_record(memo_dir):
+    store = MemoStore(memo_dir)
+    writes = store._storage.writes
+    ids: dict[int, str] = {}
+    raw = {"search_results": [{"url": "https://a.io", "snippet": "s" * 300}] * 20}
+
+    def save(n: int) -> None:
+        ids[n] = store.save_run(
+            {"section": f"s{n}", "status": "ok", "raw_response": {**raw, "n": n}},
+            section_state={"last_status": "ok", "note_sha256": f"{n:064x}"},
+        )
+
+    with store._mutex:  # a write in progress: everyone who finishes meanwhile queues behind it
+        threads = [threading.Thread(target=save, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(store._queue) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for t in threads:
+        t.join()
+    assert store._storage.writes == writes + 1  # ten records, one rewrite of db.json
+    assert len(set(ids.values())) == 10
+    store.close()
+    with MemoStore(memo_dir) as again:
+        for n, run_id in ids.items():
+            run = again.get_run(run_id)
+            assert run.section == f"s{n}" and run.raw_response["n"] == n
+            state = again.section_state(f"s{n}")
+            assert state.last_status == "ok" and state.note_sha256 == f"{n:064x}"
