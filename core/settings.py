@@ -14,7 +14,13 @@ from typing import Any, Literal
 
 from platformdirs import user_config_dir, user_data_dir, user_log_dir
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError, YamlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    YamlConfigSettingsSource,
+)
 
 from core.errors import UserError
 from core.secrets import register_secret
@@ -134,8 +140,13 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-    ):
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _ConfigFile(settings_cls, yaml_file=config_path()))
 
 

@@ -53,7 +53,7 @@ def _contains_secret(text: str, secrets: list[str]) -> bool:
     return any(secret in text or json.dumps(secret, ensure_ascii=False)[1:-1] in text for secret in secrets)
 
 
-class AtomicJSONStorage(Storage):  # type: ignore[misc]  # tinydb ships no type information
+class AtomicJSONStorage(Storage):
     def __init__(self, path: str | Path, *, label: str = "store") -> None:
         super().__init__()
         self.path = Path(path)

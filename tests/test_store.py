@@ -572,3 +572,54 @@ def test_runs_saved_together_from_threads_are_one_write_and_each_gets_its_own_re
             assert run.section == f"s{n}" and run.raw_response["n"] == n
             state = again.section_state(f"s{n}")
             assert state.last_status == "ok" and state.note_sha256 == f"{n:064x}"
+
+
+def test_a_store_written_by_an_older_version_still_reads(memo_dir):
+    """Before this version: each source set inline in db.json, each large run field its own
+    payload, the report inside the outcome too, no row-level ``degraded``."""
+    from store.payloads import PayloadDir, payload_ref
+
+    payloads = PayloadDir(memo_dir / ".sourcedesk" / "payloads")
+    raw = json.dumps({"search_results": [{"url": "https://nats.io/blog", "title": "Blog"}], "pad": "x" * 3000})
+    raw_ref = payload_ref(payloads.put(raw), "json", len(raw))
+    report = {"verified": 2, "dropped": 1, "citations": [{"key": "1", "status": "verified", "claim": "NATS is fast."}]}
+    old_set = _set().model_dump(mode="json") | {"id": "overview@v1-f00dfeed", "version": 1, "memo": "memo"}
+    old = {
+        "meta": {"1": {"key": "schema", "version": 1}},
+        "source_sets": {
+            "1": {
+                "id": "overview@v1-f00dfeed",
+                "section": "overview",
+                "version": 1,
+                "fingerprint": "f00dfeedcafe1234",
+                "created_at": old_set["created_at"],
+                "data": old_set,
+            }
+        },
+        "runs": {
+            "1": {
+                "id": "run-20260101T000000-abcdef",
+                "section": "overview",
+                "status": "ok",
+                "message": "",
+                "raw_response": raw_ref,
+                "report": report,
+                "outcome": {"status": "ok", "report": report, "warnings": ["w1"], "source_set_reused": True},
+                "cost": {"total": 0.02},
+                "created_at": "2026-01-01T00:00:00+00:00",
+            }
+        },
+        "section_state": {"1": {"section": "overview", "state": {"last_run": "run-20260101T000000-abcdef", "x": 1}}},
+    }
+    _db(memo_dir).write_text(json.dumps(old))
+    with MemoStore(memo_dir) as store:
+        assert store.latest_source_set("overview", degraded=False).id == "overview@v1-f00dfeed"
+        [listed] = store.runs("overview", with_payloads=False)
+        assert listed.report_counts["verified"] == 2 and listed.reused and listed.raw_response is None
+        run = store.get_run("run-20260101T000000-abcdef")
+        assert run.web_results() == [{"url": "https://nats.io/blog", "title": "Blog"}]
+        assert run.the_report.citations[0].claim == "NATS is fast." and run.warnings == ["w1"]
+        state = store.section_state("overview")
+        assert state.last_run == "run-20260101T000000-abcdef" and state.to_json()["x"] == 1
+        store.save_run({"section": "overview", "status": "failed"}, section_state={"last_status": "failed"})
+        assert store.section_state("overview").to_json()["x"] == 1  # unknown keys survive a write
