@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
@@ -40,7 +42,7 @@ from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from tui.checks import CheckRunner
-from tui.logs import logged_at
+from tui.logs import logged_at, report_unexpected
 from tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -161,6 +163,15 @@ class SourcedeskApp(CheckRunner, App[None]):
             where = logged_at()
             text = f"{type(exc).__name__}: {exc}" + (f" (details in {where})" if where else "")
         self.say(f"{what}: {text}" if what else text, "error")
+
+    def _fatal_error(self) -> None:
+        """Textual's end for an unhandled exception, without its traceback on the terminal:
+        the traceback goes to the log file and the analyst gets one line naming it."""
+        error = sys.exc_info()[1] or self._exception
+        message = report_unexpected(error, "the workbench") if error is not None else "unexpected error"
+        self.bell()
+        self.exit(return_code=1, message=Text(f"sourcedesk: {message}"))
+        self._close_messages_no_wait()  # what Textual's own handler does next: stop at once
 
     @property
     def palette(self) -> Palette:
