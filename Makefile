@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench sandbox clean
+.PHONY: demo test lint bench bench-store sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python -m sandbox.bench
+
+bench-store: $(STAMP)
+	$(BIN)/python -m sandbox.bench --store-only
 
 sandbox: $(STAMP)
 	$(BIN)/sourcedesk sandbox

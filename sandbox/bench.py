@@ -8,7 +8,11 @@ Runs a 12-section memo against the sandbox with injected latency (retrieval
 * the whole memo concurrently against the frozen source sets (a re-run);
 * the whole memo one section at a time, for comparison.
 
-Also times reconciliation: 200 citations against 100 sources.
+Also times reconciliation: 200 citations against 100 sources, and the store: a frozen
+re-run of a 20-section memo against the sandbox at 0 ms latency, with the time spent
+inside the memo store measured explicitly (``StoreClock``), both for ``run_memo`` in
+this process and for the ``sourcedesk run DIR`` command in a process of its own
+(``make bench-store`` / ``python -m sandbox.bench --store-only`` prints only that).
 """
 
 from __future__ import annotations
