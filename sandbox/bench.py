@@ -263,8 +263,29 @@ class StoreClock:
         return timed
 
     def __enter__(self) -> StoreClock:
+        import store.atomic_file as atomic
         from store.global_store import GlobalStore
         from store.memo_store import MemoStore
+
+        self.fsync_s = 0.0
+        self.fsyncs = 0
+        real_fsync = atomic.os.fsync
+        clock = self
+
+        def fsync(fd: int) -> None:  # how much of the store's time is the disk's (notes' fsyncs are not)
+            if not getattr(clock._local, "depth", 0):
+                real_fsync(fd)
+                return
+            t0 = time.perf_counter()
+            try:
+                real_fsync(fd)
+            finally:
+                with clock._lock:
+                    clock.fsync_s += time.perf_counter() - t0
+                    clock.fsyncs += 1
+
+        self._saved.append((atomic.os, "fsync", real_fsync))
+        atomic.os.fsync = fsync
 
         for cls in (MemoStore, GlobalStore):
             for name, value in list(vars(cls).items()):
@@ -297,7 +318,7 @@ from sandbox.bench import StoreClock
 from tui.cli import main
 with StoreClock() as clock, contextlib.redirect_stdout(io.StringIO()):
     code = main(["run", sys.argv[1]])
-print(json.dumps({"code": code, "store_s": clock.seconds, "loop_s": clock.loop_s}))
+print(json.dumps({"code": code, "store_s": clock.seconds, "loop_s": clock.loop_s, "fsync_s": clock.fsync_s}))
 """
 
 
@@ -341,7 +362,7 @@ def bench_store(sections: int = 20, reruns: int = 5) -> dict:
             _check(outs)
             if not all(o.source_set_reused for o in outs):
                 raise SystemExit("bench: a re-run searched again instead of reusing its frozen set")
-            rows.append((took, clock.seconds, clock.breakdown(), clock.loop_s))
+            rows.append((took, clock.seconds, clock.breakdown(), clock.loop_s, clock.fsync_s, clock.fsyncs))
         env = {
             **os.environ,
             "SOURCEDESK_EXA_URL": url,
@@ -354,7 +375,7 @@ def bench_store(sections: int = 20, reruns: int = 5) -> dict:
         db = memo_dir / ".sourcedesk" / "db.json"
         size = db.stat().st_size
     rows.sort(key=lambda r: r[1] / r[0])
-    wall, store_s, breakdown, loop_s = rows[len(rows) // 2]  # the median share
+    wall, store_s, breakdown, loop_s, fsync_s, fsyncs = rows[len(rows) // 2]  # the median share
     cli_wall, cli_store, cli_loop = cli[len(cli) // 2]
     return {
         "cli_wall_s": cli_wall,
@@ -362,6 +383,8 @@ def bench_store(sections: int = 20, reruns: int = 5) -> dict:
         "cli_loop_s": cli_loop,
         "cli_share": cli_store / cli_wall,
         "loop_s": loop_s,
+        "fsync_s": fsync_s,
+        "fsyncs": fsyncs,
         "sections": sections,
         "reruns": reruns,
         "wall_s": wall,
@@ -386,6 +409,7 @@ def print_store(r: dict) -> None:
         f"{r['store_s'] * 1000:.0f} ms = {r['share']:.1%}; "
         f"on the event loop {r['loop_s'] * 1000:.0f} ms = {r['loop_s'] / r['wall_s']:.1%}"
     )
+    print(f"  of which waiting for the disk (fsync): {r['fsync_s'] * 1000:.0f} ms in {r['fsyncs']} fsyncs")
     print("  run_memo() shares of all re-runs: " + ", ".join(f"{s:.1%}" for s in sorted(r["shares"])))
     for name, calls, seconds in r["breakdown"][:8]:
         print(f"  {name:<40} {calls:4d} calls {seconds * 1000:8.1f} ms")
