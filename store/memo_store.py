@@ -335,7 +335,7 @@ class MemoStore:
             doc_id = doc_id or str(max([_next_id(runs), *(int(k) + 1 for k, _i, _d in rows)]))
             taken[run_id] = doc_id
             item.run_id = run_id
-            data = run.model_dump(mode="json", exclude_none=True)
+            data = run.model_dump(mode="json", exclude_defaults=True)
             data["id"] = run_id
             data.setdefault("created_at", datetime.now(UTC).isoformat())
             report = run.the_report
