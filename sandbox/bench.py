@@ -382,6 +382,7 @@ def bench_store(sections: int = 20, reruns: int = 5) -> dict:
         "cli_store_s": cli_store,
         "cli_loop_s": cli_loop,
         "cli_share": cli_store / cli_wall,
+        "cli_shares": [c[1] / c[0] for c in cli],
         "loop_s": loop_s,
         "fsync_s": fsync_s,
         "fsyncs": fsyncs,
@@ -410,6 +411,7 @@ def print_store(r: dict) -> None:
         f"on the event loop {r['loop_s'] * 1000:.0f} ms = {r['loop_s'] / r['wall_s']:.1%}"
     )
     print(f"  of which waiting for the disk (fsync): {r['fsync_s'] * 1000:.0f} ms in {r['fsyncs']} fsyncs")
+    print("  sourcedesk run shares of all re-runs: " + ", ".join(f"{x:.1%}" for x in sorted(r["cli_shares"])))
     print("  run_memo() shares of all re-runs: " + ", ".join(f"{s:.1%}" for s in sorted(r["shares"])))
     for name, calls, seconds in r["breakdown"][:8]:
         print(f"  {name:<40} {calls:4d} calls {seconds * 1000:8.1f} ms")
@@ -433,10 +435,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the store figure: a frozen re-run of a 20-section memo at 0 ms latency, time in the store",
     )
+    p.add_argument("--reruns", type=int, default=5, help="frozen re-runs timed for the store figure (median shown)")
     args = p.parse_args(argv)
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
     if args.store_only:
-        print_store(bench_store())
+        print_store(bench_store(reruns=args.reruns))
         return 0
     r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections)
     print(
