@@ -138,9 +138,13 @@ class RunRecord(_Record):
     source_set_id: Lenient[str] = None
     source_set_reused: Lenient[bool] = None
     model: Lenient[str] = None
+    writer_api: Lenient[str] = None  # the writer backend (perplexity, perplexity-sonar, openai, …)
+    writer: Lenient[str] = None  # the backend's own description of what it was asked for
     domain_filter: LenientList[str] = Field(default_factory=list)
     prompt: Lenient[dict[str, Any] | str] = None
     raw_response: Lenient[dict[str, Any]] = None
+    web_results: Lenient[list[dict[str, Any]]] = None  # the writer's own search results, normalised
+    annotations: Lenient[list[dict[str, Any]]] = None  # what each url_citation annotation did
     report: Lenient[StoredReport] = None
     counts: Lenient[dict[str, int]] = None  # the report's counts, kept beside it for cheap listings
     outcome: Lenient[StoredOutcome] = None
@@ -190,8 +194,11 @@ class RunRecord(_Record):
         )
         return "cancelled" in kinds
 
-    def web_results(self) -> list[dict[str, Any]]:
-        """The writer's own search results (its ``search_results``), as it returned them."""
+    def writer_results(self) -> list[dict[str, Any]]:
+        """The writer's own search results: the normalised ``web_results`` (any writer API),
+        else, for records from before those were kept, a chat completion's ``search_results``."""
+        if self.web_results is not None:
+            return list(self.web_results)
         raw = self.raw_response or {}
         results = raw.get("search_results")
         return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []

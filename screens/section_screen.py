@@ -78,6 +78,7 @@ WARNING_ICONS = {
     "stale": "⏲",
     "out_of_range": "#",
     "writer": "✎",
+    "exa": "ℹ",
     "info": "ℹ",
 }
 
@@ -175,7 +176,7 @@ class SectionScreen(SectionActions, Screen[None]):
             app.pop_screen()
             return
         self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
-        self.web_results = self.run_record.web_results() if self.run_record is not None else []
+        self.web_results = self.run_record.writer_results() if self.run_record is not None else []
         self.sub_title = self.view.section.title
         self._read_check_state()
         self._fill_head()
@@ -366,8 +367,9 @@ class SectionScreen(SectionActions, Screen[None]):
         for i, result in enumerate(self.web_results):
             url = str(result.get("url") or "")
             marker = in_set.get(normalise_url(url)) if url else None
+            number = result.get("n")  # the [n] that cites it (skipped results keep their numbers)
             table.add_row(
-                Text(str(i + 1), justify="right"),
+                Text(str(number if isinstance(number, int) else i + 1), justify="right"),
                 plain(result.get("title") or host_of(url) or url),
                 plain(host_of(url) or ""),
                 plain(str(result.get("date") or result.get("last_updated") or "")[:10]),

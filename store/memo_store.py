@@ -53,6 +53,9 @@ RUN_BODY_FIELDS = (
     "domain_filter",
     "model",
     "note_sha256",
+    "web_results",
+    "annotations",
+    "writer",
 )
 RUN_BODY_KEY = "body"
 

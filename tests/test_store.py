@@ -442,7 +442,7 @@ def test_runs_newest_first_with_large_fields_in_payloads(memo_dir):
         run = store.get_run(first)
         assert run.prompt == prompt and run.raw_response == raw and run.cost == cost
         assert run.created_at
-        assert run.web_results() == [{"url": "https://a.io"}] * 50
+        assert run.writer_results() == [{"url": "https://a.io"}] * 50
         cheap = store.runs("overview", with_payloads=False)[1]
         assert cheap.prompt is None and cheap.raw_response is None and cheap.cost == cost
         assert store.get_run("nope") is None
@@ -617,7 +617,7 @@ def test_a_store_written_by_an_older_version_still_reads(memo_dir):
         [listed] = store.runs("overview", with_payloads=False)
         assert listed.report_counts["verified"] == 2 and listed.reused and listed.raw_response is None
         run = store.get_run("run-20260101T000000-abcdef")
-        assert run.web_results() == [{"url": "https://nats.io/blog", "title": "Blog"}]
+        assert run.writer_results() == [{"url": "https://nats.io/blog", "title": "Blog"}]
         assert run.the_report.citations[0].claim == "NATS is fast." and run.warnings == ["w1"]
         state = store.section_state("overview")
         assert state.last_run == "run-20260101T000000-abcdef" and state.to_json()["x"] == 1

@@ -132,5 +132,6 @@ class Evidence:
 
 
 def run_search_results(run: RunRecord | None) -> list[dict[str, Any]]:
-    """The writer's ``search_results`` recorded with a run (empty when the run has none)."""
-    return run.web_results() if run is not None else []
+    """The writer's web results recorded with a run (empty when the run has none): the
+    normalised ``web_results`` (any writer API), else a chat-completions ``search_results``."""
+    return run.writer_results() if run is not None else []

@@ -56,9 +56,13 @@ def _line(outcome, memo_dir: Path) -> str:
 
 
 def _run(args) -> int:
+    from core.memo_loader import load_memo
     from core.run import run_memo
 
-    outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh, settings=args.settings))
+    settings = args.settings  # loaded once by the CLI entry point
+    for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
+        print(f"sourcedesk: notice: {notice}", file=sys.stderr)
+    outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh, settings=settings))
     if args.json:
         print(json.dumps([o.to_json() for o in outcomes], indent=2, ensure_ascii=False))
     else:

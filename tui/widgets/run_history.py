@@ -95,6 +95,9 @@ def detail(record: RunRecord, current_run: str | None, palette: Palette) -> Text
     if record.source_set_id:
         out.append("source set: ", style="dim")
         out.append(record.source_set_id + (" (reused, no search)" if record.reused else "") + "\n")
+    if record.writer:
+        out.append("writer: ", style="dim")
+        out.append(str(record.writer) + "\n")
     if record.model:
         out.append("model: ", style="dim")
         out.append(record.model + "\n")
