@@ -19,17 +19,17 @@ document's shape belongs there.
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tinydb.storages import Storage
 
 from core.errors import UserError
 from core.secrets import secret_values
-from store.atomic_file import atomic_write_text
+from store.atomic_file import atomic_write_bytes
 from store.redact import redact
 
 Tables = dict[str, dict[str, Any]]
@@ -48,9 +48,19 @@ def _identity(path: Path) -> FileIdentity | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _contains_secret(text: str, secrets: list[str]) -> bool:
-    """Whether ``text`` (a JSON document) holds a secret, raw or JSON-escaped."""
-    return any(secret in text or json.dumps(secret, ensure_ascii=False)[1:-1] in text for secret in secrets)
+def encode(value: Any) -> bytes:
+    """Compact UTF-8 JSON (orjson: several times faster than the standard library, which
+    matters because the whole database is encoded on every write)."""
+    return orjson.dumps(value)
+
+
+def decode(raw: bytes | str) -> Any:
+    return orjson.loads(raw)
+
+
+def _contains_secret(data: bytes, secrets: list[str]) -> bool:
+    """Whether ``data`` (a JSON document) holds a secret, raw or JSON-escaped."""
+    return any(secret.encode("utf-8") in data or orjson.dumps(secret)[1:-1] in data for secret in secrets)
 
 
 class AtomicJSONStorage(Storage):
@@ -84,12 +94,12 @@ class AtomicJSONStorage(Storage):
         return self._data
 
     def write(self, data: Tables) -> None:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        raw = encode(data)
         secrets = secret_values()
-        if secrets and _contains_secret(text, secrets):
+        if secrets and _contains_secret(raw, secrets):
             data = redact(data, secrets)
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        atomic_write_text(self.path, text)
+            raw = encode(data)
+        atomic_write_bytes(self.path, raw)
         self.writes += 1
         # What was just written is what a fresh process would read: every document reaching
         # here is plain JSON data (the store converts values with pydantic's JSON mode first).
@@ -115,8 +125,8 @@ class AtomicJSONStorage(Storage):
         if not raw.strip():
             return {}
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+            data = decode(raw)
+        except ValueError as exc:  # orjson.JSONDecodeError (also for text that is not UTF-8)
             self._quarantine(f"not valid JSON: {exc}")
         if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
             self._quarantine("not a sourcedesk store (expected a JSON object of tables)")

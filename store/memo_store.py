@@ -10,7 +10,6 @@ instance.
 from __future__ import annotations
 
 import copy
-import json
 import secrets as _secrets
 import threading
 import weakref
@@ -29,7 +28,7 @@ from core.errors import UserError
 from core.models import SourceSet
 from core.records import RunRecord, SectionState
 from store import rejections
-from store.json_storage import AtomicJSONStorage, Tables
+from store.json_storage import AtomicJSONStorage, Tables, encode
 from store.payloads import LARGE_CHARS, PART_KEY, PayloadDir, externalise, payload_ref, restore, unloaded
 from store.process_lock import ProcessLock
 
@@ -207,7 +206,7 @@ class MemoStore:
                 stored.memo = self.memo_dir.name
             # Long texts (pages) are payloads of their own, stored once however many versions share them.
             data = externalise(stored.model_dump(mode="json"), self.payloads.put)
-            encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            encoded = encode(data)
             tables = self._editable()
             sets = tables.setdefault("source_sets", {})
             sets[str(_next_id(sets))] = {
@@ -348,14 +347,14 @@ class MemoStore:
             if isinstance(outcome, dict) and "report" in data:
                 outcome.pop("report", None)  # the run keeps it once
             body = {k: data.pop(k) for k in RUN_BODY_FIELDS if k in data}
-            if len(json.dumps(body, ensure_ascii=False, separators=(",", ":"))) > LARGE_CHARS:
+            if len(encode(body)) > LARGE_CHARS:
                 bodies[run_id] = body
             else:
                 data.update(body)
             rows.append((doc_id, item, data))
         ref: dict[str, Any] | None = None
         if bodies:  # the bodies of the whole batch: one payload file
-            encoded = json.dumps(bodies, ensure_ascii=False, separators=(",", ":"))
+            encoded = encode(bodies)
             ref = payload_ref(self.payloads.put(encoded), "json", len(encoded))
         states = tables.setdefault("section_state", {})
         for doc_id, item, data in rows:

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.errors import UserError
 from store.atomic_file import atomic_write_bytes
 from store.redact import redact_bytes
@@ -110,7 +112,7 @@ def restore(value: Any, get: Callable[[str], bytes]) -> Any:
         raw = get(value[REF_KEY]).decode("utf-8")
         if value.get("kind") != "json":
             return raw
-        loaded = json.loads(raw)
+        loaded = orjson.loads(raw)
         part = value.get(PART_KEY)
         if isinstance(part, str):
             loaded = loaded.get(part) if isinstance(loaded, dict) else None
