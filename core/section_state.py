@@ -202,7 +202,7 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
 
 
 def _last_run(store: Any, section_id: str) -> RunRecord | None:
-    runs = store.runs(section_id, with_payloads=False)
+    runs = store.runs(section_id, with_payloads=False, limit=1)
     return runs[0] if runs else None
 
 

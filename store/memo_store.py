@@ -374,9 +374,12 @@ class MemoStore:
         for item in batch:
             item.done = True
 
-    def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[RunRecord]:
-        """Run records, newest first. ``with_payloads=False`` leaves the values kept in payload
-        files unread (None): a cheap listing that still has status, counts, cost and timings."""
+    def runs(
+        self, section: str | None = None, *, with_payloads: bool = True, limit: int | None = None
+    ) -> list[RunRecord]:
+        """Run records, newest first (at most ``limit``). ``with_payloads=False`` leaves the values
+        kept in payload files unread (None): a cheap listing that still has status, counts, cost
+        and timings."""
         with self._reading() as tables:
             table = tables.get("runs", {})
             docs = [
@@ -384,7 +387,7 @@ class MemoStore:
                 for _doc_id, doc in sorted(table.items(), key=lambda kv: int(kv[0]), reverse=True)
                 if section is None or doc.get("section") == section
             ]
-        return [self._load_run(doc, with_payloads) for doc in docs]
+        return [self._load_run(doc, with_payloads) for doc in docs[:limit]]
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._reading() as tables:
