@@ -82,7 +82,15 @@ class StoredCitation(_Record):
     claim: str = ""
     support: Lenient[str] = None
     evidence: Lenient[str] = None
+    reason: Lenient[str] = None  # why the support verdict is what it is
     weak: bool = False
+
+
+class UncitedClaim(_Record):
+    """A sentence that states a checkable fact and carries no (surviving) citation."""
+
+    claim: str = ""
+    reason: str = ""
 
 
 class StoredReport(_Record):
@@ -96,6 +104,7 @@ class StoredReport(_Record):
     protected: int = 0
     links_removed: int = 0
     citations: LenientList[StoredCitation] = Field(default_factory=list)
+    uncited: LenientList[UncitedClaim] = Field(default_factory=list)
     warnings: LenientList[str] = Field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

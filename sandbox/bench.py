@@ -8,11 +8,18 @@ Runs a 12-section memo against the sandbox with injected latency (retrieval
 * the whole memo concurrently against the frozen source sets (a re-run);
 * the whole memo one section at a time, for comparison.
 
-Also times reconciliation: 200 citations against 100 sources, and the store: a frozen
-re-run of a 20-section memo against the sandbox at 0 ms latency, with the time spent
-inside the memo store measured explicitly (``StoreClock``), both for ``run_memo`` in
-this process and for the ``sourcedesk run DIR`` command in a process of its own
-(``make bench-store`` / ``python -m sandbox.bench --store-only`` prints only that).
+Also times reconciliation on the generated title-and-snippet sections (200 citations
+against 100 sources, and 50 against 20), side by side with the investment-memo
+orchestrator's ``reconcile_citations`` when given its ``src/agents/perplexity_sources.py``
+(``--orchestrator PATH``; repository lossless-group/investment-memo-orchestrator, measured
+at commit ``ORCHESTRATOR_COMMIT``). That file states no licence, so it is never part of
+this repository: the bench loads it from the path given, and without one says which
+file it needs. Both run in this process, alternating, on the same draft.
+
+And the store: a frozen re-run of a 20-section memo against the sandbox at 0 ms latency,
+with the time spent inside the memo store measured explicitly (``StoreClock``), both for
+``run_memo`` in this process and for the ``sourcedesk run DIR`` command in a process of its
+own (``make bench-store`` / ``python -m sandbox.bench --store-only`` prints only that).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -30,9 +38,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from core.settings import Settings
+
+ORCHESTRATOR_FILE = "src/agents/perplexity_sources.py"
+ORCHESTRATOR_REPO = "lossless-group/investment-memo-orchestrator"
+ORCHESTRATOR_COMMIT = "046a04d1ce5d82984628496e4647f2bf0ec9de8f"
 
 QUERIES = [
     ("overview", "{{subject}} overview product funding customers", "entity"),
@@ -186,10 +199,9 @@ def _check(outcomes) -> None:
         raise SystemExit(f"bench run failed: {failed[0].section}: {failed[0].message}")
 
 
-def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -> float:
-    """Milliseconds per reconcile of a draft with ``citations`` markers against ``sources``."""
-    from core.citations import reconcile
-
+def reconcile_section(citations: int = 200, sources: int = 100) -> tuple[str, list[dict[str, str]]]:
+    """A generated title-and-snippet section: a third of the citations retrieved, the rest invented
+    (half on example.com), definitions under a ``### Citations`` heading (the form both reconcilers read)."""
     srcs = [
         {
             "url": f"https://site{i}.example.org/page/{i}",
@@ -209,13 +221,61 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
             url = f"https://example.com/fake/{c}"
         paras.append(f"Company {c % sources} raised {c % sources} million in a funding round for streaming.[^{key}]")
         defs.append(f"[^{key}]: [Some title {c}]({url})")
-    draft = "\n\n".join(" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4)) + "\n\n" + "\n".join(defs) + "\n"
-    times = []
+    body = "\n\n".join(" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4))
+    return body + "\n\n### Citations\n\n" + "\n".join(defs) + "\n", srcs
+
+
+def load_orchestrator(path: Path) -> Callable[..., object]:
+    """``reconcile_citations`` from the orchestrator's file at ``path`` (loaded, never copied)."""
+    spec = importlib.util.spec_from_file_location("orchestrator_perplexity_sources", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"bench: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module.reconcile_citations  # type: ignore[no-any-return]  # the module's own function
+
+
+def bench_reconcile(
+    citations: int = 200, sources: int = 100, repeat: int = 7, orchestrator: Callable[..., object] | None = None
+) -> dict[str, float]:
+    """Median milliseconds per reconcile of one generated section, ours and (alternating) the orchestrator's."""
+    from core.citations import reconcile
+
+    draft, srcs = reconcile_section(citations, sources)
+    reconcile(draft, srcs)  # warm caches and imports, as a running workbench has them
+    ours, theirs = [], []
     for _ in range(repeat):
+        if orchestrator is not None:
+            t0 = time.perf_counter()
+            orchestrator(draft, srcs)
+            theirs.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         reconcile(draft, srcs)
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        ours.append((time.perf_counter() - t0) * 1000)
+    out = {"ours_ms": statistics.median(ours)}
+    if theirs:
+        out["orchestrator_ms"] = statistics.median(theirs)
+        out["speedup"] = out["orchestrator_ms"] / out["ours_ms"]
+    return out
+
+
+def print_reconcile(orchestrator_path: Path | None) -> None:
+    orchestrator = load_orchestrator(orchestrator_path) if orchestrator_path else None
+    if orchestrator is None:
+        print(
+            f"reconcile (ours only): pass --orchestrator PATH to {ORCHESTRATOR_FILE} of {ORCHESTRATOR_REPO} "
+            f"(measured at {ORCHESTRATOR_COMMIT[:12]}) to time its reconcile_citations side by side"
+        )
+    for citations, sources, target in ((200, 100, 2.0), (50, 20, 1.0)):
+        r = bench_reconcile(citations, sources, orchestrator=orchestrator)
+        line = f"reconcile: {citations} citations against {sources} sources: {r['ours_ms']:.1f} ms (median of 7)"
+        if "speedup" in r:
+            met = "met" if r["speedup"] >= target else "MISSED"
+            line += (
+                f"; orchestrator {r['orchestrator_ms']:.1f} ms = {r['speedup']:.2f}x (target >= {target:.1f}x: {met})"
+            )
+        print(line)
 
 
 class StoreClock:
@@ -440,12 +500,26 @@ def main(argv: list[str] | None = None) -> int:
         help="writer backend: perplexity (Agent API, /v1/agent; the default), perplexity-sonar or openai",
     )
     p.add_argument(
+        "--orchestrator",
+        type=Path,
+        default=os.environ.get("ORCHESTRATOR") or None,
+        metavar="PATH",
+        help=f"the orchestrator's {ORCHESTRATOR_FILE} (also $ORCHESTRATOR), timed side by side with reconcile",
+    )
+    p.add_argument("--reconcile-only", action="store_true", help="time reconcile only (no sandbox memo runs)")
+    p.add_argument(
         "--store-only",
         action="store_true",
         help="only the store figure: a frozen re-run of a 20-section memo at 0 ms latency, time in the store",
     )
     p.add_argument("--reruns", type=int, default=5, help="frozen re-runs timed for the store figure (median shown)")
     args = p.parse_args(argv)
+    if args.orchestrator is not None and not args.orchestrator.is_file():
+        print(f"bench: {args.orchestrator} not found (the orchestrator's {ORCHESTRATOR_FILE})", file=sys.stderr)
+        return 2
+    if args.reconcile_only:
+        print_reconcile(args.orchestrator)
+        return 0
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
     if args.store_only:
         print_store(bench_store(reruns=args.reruns))
@@ -473,9 +547,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section"
     )
-    ms = bench_reconcile()
-    print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")
-    print_store(bench_store())
+    print_reconcile(args.orchestrator)
+    print_store(bench_store(reruns=args.reruns))
     return 0
 
 

@@ -1,7 +1,9 @@
 """The section screen: what was retrieved, what the writer cited, what the note says.
 
 Tabs: sources (kept, omitted by budget, namesakes removed, excluded — from the
-latest frozen set), the reconcile report (filterable by status), warnings, the
+latest frozen set), the reconcile report (every citation with its support verdict
+and evidence, weak ones flagged, and the claims left uncited; filterable by
+status, verdict, weak or uncited), warnings, the
 note preview (markers highlighted), the writer's web results, the history of
 every run of the section (failed and cancelled ones included), and the checks of
 the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
@@ -24,7 +26,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
-from core.records import RunRecord, StoredCitation
+from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
@@ -35,10 +37,15 @@ from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
 
 REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
+REPORT_SUPPORTS = ("supported", "partial", "unsupported", "unchecked")
+# What the Report tab filters on: a status, a support verdict, weak citations, or the uncited claims.
+REPORT_FILTERS = (*REPORT_STATUSES, "weak", *REPORT_SUPPORTS, "uncited")
 REPORT_COLUMNS = (
     ("key", "Key", 5),
-    ("status", "Status", 20),
+    ("status", "Status", 18),
+    ("support", "Support", 12),
     ("claim", "Claim", 30),
+    ("evidence", "Evidence", 30),
     ("cited", "Cited URL", 20),
     ("resolved", "Resolved URL", 20),
     ("score", "Score", 5),
@@ -123,8 +130,8 @@ class SectionScreen(SectionActions, Screen[None]):
                 with TabPane("Report", id="tab-report"):
                     yield Static(id="report-counts", markup=False)
                     yield Select(
-                        [(s.replace("_", " "), s) for s in REPORT_STATUSES],
-                        prompt="all statuses",
+                        [(f.replace("_", " "), f) for f in REPORT_FILTERS],
+                        prompt="all citations",
                         id="report-filter",
                         allow_blank=True,
                         compact=True,
@@ -277,6 +284,20 @@ class SectionScreen(SectionActions, Screen[None]):
         report = self.run_record.the_report if self.run_record is not None else None
         return list(report.citations) if report is not None else []
 
+    def _uncited(self) -> list[UncitedClaim]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.uncited) if report is not None else []
+
+    def _shown(self, cite: StoredCitation) -> bool:
+        wanted = self.report_filter
+        if wanted is None:
+            return True
+        if wanted == "weak":
+            return cite.weak
+        if wanted in REPORT_SUPPORTS:
+            return cite.support == wanted
+        return cite.status == wanted
+
     def _fill_report(self) -> None:
         view = self.view
         counts = view.counts if view and view.note_path else {}
@@ -294,6 +315,14 @@ class SectionScreen(SectionActions, Screen[None]):
                 ("links_removed", "unretrieved links removed"),
             )
             head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
+            head.append("\nsupport: ")
+            head.append("  ·  ".join(f"{counts.get(k, 0)} {k}" for k in REPORT_SUPPORTS))
+            palette = self.app.palette
+            weak, uncited = counts.get("weak", 0), counts.get("uncited", 0)
+            head.append("  ·  ")
+            head.append(f"{weak} weak", style=f"bold {palette.error}" if weak else "")
+            head.append("  ·  ")
+            head.append(f"{uncited} uncited claim(s)", style=f"bold {palette.warning}" if uncited else "")
             if self.report_filter:
                 head.append(f"   showing: {self.report_filter.replace('_', ' ')}", style="bold")
         self.query_one("#report-counts", Static).update(head)
@@ -307,21 +336,47 @@ class SectionScreen(SectionActions, Screen[None]):
             "out_of_range": palette.error,
             "protected": "dim",
         }
-        for i, cite in enumerate(self._citations()):
-            status = cite.status
-            if self.report_filter and status != self.report_filter:
-                continue
-            label = status.replace("_", " ") + (" (retitled)" if cite.retitled else "")
-            score = cite.score
-            table.add_row(
-                plain(cite.key),
-                Text(label, style=styles.get(status, "")),
-                plain(cite.claim),
-                plain(cite.cited_url),
-                plain(cite.resolved_url),
-                Text("" if score is None else f"{float(score):.2f}", justify="right"),
-                key=f"cite:{i}",
-            )
+        support_styles = {
+            "supported": palette.success,
+            "partial": palette.warning,
+            "unsupported": palette.error,
+            "unchecked": "dim",
+        }
+        if self.report_filter != "uncited":
+            for i, cite in enumerate(self._citations()):
+                if not self._shown(cite):
+                    continue
+                status = cite.status
+                label = status.replace("_", " ") + (" (retitled)" if cite.retitled else "")
+                support = cite.support or ""
+                support_cell = Text(support, style=support_styles.get(support, ""))
+                if cite.weak:
+                    support_cell = Text("weak", style=f"bold {palette.error}")  # retrieved, but unsupported
+                score = cite.score
+                table.add_row(
+                    plain(cite.key),
+                    Text(label, style=styles.get(status, "")),
+                    support_cell,
+                    plain(cite.claim),
+                    plain(cite.evidence or cite.reason),
+                    plain(cite.cited_url),
+                    plain(cite.resolved_url),
+                    Text("" if score is None else f"{float(score):.2f}", justify="right"),
+                    key=f"cite:{i}",
+                )
+        if self.report_filter in (None, "uncited"):
+            for i, claim in enumerate(self._uncited()):
+                table.add_row(
+                    Text("—", style="dim"),
+                    Text("uncited claim", style=f"bold {palette.warning}"),
+                    Text(""),
+                    plain(claim.claim),
+                    plain(claim.reason),
+                    Text(""),
+                    Text(""),
+                    Text(""),
+                    key=f"uncited:{i}",
+                )
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -494,12 +549,32 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
-            out.append(f"[^{cite.key}]  {cite.status}\n\n", style="bold")
-            out.append(cite.claim + "\n\n")
-            out.append("cited: ", style="dim")
+            out.append(f"[^{cite.key}]  {cite.status}", style="bold")
+            if cite.support:
+                out.append(f"  ·  {cite.support}")
+            if cite.weak:
+                out.append("  ·  WEAK: retrieved, but it does not support its claim", style=f"bold {palette.error}")
+            out.append("\n\nclaim\n", style="dim")
+            out.append(cite.claim + "\n")
+            if cite.evidence:
+                out.append("\nevidence (the source's best passage)\n", style="dim")
+                out.append(cite.evidence + "\n")
+            if cite.reason:
+                out.append("\nwhy: ", style="dim")
+                out.append(cite.reason + "\n")
+            out.append("\ncited: ", style="dim")
             out.append((cite.cited_url or "—") + "\n")
             out.append("resolved: ", style="dim")
             out.append((cite.resolved_url or "—") + "\n")
+        elif key and key.startswith("uncited:"):
+            found = self._uncited()
+            index = int(key.split(":", 1)[1])
+            claim = found[index] if index < len(found) else UncitedClaim()
+            out.append("Uncited claim\n\n", style=f"bold {palette.warning}")
+            out.append(claim.claim + "\n\n")
+            out.append("why: ", style="dim")
+            out.append(claim.reason + "\n")
+            out.append("\nCite a retrieved source for it, or soften it.", style="dim")
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
             out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
@@ -543,7 +618,7 @@ class SectionScreen(SectionActions, Screen[None]):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         value = event.value
-        self.report_filter = value if isinstance(value, str) and value in REPORT_STATUSES else None
+        self.report_filter = value if isinstance(value, str) and value in REPORT_FILTERS else None
         self._fill_report()
 
     # ------------------------------------------------------------------ actions
@@ -581,7 +656,7 @@ class SectionScreen(SectionActions, Screen[None]):
             self.action_tab("tab-checks")
 
     def action_cycle_filter(self) -> None:
-        order = [None, *REPORT_STATUSES]
+        order = [None, *REPORT_FILTERS]
         self.report_filter = order[(order.index(self.report_filter) + 1) % len(order)]
         select = self.query_one("#report-filter", Select)
         with self.prevent(Select.Changed):
