@@ -76,7 +76,7 @@ def annotate_results(judge: AboutJudge, results: Iterable[Mapping[str, object]])
 
 
 def cited_namesakes(
-    citations: Iterable[Mapping[str, object]],
+    citations: Iterable[Mapping[str, object] | object],
     sources: Iterable[Source],
     web_results: Iterable[Mapping[str, object]],
     judge: AboutJudge,
@@ -92,15 +92,19 @@ def cited_namesakes(
         by_url[normalise_url(source.url)] = source  # the frozen set's copy holds the most text
     found: list[tuple[str, About]] = []
     for cite in citations:
-        url = cite.get("resolved_url")
-        if cite.get("status") not in ("verified", "substituted") or not isinstance(url, str):
+
+        def get(name: str, cite: object = cite) -> object:
+            return cite.get(name) if isinstance(cite, Mapping) else getattr(cite, name, None)
+
+        url = get("resolved_url")
+        if get("status") not in ("verified", "substituted") or not isinstance(url, str):
             continue
         item = by_url.get(normalise_url(url))
         if item is None:
             continue
         about = judge.judge(SourceText.of(item))
         if about.verdict == "namesake":
-            found.append((str(cite.get("key")), about))
+            found.append((str(get("key")), about))
     return found
 
 

@@ -131,9 +131,9 @@ def _aware(dt: datetime) -> datetime:
 
 
 def _good_versions(store: Any, section_id: str, fingerprint: str) -> list[SourceSet]:
-    """Stored non-degraded sets for this exact request, newest first."""
-    versions = store.source_set_versions(section_id)
-    return [v for v in reversed(versions) if v.fingerprint == fingerprint and not v.degraded]
+    """The newest stored non-degraded set for this exact request (only that one is read)."""
+    latest = store.latest_source_set(section_id, fingerprint=fingerprint, degraded=False)
+    return [latest] if latest is not None else []
 
 
 def exa_client_from_settings(settings: Settings) -> ExaClient:

@@ -17,6 +17,7 @@ its own note file.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -44,6 +45,7 @@ from core.models import SourceSet
 from core.name_rejects import assemble as assemble_names
 from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
+from core.records import RunRecord
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
 from core.settings import Settings
 from core.urls import host_of, normalise_url
@@ -87,6 +89,7 @@ class RunOutcome:
     raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
     sources: list[dict[str, Any]] = field(default_factory=list)  # the frozen set, each with its about verdict
     web_results: list[dict[str, Any]] = field(default_factory=list)  # the writer's results, with about
+    recorded: bool = False  # the memo store holds this run's record (a later record replaces it)
 
     @property
     def ok(self) -> bool:
@@ -503,13 +506,24 @@ async def run_section(
             outcome.warnings.append(
                 f"the previous note had edits made outside sourcedesk; its text is kept in run {run_id} (previous_note)"
             )
-        write_note_atomic(path, note)
-        outcome.note_path = path
         record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
+        outcome.note_path = path
+        # The record (with any hand-edited text it keeps) and the new note's hash are stored
+        # before the note is replaced: a kill at any point leaves a note sourcedesk knows as
+        # its own (the new one, or the previous one whose hash the state still remembers).
+        await _finish_off_loop(store, record, outcome, t0, progress)
+        if not outcome.recorded and previous is not None:
+            raise UserError(
+                f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
+                "so it was not replaced",
+                hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
+            )
+        write_note_atomic(path, note)
         _emit(progress, section_id, "saved")
+        return outcome
     except asyncio.CancelledError:
         _cancelled(outcome, stage)
-        _finish(store, record, outcome, t0, progress)
+        _finish(store, record, outcome, t0, progress, replace=outcome.recorded)
         raise
     except RunCancelled:
         _cancelled(outcome, stage)
@@ -522,7 +536,7 @@ async def run_section(
     except Exception as exc:
         log.exception("section %s failed while %s", section_id, stage)
         _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    _finish(store, record, outcome, t0, progress)
+    await _finish_off_loop(store, record, outcome, t0, progress, replace=outcome.recorded)
     return outcome
 
 
@@ -545,13 +559,69 @@ def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
         return None
     except OSError:
         return None
-    written = store.section_state(section_id).get("note_sha256")
-    if written == hashlib.sha256(current).hexdigest():
+    state = store.section_state(section_id)
+    if hashlib.sha256(current).hexdigest() in (state.note_sha256, state.prior_note_sha256):
         return None
     return current.decode("utf-8", errors="replace")
 
 
-def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, progress: Progress | None) -> None:
+def _finish(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """Record the run and the section's state in one store write; True when it was stored.
+    ``replace``: the run was recorded as about to write its note, and then did not."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    return _store_record(store, run, state, outcome, replace=replace)
+
+
+async def _finish_off_loop(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """``_finish`` with the store write in a worker thread: the other sections' work goes on
+    while this one's record reaches the disk, and records finished at the same moment share
+    one write (the store's group commit). A cancellation arriving meanwhile waits for the
+    write to land, so the record it then stores replaces this one instead of racing it."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    future = _store_writer().submit(_store_record, store, run, state, outcome, replace=replace)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.result()  # a few milliseconds at most: the thread needs nothing from this loop
+        raise
+
+
+_WRITER: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _store_writer() -> concurrent.futures.ThreadPoolExecutor:
+    global _WRITER
+    if _WRITER is None:
+        _WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="sourcedesk-store")
+    return _WRITER
+
+
+def _closing_record(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool,
+) -> tuple[RunRecord, dict[str, Any]]:
+    """The record and the section-state changes to store, once the outcome is decided."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
     if outcome.status in ("failed", "cancelled"):
@@ -565,15 +635,28 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
         timings=dict(outcome.timings),
         cost=dict(outcome.cost),
     )
+    state: dict[str, Any] = {"last_run": record["id"], "last_status": outcome.status}
+    before = store.section_state(outcome.section)
+    if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
+        state["note_sha256"] = record.get("note_sha256")
+        state["prior_note_sha256"] = before.note_sha256
+    elif replace:  # the new note never landed: the note on disk is the one before it
+        record.pop("note_sha256", None)
+        state["note_sha256"] = before.prior_note_sha256
+    return RunRecord.model_validate(record), state
+
+
+def _store_record(store: Any, run: RunRecord, state: dict[str, Any], outcome: RunOutcome, *, replace: bool) -> bool:
     try:
-        outcome.run_id = store.save_run(record)
-        state = {"last_run": outcome.run_id, "last_status": outcome.status}
-        if outcome.ok:  # only a written note has a new hash
-            state["note_sha256"] = record.get("note_sha256")
-        store.update_section_state(outcome.section, state)
+        # One write: the record and the section's state land together, so no crash can leave
+        # a record without its state (or the reverse) and make sourcedesk's own note look edited.
+        outcome.run_id = store.save_run(run, section_state=state, replace=replace)
+        outcome.recorded = True
+        return True
     except Exception as exc:
         log.exception("could not record run of section %s", outcome.section)
         outcome.warnings.append(_short(f"the run could not be recorded in the memo store: {exc}"))
+        return False
 
 
 # ---------------------------------------------------------------- a whole memo

@@ -33,6 +33,7 @@ from core.memo import Section
 from core.memo_loader import LoadedMemo
 from core.models import SourceSet
 from core.notes import COUNT_KEYS, find_note, parse_note
+from core.records import RunRecord
 from core.rejected import Rejections
 from core.retrieval import plan_section
 from core.settings import Settings
@@ -152,12 +153,13 @@ def describe_section(
         except (OSError, UnicodeDecodeError) as exc:
             view.note_error = f"cannot read {path.name}: {exc}"
 
-    last_status = store.section_state(section_id).get("last_status")
-    if last_status == "failed" and _was_cancelled(_last_run(store, section_id)):
+    last_status = store.section_state(section_id).last_status
+    last_run = _last_run(store, section_id)
+    if last_status == "failed" and last_run is not None and last_run.was_cancelled:
         last_status = "cancelled"  # recorded before runs had a status of their own for it
     if last_status == "failed":
         view.status = "failed"
-        message = _message(_last_run(store, section_id))
+        message = (last_run.message if last_run is not None else "") or "the last run failed"
         kept = path is not None and "previous note" not in message
         view.why = message + ("; the previous note is kept" if kept else "")
         return view
@@ -215,20 +217,9 @@ def _why_stale(
     return ""
 
 
-def _last_run(store: Any, section_id: str) -> dict[str, Any]:
-    runs = store.runs(section_id, with_payloads=False)
-    return runs[0] if runs else {}
-
-
-def _was_cancelled(run: dict[str, Any]) -> bool:
-    outcome = run.get("outcome") if isinstance(run.get("outcome"), dict) else {}
-    error = run.get("error") if isinstance(run.get("error"), dict) else {}
-    return "cancelled" in (outcome.get("error_kind"), outcome.get("status"), error.get("kind"))
-
-
-def _message(run: dict[str, Any]) -> str:
-    message = run.get("message")
-    return message if isinstance(message, str) and message else "the last run failed"
+def _last_run(store: Any, section_id: str) -> RunRecord | None:
+    runs = store.runs(section_id, with_payloads=False, limit=1)
+    return runs[0] if runs else None
 
 
 def describe_memo(

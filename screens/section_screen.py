@@ -32,9 +32,9 @@ from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedCon
 
 from core.about import About, AboutJudge, SourceText
 from core.curation import find_in_versions
+from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
 from core.urls import host_of, normalise_url
-from core.verify.evidence import run_search_results
 from screens.section_actions import SectionActions
 from tui.checks import note_sha256
 from tui.widgets import check_rows, run_history
@@ -123,12 +123,12 @@ class SectionScreen(SectionActions, Screen[None]):
         self.section_id = section_id
         self.view: SectionView | None = None
         self.rows: dict[str, SourceRow] = {}
-        self.run_record: dict[str, Any] | None = None
+        self.run_record: RunRecord | None = None
         self.web_results: list[dict[str, Any]] = []
         self.judge: AboutJudge | None = None
         self.abouts: dict[str, About] = {}  # source row key -> verdict
         self.web_abouts: list[About] = []
-        self.history: dict[str, dict[str, Any]] = {}
+        self.history: dict[str, RunRecord] = {}
         self.report_filter: str | None = None
         self._frame = 0
         self._note_sha: str | None = None  # the note's bytes as last read (for the check badge)
@@ -198,7 +198,7 @@ class SectionScreen(SectionActions, Screen[None]):
             app.pop_screen()
             return
         self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
-        self.web_results = [r for r in run_search_results(self.run_record) if isinstance(r, dict)]
+        self.web_results = self.run_record.writer_results() if self.run_record is not None else []
         self.judge = app.about_judge()
         self.web_abouts = [self.judge.judge(SourceText.of(r)) for r in self.web_results]
         self.sub_title = self.view.section.title
@@ -316,25 +316,23 @@ class SectionScreen(SectionActions, Screen[None]):
             out[row.key] = judge.judge(text)
         return out
 
-    def _citations(self) -> list[dict[str, Any]]:
-        report = (self.run_record or {}).get("report")
-        cites = report.get("citations") if isinstance(report, dict) else None
-        return [c for c in cites if isinstance(c, dict)] if isinstance(cites, list) else []
+    def _citations(self) -> list[StoredCitation]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.citations) if report is not None else []
 
-    def _uncited(self) -> list[dict[str, Any]]:
-        report = (self.run_record or {}).get("report")
-        found = report.get("uncited") if isinstance(report, dict) else None
-        return [u for u in found if isinstance(u, dict)] if isinstance(found, list) else []
+    def _uncited(self) -> list[UncitedClaim]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.uncited) if report is not None else []
 
-    def _shown(self, cite: dict[str, Any]) -> bool:
+    def _shown(self, cite: StoredCitation) -> bool:
         wanted = self.report_filter
         if wanted is None:
             return True
         if wanted == "weak":
-            return bool(cite.get("weak"))
+            return cite.weak
         if wanted in REPORT_SUPPORTS:
-            return cite.get("support") == wanted
-        return cite.get("status") == wanted
+            return cite.support == wanted
+        return cite.status == wanted
 
     def _fill_report(self) -> None:
         view = self.view
@@ -384,22 +382,22 @@ class SectionScreen(SectionActions, Screen[None]):
             for i, cite in enumerate(self._citations()):
                 if not self._shown(cite):
                     continue
-                status = str(cite.get("status", ""))
-                label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
-                support = str(cite.get("support") or "")
+                status = cite.status
+                label = status.replace("_", " ") + (" (retitled)" if cite.retitled else "")
+                support = cite.support or ""
                 support_cell = Text(support, style=support_styles.get(support, ""))
-                if cite.get("weak"):
+                if cite.weak:
                     support_cell = Text("weak", style=f"bold {palette.error}")  # retrieved, but unsupported
-                score = cite.get("score")
+                score = cite.score
                 table.add_row(
-                    plain(cite.get("key")),
+                    plain(cite.key),
                     Text(label, style=styles.get(status, "")),
                     support_cell,
                     verdict_cell(self._cite_about(cite), palette),
-                    plain(cite.get("claim")),
-                    plain(cite.get("evidence") or cite.get("reason")),
-                    plain(cite.get("cited_url")),
-                    plain(cite.get("resolved_url")),
+                    plain(cite.claim),
+                    plain(cite.evidence or cite.reason),
+                    plain(cite.cited_url),
+                    plain(cite.resolved_url),
                     Text("" if score is None else f"{float(score):.2f}", justify="right"),
                     key=f"cite:{i}",
                 )
@@ -410,18 +408,18 @@ class SectionScreen(SectionActions, Screen[None]):
                     Text("uncited claim", style=f"bold {palette.warning}"),
                     Text(""),
                     Text(""),
-                    plain(claim.get("claim")),
-                    plain(claim.get("reason")),
+                    plain(claim.claim),
+                    plain(claim.reason),
                     Text(""),
                     Text(""),
                     Text(""),
                     key=f"uncited:{i}",
                 )
 
-    def _cite_about(self, cite: dict[str, Any]) -> About | None:
+    def _cite_about(self, cite: StoredCitation) -> About | None:
         """The verdict of a citation's resolved source, judged now (namesakes may have changed)."""
-        url = cite.get("resolved_url")
-        if cite.get("status") not in ("verified", "substituted") or not isinstance(url, str) or self.judge is None:
+        url = cite.resolved_url
+        if cite.status not in ("verified", "substituted") or not url or self.judge is None:
             return None
         key = normalise_url(url)
         ss = self.view.source_set if self.view else None
@@ -431,8 +429,8 @@ class SectionScreen(SectionActions, Screen[None]):
         for result, about in zip(self.web_results, self.web_abouts, strict=False):
             if normalise_url(str(result.get("url") or "")) == key:
                 return about
-        stored = cite.get("about")
-        if isinstance(stored, dict) and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
+        stored = cite.about  # as the reconciler recorded it
+        if stored is not None and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
             return About(stored["verdict"], str(stored.get("reason") or ""))
         return None
 
@@ -499,7 +497,7 @@ class SectionScreen(SectionActions, Screen[None]):
         keep = table.cursor_row
         table.clear()
         records = self.app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
-        self.history = {str(r.get("id")): r for r in records if r.get("id")}
+        self.history = {r.id: r for r in records if r.id}
         current = self.view.run_id if self.view else None
         palette = self.app.palette
         for run_id, record in self.history.items():
@@ -527,8 +525,8 @@ class SectionScreen(SectionActions, Screen[None]):
         elif check is None:
             saved = app.saved_check(self.section_id) if checking is None else None
             if saved and self._check_problems is not None:
-                problems = int(saved.get("problems") or 0)
-                head.append(f"Checked {str(saved.get('at', ''))[:16].replace('T', ' ')} UTC: ", style=palette.dim)
+                problems = saved.problems
+                head.append(f"Checked {saved.at[:16].replace('T', ' ')} UTC: ", style=palette.dim)
                 head.append(f"{problems} problem(s)", style=f"bold {palette.error}" if problems else palette.success)
                 head.append(" — v checks again to list them.", style=palette.dim)
             elif checking is None:
@@ -631,23 +629,23 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\nx rejects its domain; n rejects a name; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
-            out.append(f"[^{cite.get('key')}]  {cite.get('status')}", style="bold")
-            if cite.get("support"):
-                out.append(f"  ·  {cite.get('support')}")
-            if cite.get("weak"):
+            out.append(f"[^{cite.key}]  {cite.status}", style="bold")
+            if cite.support:
+                out.append(f"  ·  {cite.support}")
+            if cite.weak:
                 out.append("  ·  WEAK: retrieved, but it does not support its claim", style=f"bold {palette.error}")
             out.append("\n\nclaim\n", style="dim")
-            out.append(str(cite.get("claim") or "") + "\n")
-            if cite.get("evidence"):
+            out.append(cite.claim + "\n")
+            if cite.evidence:
                 out.append("\nevidence (the source's best passage)\n", style="dim")
-                out.append(str(cite.get("evidence")) + "\n")
-            if cite.get("reason"):
+                out.append(cite.evidence + "\n")
+            if cite.reason:
                 out.append("\nwhy: ", style="dim")
-                out.append(str(cite.get("reason")) + "\n")
+                out.append(cite.reason + "\n")
             out.append("\ncited: ", style="dim")
-            out.append(str(cite.get("cited_url") or "—") + "\n")
+            out.append((cite.cited_url or "—") + "\n")
             out.append("resolved: ", style="dim")
-            out.append(str(cite.get("resolved_url") or "—") + "\n")
+            out.append((cite.resolved_url or "—") + "\n")
             about = self._cite_about(cite)
             if about is not None:
                 out.append("\n")
@@ -655,11 +653,11 @@ class SectionScreen(SectionActions, Screen[None]):
         elif key and key.startswith("uncited:"):
             found = self._uncited()
             index = int(key.split(":", 1)[1])
-            claim = found[index] if index < len(found) else {}
+            claim = found[index] if index < len(found) else UncitedClaim()
             out.append("Uncited claim\n\n", style=f"bold {palette.warning}")
-            out.append(str(claim.get("claim") or "") + "\n\n")
+            out.append(claim.claim + "\n\n")
             out.append("why: ", style="dim")
-            out.append(str(claim.get("reason") or "") + "\n")
+            out.append(claim.reason + "\n")
             out.append("\nCite a retrieved source for it, or soften it.", style="dim")
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
@@ -671,8 +669,10 @@ class SectionScreen(SectionActions, Screen[None]):
             out.append_text(about_block(self.web_abouts[index] if index < len(self.web_abouts) else None, palette))
             out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
         elif key and key.startswith("run:"):
-            record = self.history.get(key.split(":", 1)[1])
+            run_id = key.split(":", 1)[1]
+            record = self.history.get(run_id)
             if record is not None:
+                record = self.app.store.get_run(run_id) or record  # the rows are a listing; the detail is all of it
                 out = run_history.detail(record, self.view.run_id if self.view else None, palette)
         elif key and key.startswith(("url:", "ground:")):
             out = self._check_detail(key) or out

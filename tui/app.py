@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
@@ -37,13 +39,13 @@ from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, newest_first, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
-from core.verify.evidence import run_search_results
 from core.writers import writer_class
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from tui.checks import CheckRunner
+from tui.logs import logged_at, report_unexpected
 from tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -168,9 +170,21 @@ class SourcedeskApp(CheckRunner, App[None]):
         if isinstance(exc, UserError):
             text = exc.message + (f" — {exc.hint}" if exc.hint else "")
         else:
-            log.exception("unexpected error%s", f" while {what}" if what else "")
-            text = f"{type(exc).__name__}: {exc}"
+            log.error(
+                "unexpected error%s", f" while {what}" if what else "", exc_info=(type(exc), exc, exc.__traceback__)
+            )
+            where = logged_at()
+            text = f"{type(exc).__name__}: {exc}" + (f" (details in {where})" if where else "")
         self.say(f"{what}: {text}" if what else text, "error")
+
+    def _fatal_error(self) -> None:
+        """Textual's end for an unhandled exception, without its traceback on the terminal:
+        the traceback goes to the log file and the analyst gets one line naming it."""
+        error = sys.exc_info()[1] or self._exception
+        message = report_unexpected(error, "the workbench") if error is not None else "unexpected error"
+        self.bell()
+        self.exit(return_code=1, message=Text(f"sourcedesk: {message}"))
+        self._close_messages_no_wait()  # what Textual's own handler does next: stop at once
 
     @property
     def palette(self) -> Palette:
@@ -244,18 +258,17 @@ class SourcedeskApp(CheckRunner, App[None]):
         if view.note_path is None or view.run_id is None or view.note_error:
             return []
         try:
-            record = self.store.get_run(view.run_id) or {}
+            record = self.store.get_run(view.run_id)
             note_set = self.store.get_source_set(view.note_set_id) if view.note_set_id else None
         except UserError as exc:
             log.info("cannot read the run of %s: %s", view.id, exc)
             return []
-        report = record.get("report")
-        citations = report.get("citations") if isinstance(report, dict) else None
+        report = record.the_report if record is not None else None
         frozen = note_set if note_set is not None else view.source_set
         return cited_namesakes(
-            [c for c in citations if isinstance(c, dict)] if isinstance(citations, list) else [],
+            list(report.citations) if report is not None else [],
             frozen.sources if frozen is not None else [],
-            [r for r in run_search_results(record) if isinstance(r, dict)],
+            record.writer_results() if record is not None else [],
             judge or self.about_judge(),
         )
 

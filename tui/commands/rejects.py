@@ -22,6 +22,15 @@ Decision for ``--global``: alone, it edits the global list only (it cannot know 
 memos exist); each memo's next run takes the rejected sources out of its frozen sets
 (no new search). Combined with ``--memo DIR`` it edits the global list *and* curates
 that memo's sets at once, as the app does for the memo it has open.
+
+``--json`` on reject / unreject prints one object instead of the text:
+``{"domain", "scope", "memo", "changed", "sections": [{"section", "set", "sources":
+[{"marker", "title", "url"}]}], "still_rejected": [scopes]}`` — ``domain`` is the (first)
+domain, ``changed`` says whether a list changed, ``sections`` the frozen sets that lost
+(reject) or got back (unreject) sources, and ``set`` the id of each new version. Several
+domains add ``"domains": [{"domain", "added"}]``, names ``"names": [{"name", "added"}]``
+(un-reject: ``"still_rejected"`` per name), learned namesakes ``"learned_namesakes"`` and
+forgotten ones ``"namesakes_forgotten"``.
 """
 
 from __future__ import annotations
@@ -99,7 +108,7 @@ def register(sub) -> None:
         )
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
         p.set_defaults(func=_reject if name == "reject" else _unreject)
 
     p = sub.add_parser(
@@ -224,10 +233,43 @@ def _names(args) -> list[str]:
 
 def _emit(args, document: dict[str, Any], lines: list[str]) -> None:
     if args.json:
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print(json.dumps(_shaped(document, unreject=args.func is _unreject), indent=2, ensure_ascii=False))
     else:
         for line in lines:
             print(line)
+
+
+def _shaped(document: dict[str, Any], *, unreject: bool) -> dict[str, Any]:
+    """The ``--json`` object: the one-domain keys first, what many domains or names add after."""
+    domains = document.get("domains") or []
+    names = document.get("names") or []
+    forgotten = document.get("namesakes_forgotten") or []
+    if unreject:
+        changed = bool(domains or names or forgotten)
+        still = sorted(domains[0].get("still_rejected") or []) if domains else []
+    else:
+        changed = any(d["added"] for d in domains) or any(n["added"] for n in names)
+        still = []
+    out: dict[str, Any] = {
+        "domain": domains[0]["domain"] if domains else None,
+        "scope": document.get("scope"),
+        "memo": document.get("memo"),
+        "changed": changed,
+        "sections": [
+            {"section": sid, "set": block["set"], "sources": block.get("removed") or block.get("restored") or []}
+            for sid, block in (document.get("sections") or {}).items()
+        ],
+        "still_rejected": still,
+    }
+    if len(domains) > 1:
+        out["domains"] = domains
+    if names:
+        out["names"] = names
+    if document.get("learned_namesakes"):
+        out["learned_namesakes"] = document["learned_namesakes"]
+    if forgotten:
+        out["namesakes_forgotten"] = forgotten
+    return out
 
 
 def _sources_json(sources) -> list[dict[str, Any]]:
@@ -246,7 +288,7 @@ def _reject(args) -> int:
             hint='e.g. sourcedesk reject nats.aero --memo DIR, or sourcedesk reject --name "Kestra Medical" --memo DIR',
         )
     scope, memo_dir = _scope(args)
-    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir.resolve()) if memo_dir else None}
+    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir) if memo_dir else None}
     lines: list[str] = []
     if memo_dir is None:  # --global alone: the lists only
         everywhere = GlobalStore()
@@ -372,7 +414,7 @@ def _unreject(args) -> int:
     scope, memo_dir = _scope(args)
     if namesakes and memo_dir is None:
         raise UserError("learned namesakes belong to a memo", hint="add --memo DIR")
-    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir.resolve()) if memo_dir else None}
+    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir) if memo_dir else None}
     lines: list[str] = []
     domain_docs: list[dict[str, Any]] = []
     name_docs: list[dict[str, Any]] = []

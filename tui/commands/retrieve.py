@@ -29,8 +29,6 @@ import json
 import re
 import sys
 
-from core.errors import UserError
-
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -47,20 +45,11 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
 
-def _settings():
-    from core.settings import Settings
-
-    try:
-        return Settings()
-    except ValueError as exc:  # a broken config.yaml
-        raise UserError(str(exc).splitlines()[0] if str(exc) else "invalid settings") from None
-
-
 def _run(args) -> int:
     from core.memo_loader import load_memo
     from core.retrieval import retrieve_memo_outcomes
 
-    settings = _settings()
+    settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         sys.stderr.write(f"sourcedesk: notice: {notice}\n")
     outcomes = asyncio.run(
