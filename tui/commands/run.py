@@ -58,9 +58,8 @@ def _line(outcome, memo_dir: Path) -> str:
 def _run(args) -> int:
     from core.memo_loader import load_memo
     from core.run import run_memo
-    from core.settings import load_settings
 
-    settings = load_settings()
+    settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         print(f"sourcedesk: notice: {notice}", file=sys.stderr)
     outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh, settings=settings))
