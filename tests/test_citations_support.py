@@ -243,3 +243,10 @@ def test_a_claim_restating_three_adjacent_sentences_is_supported():
     )
     v = supports_text(claim, passage)
     assert v.support == SUPPORTED and v.evidence is not None and "Quillstone" in v.evidence and "Leeds" in v.evidence
+
+
+def test_words_writers_swap_share_a_term():
+    assert terms("bought acquired purchased") == ["acquir"] * 3
+    assert terms("founders founded established") == ["found"] * 3
+    assert terms("staff employees workers") == ["employe"] * 3
+    assert terms("organisation colour centre") == terms("organization color center")

@@ -337,7 +337,7 @@ _SYNONYM_GROUPS = [
     "choos chose chosen select",
     "quick fast rapid",
     "rich wealthi",
-    "found establish",
+    "found establish founder",
     "compani firm",
     "employe staff worker",
     "revenu sale",
