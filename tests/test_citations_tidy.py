@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.citations import tidy, tidy_with_stats
+from core.citations.tidy import _UNTIDY, untidy_marker
 
 
 @pytest.mark.parametrize(
@@ -100,3 +103,37 @@ def test_front_matter_of_a_note_is_never_touched():
         "# Overview\n\nClaim[^3].\n\n[^3]: x\n"
     )
     assert tidy(note) == note.replace("Claim[^3].", "Claim. [^1]").replace("[^3]: x", "[^1]: x")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "[^1]",
+                "[^E2]",
+                "[^",
+                "]",
+                " ",
+                "  ",
+                "\t",
+                "\n",
+                "a",
+                ".",
+                "(",
+                "“",
+                "x_",
+                "é",
+                "[",
+                "^",
+                "。",
+                "[^a[^b]",
+                ",",
+            ]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_the_marker_by_marker_scan_is_the_untidy_pattern(text):
+    # needs_tidy's fast scan must say exactly what the regular expression it replaces says
+    assert untidy_marker(text) == bool(_UNTIDY.search(text))

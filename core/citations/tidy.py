@@ -106,6 +106,34 @@ _UNTIDY = re.compile(
     rf"|({_MARKER})[ \t]*\1"  # a duplicate in a cluster
 )
 _NUMERIC_REF = re.compile(r"\[\^(\d+)\]")
+_MARKER_AT = re.compile(_MARKER)
+_WORD_AT = re.compile(r"\w")
+_OPENERS = "([{“‘«"
+_CLOSING_PUNCTUATION = ".!?…。！？"
+
+
+def untidy_marker(text: str) -> bool:
+    """Whether ``_UNTIDY`` matches ``text``: the same test, marker by marker (every "[^" is tried,
+    overlapping ones too), instead of a regular expression tried at every character."""
+    i = text.find("[^")
+    while i >= 0:
+        m = _MARKER_AT.match(text, i)
+        if m is not None:
+            end = m.end()
+            before = text[i - 1] if i > 0 else ""
+            if not before or not (before.isspace() or before in _OPENERS):
+                return True  # glued to what comes before (or the text opens with it)
+            if end < len(text) and (text[end] in _CLOSING_PUNCTUATION or _WORD_AT.match(text, end)):
+                return True
+            if i >= 2 and text[i - 2] in " \t" and before in " \t":
+                return True
+            k = end
+            while k < len(text) and text[k] in " \t":
+                k += 1
+            if text.startswith(m.group(), k):
+                return True  # a duplicate in a cluster
+        i = text.find("[^", i + 1)
+    return False
 
 
 def needs_tidy(text: str) -> bool:
@@ -114,7 +142,7 @@ def needs_tidy(text: str) -> bool:
     code (then tidy runs and changes nothing); never says no when tidy would act."""
     if "[^" not in text:
         return False
-    if _UNTIDY.search(text):
+    if untidy_marker(text):
         return True
     order = list(dict.fromkeys(_NUMERIC_REF.findall(text)))
     return order != [str(n) for n in range(1, len(order) + 1)]
