@@ -5,9 +5,11 @@ relation between them is wrong (or right)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.citations import reconcile
-from core.citations.relations import relations
+from core.citations.relations import relations, stated_relations
 from core.citations.support import PARTIAL, SUPPORTED, UNSUPPORTED, Evidence, SupportScorer, supports_text
 
 ROUND = (
@@ -121,3 +123,56 @@ def test_a_fabricated_citation_is_never_substituted_with_a_source_stating_anothe
     assert result.report.citations[0].status == "dropped"
     right = draft.replace("Jonas Brandt", "Amara Osei")
     assert reconcile(right, sources, subject=["Quillstone"]).report.citations[0].status == "substituted"
+
+
+WORDS = [
+    "led",
+    "by",
+    "co-led",
+    "Sequoia",
+    "Capital",
+    ",",
+    "and",
+    "its",
+    "the",
+    "company",
+    "chief",
+    "executive",
+    "CEO",
+    "founded",
+    "in",
+    "Austin",
+    "acquired",
+    "bought",
+    "was",
+    "headquarters",
+    ":",
+    "-based",
+    "Acme's",
+    "of",
+    "at",
+    "领投",
+    "由",
+    "跟投",
+    "C轮",
+    "融资",
+    "(",
+    ")",
+    ";",
+    "[^1]",
+    "Series",
+    "B",
+    "seed",
+    "round",
+    "who",
+    "leads",
+    "as",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join))
+def test_any_text_reads_without_error_and_every_relation_names_someone(text):
+    for r in relations(text) + tuple(stated_relations([("summary", text), ("summary", text[::-1])])):
+        assert r.agent is not None or r.theme is not None
+        assert r.describe()
