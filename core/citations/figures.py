@@ -27,8 +27,8 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from core.citations.tokens import normalise_text, terms
 
@@ -187,8 +187,7 @@ _FIGURE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(NamedTuple):
     kind: str  # money | number | percent | year | date | count | round
     value: float | str | tuple[int, int, int]  # amount / percentage / year / (y, m, d; 0 = unknown) / letter
     unit: str = ""  # currency for money, counted term for counts

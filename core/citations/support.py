@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from core.citations.figures import (
     Figure,
@@ -206,8 +207,7 @@ _GENERIC = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Passage:
+class Passage(NamedTuple):
     text: str
     field: str  # title | snippet | summary | highlights | facts | text
     terms: frozenset[str]
@@ -282,8 +282,7 @@ class Claim:
         return bool(self.terms or self.figures)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     support: str
     score: float  # rarity-weighted share of the claim's terms in its best passage
     evidence: str | None = None  # that passage
