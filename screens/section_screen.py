@@ -77,6 +77,7 @@ WARNING_ICONS = {
     "stale": "⏲",
     "out_of_range": "#",
     "writer": "✎",
+    "quarantined": "⚠",
     "info": "ℹ",
 }
 

@@ -6,7 +6,10 @@
 - a missing or empty file is an empty database;
 - a file that is not a TinyDB JSON document is renamed to
   ``<name>.corrupt-<timestamp>`` and reported as a ``UserError`` naming both files.
-  The data is kept for the analyst to inspect; the next open starts empty.
+  The data is kept for the analyst to inspect; the next open starts empty;
+- a single document TinyDB cannot hold (a string where an object belongs, an id
+  that is not a number) is moved to ``quarantine/`` with a warning
+  (``store.quarantine``) and the rest of the store opens as usual.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from tinydb.storages import Storage
 
 from core.errors import UserError
 from store.atomic_file import atomic_write_text
+from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
 
 
@@ -37,12 +41,13 @@ class AtomicJSONStorage(Storage):
         self.label = label
         self._cache = cache
         self._data: dict[str, dict[str, Any]] | None = None
+        self.quarantine = Quarantine(self.path.parent)
 
     def read(self) -> dict[str, dict[str, Any]] | None:
         data = self._data if self._cache else None
         if data is None:
             text = self._read_file()
-            data = json.loads(text) if text else {}
+            data = self._set_aside_malformed(json.loads(text) if text else {})
             if self._cache:
                 self._data = data
         # TinyDB edits what it reads before writing it back; hand out copies of the tables and
@@ -54,6 +59,19 @@ class AtomicJSONStorage(Storage):
         atomic_write_text(self.path, text)
         if self._cache:
             self._data = json.loads(text)  # exactly what a fresh process would read
+
+    def _set_aside_malformed(self, data: dict[str, Any]) -> dict[str, Any]:
+        clean, bad = split_malformed(data)
+        if not bad:
+            return data
+        kept = self.quarantine.keep_document(f"{self.path.stem}-documents", bad, "not a store document")
+        count = sum(len(docs) for docs in bad.values())
+        self.quarantine.notice(
+            f"{self.label} {self.path.name}: {count} damaged document(s) in {', '.join(sorted(bad))} "
+            f"were moved aside to {self.quarantine.shown(kept)}; the rest of the store is used as usual"
+        )
+        self.write(clean)  # the store no longer holds them; the quarantine file does
+        return json.loads(json.dumps(clean))
 
     def _read_file(self) -> str:
         try:

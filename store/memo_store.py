@@ -5,6 +5,12 @@ and small per-section UI state. One process owns a memo's store at a time (an
 inter-process lock taken on open); inside that process every operation is
 serialised by a lock, so asyncio tasks and worker threads may share one
 instance.
+
+Reads never trust what is on disk: a document that does not have its shape, a
+source set that does not validate, a payload that is missing or fails its hash
+check is moved to ``quarantine/`` with a notice (``take_notices``) and treated as
+missing — the section's sources are retrieved again, a run record loses the
+field — never a traceback.
 """
 
 from __future__ import annotations
@@ -18,14 +24,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 from tinydb import Query, TinyDB
+from tinydb.table import Document
 
 from core.errors import UserError
 from core.models import SourceSet
 from store import rejections
 from store.json_storage import AtomicJSONStorage
-from store.payloads import PayloadDir, externalise, restore
+from store.payloads import REF_KEY, MissingPayload, PayloadDir, externalise, restore
 from store.process_lock import ProcessLock
 
 STORE_DIRNAME = ".sourcedesk"
@@ -73,7 +81,8 @@ class MemoStore:
         except BaseException:
             self._lock.release()
             raise
-        self.payloads = PayloadDir(self.dir / "payloads")
+        self.quarantine = self._db.storage.quarantine
+        self.payloads = PayloadDir(self.dir / "payloads", self.quarantine)
         self._closed = False
         # A store dropped without close() still lets go of the memo when it is collected.
         self._finalizer = weakref.finalize(self, self._lock.release)
@@ -115,6 +124,56 @@ class MemoStore:
                 hint="upgrade sourcedesk to open this memo",
             )
 
+    # -- damaged data -----------------------------------------------------------------------
+
+    def take_notices(self, section: str | None = None) -> list[str]:
+        """What was found damaged and moved aside (about ``section``, or the store as a
+        whole) since the last call; each notice is handed out once."""
+        return self.quarantine.take(section)
+
+    def _set_aside(self, table: str, doc: Document | dict[str, Any], reason: str) -> None:
+        """Quarantine one document of ``table`` and remove it from the database."""
+        section = doc.get("section") if isinstance(doc.get("section"), str) else None
+        doc_id = getattr(doc, "doc_id", None)
+        what = {"source_sets": "frozen source set", "runs": "run record", "section_state": "section state"}.get(
+            table, f"{table} entry"
+        )
+        name = doc.get("id") if isinstance(doc.get("id"), str) else f"{table}-{doc_id}"
+        kept = self.quarantine.keep_document(f"{table}-{name}", dict(doc), reason)
+        if doc_id is not None:
+            self._table(table).remove(doc_ids=[doc_id])
+        whose = f"section {section}: " if section else ""
+        self.quarantine.notice(
+            f"{whose}a damaged {what} in the memo store ({reason}) was moved aside to "
+            f"{self.quarantine.shown(kept)} and treated as missing",
+            section,
+        )
+
+    def _set_docs(self, cond: Any = None) -> list[Document]:
+        """Source-set documents (matching ``cond``) that have their shape; the others are set aside."""
+        table = self._table("source_sets")
+        docs = table.search(cond) if cond is not None else table.all()
+        good = []
+        for doc in docs:
+            if (
+                isinstance(doc.get("id"), str)
+                and isinstance(doc.get("section"), str)
+                and isinstance(doc.get("version"), int)
+                and not isinstance(doc.get("version"), bool)
+                and isinstance(doc.get("data"), dict)
+            ):
+                good.append(doc)
+            else:
+                self._set_aside("source_sets", doc, "missing id, section, version or data")
+        return good
+
+    def _payload_gone(self, where: list[str]) -> Any:
+        def missing(ref: dict[str, Any], exc: Exception) -> None:
+            where.append(f"{ref.get(REF_KEY, '')!s:.12}… ({exc})")
+            return None
+
+        return missing
+
     # -- payloads ---------------------------------------------------------------------------
 
     def put_payload(self, data: bytes | str) -> str:
@@ -131,7 +190,7 @@ class MemoStore:
         with self._mutex:
             table = self._table("source_sets")
             section = source_set.section
-            versions = [d["version"] for d in table.search(_Q.section == section)]
+            versions = [d["version"] for d in self._set_docs(_Q.section == section)]
             version = max(versions, default=0) + 1
             stored = source_set.model_copy(deep=True)
             stored.version = version
@@ -151,37 +210,55 @@ class MemoStore:
             )
             return stored
 
-    def _load_set(self, doc: dict[str, Any]) -> SourceSet:
-        return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
+    def _load_set(self, doc: Document) -> SourceSet | None:
+        """The set, or None after quarantining it (a payload missing or damaged, or data
+        that no longer validates): a set that cannot be read whole is not used at all."""
+        try:
+            return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
+        except MissingPayload as exc:
+            reason = exc.message
+        except (ValidationError, ValueError, TypeError) as exc:
+            reason = f"its data does not validate: {str(exc).splitlines()[0]}"
+        self._set_aside("source_sets", doc, reason)
+        return None
 
     def get_source_set(self, set_id: str) -> SourceSet | None:
         with self._mutex:
-            doc = self._table("source_sets").get(_Q.id == set_id)
-            return self._load_set(doc) if doc else None
+            docs = self._set_docs(_Q.id == set_id)
+            return self._load_set(docs[0]) if docs else None
 
     def latest_source_set(self, section: str) -> SourceSet | None:
         with self._mutex:
-            docs = self._table("source_sets").search(_Q.section == section)
-            if not docs:
-                return None
-            return self._load_set(max(docs, key=lambda d: d["version"]))
+            for doc in sorted(self._set_docs(_Q.section == section), key=lambda d: d["version"], reverse=True):
+                loaded = self._load_set(doc)
+                if loaded is not None:
+                    return loaded
+            return None
 
     def source_set_versions(self, section: str) -> list[SourceSet]:
         """Every stored version for the section, oldest (v1) first."""
         with self._mutex:
-            docs = sorted(self._table("source_sets").search(_Q.section == section), key=lambda d: d["version"])
-            return [self._load_set(d) for d in docs]
+            docs = sorted(self._set_docs(_Q.section == section), key=lambda d: d["version"])
+            return [s for s in (self._load_set(d) for d in docs) if s is not None]
 
     # -- rejections (memo scope) ------------------------------------------------------------
 
+    def _rejects_table(self):
+        """The rejections table, any entry without a domain set aside first."""
+        table = self._table("rejects")
+        for doc in table.all():
+            if not isinstance(doc.get("domain"), str):
+                self._set_aside("rejects", doc, "no domain")
+        return table
+
     def rejects(self) -> list[str]:
         with self._mutex:
-            return rejections.list_domains(self._table("rejects"))
+            return rejections.list_domains(self._rejects_table())
 
     def reject_entries(self) -> list[dict[str, Any]]:
         """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
         with self._mutex:
-            return rejections.list_entries(self._table("rejects"))
+            return rejections.list_entries(self._rejects_table())
 
     def add_reject(self, domain: str, note: str = "") -> bool:
         """False if already rejected; ``UserError`` for a public suffix or a non-domain."""
@@ -215,6 +292,19 @@ class MemoStore:
             table.insert(externalise(data, self.payloads.put, whole_keys=RUN_PAYLOAD_FIELDS))
             return run_id
 
+    def _restore_run(self, doc: Document) -> dict[str, Any]:
+        """A run record with its payloads; a missing or damaged one becomes None, with a notice."""
+        gone: list[str] = []
+        record = restore(dict(doc), self.payloads.get, missing=self._payload_gone(gone))
+        if gone:
+            section = doc.get("section") if isinstance(doc.get("section"), str) else None
+            self.quarantine.notice(
+                f"run {doc.get('id')}: {len(gone)} stored field(s) could not be read and are shown as "
+                f"missing: {'; '.join(gone)}",
+                section,
+            )
+        return record
+
     def runs(self, section: str | None = None, *, with_payloads: bool = True) -> list[dict[str, Any]]:
         """Run records, newest first. ``with_payloads=False`` leaves payload refs unresolved (cheap listing)."""
         with self._mutex:
@@ -223,18 +313,21 @@ class MemoStore:
             docs = sorted(docs, key=lambda d: d.doc_id, reverse=True)
             if not with_payloads:
                 return [copy.deepcopy(dict(d)) for d in docs]
-            return [restore(dict(d), self.payloads.get) for d in docs]
+            return [self._restore_run(d) for d in docs]
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         with self._mutex:
             doc = self._table("runs").get(_Q.id == run_id)
-            return restore(dict(doc), self.payloads.get) if doc else None
+            return self._restore_run(doc) if doc else None
 
     # -- per-section UI state ---------------------------------------------------------------
 
     def section_state(self, section: str) -> dict[str, Any]:
         with self._mutex:
             doc = self._table("section_state").get(_Q.section == section)
+            if doc is not None and not isinstance(doc.get("state"), dict):
+                self._set_aside("section_state", doc, "its state is not a mapping")
+                return {}
             return copy.deepcopy(doc["state"]) if doc else {}
 
     def set_section_state(self, section: str, state: dict[str, Any]) -> None:

@@ -301,6 +301,15 @@ class ExaProvider(Provider):
         first = await client.search(plan.body(asked))
         result.requests += first.requests
         result.cost_dollars += first.cost_total
+        if first.skipped:
+            result.warnings.append(
+                RunWarning(
+                    code="info",
+                    message=f"Exa returned {first.skipped} result(s) without a usable URL (missing, not http(s), "
+                    "or carrying control characters); they were skipped",
+                    entry=ctx.entry_index,
+                )
+            )
         if not first.results:
             result.degraded = True
             result.warnings.append(
