@@ -39,6 +39,11 @@ def describe_size(n: int) -> str:
     return f"{n} bytes"
 
 
+def describe_seconds(s: float) -> str:
+    """``30 s``, ``0.5 s`` — never ``0.473643 s``."""
+    return f"{s:.0f} s" if s >= 10 or s == int(s) else f"{s:.1f} s"
+
+
 @dataclass
 class _Progress:
     answered: bool = False  # status line and headers arrived
@@ -101,14 +106,15 @@ async def iter_lines_capped(response: httpx.Response, max_bytes: int, *, what: s
 
 
 def _slow_answer(what: str, seconds: float, progress: _Progress) -> DeadlineExceeded:
+    took = describe_seconds(seconds)
     if not progress.answered:
-        message = f"{what} did not answer within {seconds:g} s (the connection stalled)"
+        message = f"{what} did not answer within {took} (the connection stalled)"
     elif progress.received == 0:
-        message = f"{what} sent headers but no body within {seconds:g} s (the answer stalled)"
+        message = f"{what} sent headers but no body within {took} (the answer stalled)"
     else:
+        got = f"{progress.received:,} byte" + ("s" if progress.received != 1 else "")
         message = (
-            f"{what}'s answer was still trickling in after {seconds:g} s "
-            f"({progress.received:,} bytes received): the server sends too slowly"
+            f"{what}'s answer was still trickling in after {took} (only {got} arrived): the server sends too slowly"
         )
     return DeadlineExceeded(
         message, seconds=seconds, what=what, received=progress.received if progress.answered else None
@@ -153,4 +159,4 @@ async def fetch_bounded(
     )
 
 
-__all__ = ["ResponseTooLarge", "describe_size", "fetch_bounded", "iter_lines_capped", "read_capped"]
+__all__ = ["ResponseTooLarge", "describe_seconds", "describe_size", "fetch_bounded", "iter_lines_capped", "read_capped"]

@@ -76,10 +76,15 @@ def deadline_scope(deadline: Deadline) -> Iterator[Deadline]:
         _current.reset(token)
 
 
+#: An inner job under a deadline ends this much before it, so that it can still say why it
+#: stopped (a stalled server, a trickle) before the deadline's own cancellation cuts it off.
+INNER_MARGIN_S = 0.05
+
+
 def budget(limit_s: float) -> float:
     """Seconds a job limited to ``limit_s`` may take, given the deadline in force."""
     deadline = current_deadline()
-    return limit_s if deadline is None else min(limit_s, deadline.remaining)
+    return limit_s if deadline is None else min(limit_s, max(0.0, deadline.remaining - INNER_MARGIN_S))
 
 
 async def within(awaitable: Awaitable[T], seconds: float, *, what: str) -> T:

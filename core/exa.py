@@ -20,8 +20,10 @@ key a server echoed back).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,7 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import SecretStr
 
-from core.bounded_http import ResponseTooLarge, describe_size, fetch_bounded
+from core.bounded_http import ResponseTooLarge, describe_seconds, describe_size, fetch_bounded
 from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.facts import decode_json_object
 from core.http_policy import EXA_RETRY, RetryOutcome, RetryPolicy, send_with_retries, shared_limiter
@@ -104,6 +106,8 @@ class ExaSearchResult:
     request_id: str | None = None
     requests: int = 1  # HTTP requests this call made (retries included)
     skipped: int = 0  # result items without a usable URL
+    controls_removed: int = 0  # results whose strings carried control sequences or bidi overrides
+    keys_redacted: int = 0  # results that echoed an API key back
 
 
 def build_search_body(
@@ -185,6 +189,30 @@ def _summary(summary: Any, secrets: list[str]) -> str | dict[str, Any] | None:
     return None
 
 
+# Control characters that mean trouble (line breaks, tabs and \r are ordinary text).
+_HOSTILE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _taint(value: Any, secrets: list[str]) -> tuple[bool, bool]:
+    """(carries control sequences, echoes a key) anywhere in a raw result, JSON summaries decoded."""
+    controls = keys = False
+    stack = [value]
+    while stack and not (controls and keys):
+        v = stack.pop()
+        if isinstance(v, str):
+            controls = controls or bool(_HOSTILE.search(v))
+            keys = keys or any(k in v for k in secrets)
+            decoded = decode_json_object(v.strip()) if v.lstrip()[:1] in ("{", '"', "`") else None
+            if decoded is not None:
+                stack.append(decoded)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return controls, keys
+
+
 def _parse_result(raw: Any, secrets: list[str]) -> ExaResult | None:
     if not isinstance(raw, dict):
         return None
@@ -248,6 +276,7 @@ def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> Exa
     keys = secret_values() if secrets is None else secrets
     parsed = [_parse_result(r, keys) for r in data["results"]]
     results = [r for r in parsed if r is not None]
+    taints = [_taint(raw, keys) for raw, r in zip(data["results"], parsed, strict=True) if r is not None]
     search_time = data.get("searchTime")
     return ExaSearchResult(
         results=results,
@@ -255,6 +284,8 @@ def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> Exa
         search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
         request_id=_str_or_none(data.get("requestId"), keys),
         skipped=len(parsed) - len(results),
+        controls_removed=sum(c for c, _ in taints),
+        keys_redacted=sum(k for _, k in taints),
     )
 
 
@@ -277,27 +308,31 @@ def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
     return " ".join(clean_text(msg, secrets=[*([secret] if secret else []), *secret_values()]).split())[:300]
 
 
-def _retry_after_note(outcome: RetryOutcome | None) -> str:
+def _retry_after_note(outcome: RetryOutcome | None, policy: RetryPolicy) -> str:
     """What the server asked for in ``Retry-After`` and why we did not (or could not) wait."""
     if outcome is None or not outcome.attempts:
         return ""
-    asked = outcome.attempts[-1].retry_after_s
+    asked = max((a.retry_after_s or 0.0 for a in outcome.attempts), default=0.0)
     if outcome.stopped:
         said = f"it asked to retry after {asked:g} s; " if asked else ""
         return f" ({said}{outcome.stopped})"
-    if asked is not None and asked > EXA_RETRY.max_retry_after_s:
-        return f" (it asked to retry after {asked:g} s — longer than we wait, so we retried sooner)"
+    if asked > policy.max_retry_after_s:
+        return f" (it asked to retry after {asked:g} s, longer than the {policy.max_retry_after_s:g} s we wait)"
     return ""
 
 
 def _status_error(
-    response: httpx.Response, attempts: int, secret: str | None, outcome: RetryOutcome | None = None
+    response: httpx.Response,
+    attempts: int,
+    secret: str | None,
+    outcome: RetryOutcome | None = None,
+    policy: RetryPolicy = EXA_RETRY,
 ) -> ExaError:
     status = response.status_code
     said = _exa_error_text(response, secret)
     detail = f": {said}" if said else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
-    tries += _retry_after_note(outcome)
+    tries += _retry_after_note(outcome, policy)
     if status == 401:
         return ExaError(
             "auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts
@@ -325,7 +360,10 @@ def _status_error(
     if status >= 500:
         return ExaError("server", status, f"Exa had a server error ({status}){tries}{detail}", requests=attempts)
     if 300 <= status < 400:
-        location = clean_text(response.headers.get("location", ""), secrets=[*([secret] if secret else [])])
+        location = response.headers.get("location", "")
+        with contextlib.suppress(httpx.InvalidURL, ValueError):  # shown as sent when it does not resolve
+            location = str(response.url.join(location)) if location else ""
+        location = clean_text(location, secrets=[*([secret] if secret else []), *secret_values()])
         to = f" to {_display_url(location)}" if location else ""
         return ExaError(
             "bad_request",
@@ -451,7 +489,7 @@ class ExaClient:
                 if section is None:
                     raise
                 raise DeadlineExceeded(
-                    f"{exc}; {section.what} ran out ({section.seconds:g} s)",
+                    f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
                     seconds=section.seconds,
                     what=section.what,
                     received=exc.received,
@@ -488,7 +526,7 @@ class ExaClient:
             )
         response = outcome.response
         if not 200 <= response.status_code < 300:
-            raise _status_error(response, attempts, self._key, outcome)
+            raise _status_error(response, attempts, self._key, outcome, self.retry)
         try:
             data = response.json()
         except (ValueError, UnicodeDecodeError) as exc:

@@ -189,16 +189,15 @@ async def send_with_retries(
                 return outcome
             await sleep(waited)
             continue
-        outcome.attempts.append(Attempt(response.status_code, None, waited))
-        outcome.response, outcome.error = response, None
-        if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
-            return outcome
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         ms = response.headers.get("retry-after-ms")
         if ms:
             with contextlib.suppress(ValueError):
                 retry_after = max(float(ms) / 1000.0, 0.0)
-        outcome.attempts[-1].retry_after_s = retry_after
+        outcome.attempts.append(Attempt(response.status_code, None, waited, retry_after))
+        outcome.response, outcome.error = response, None
+        if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
+            return outcome
         waited = policy.delay(attempt, retry_after, rng)
         if out_of_time(waited):
             return outcome

@@ -35,6 +35,7 @@ from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
+from core.text_safety import clean_text
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
@@ -146,6 +147,7 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     def say(self, message: str, severity: str = "information", *, title: str = "") -> None:
         """Tell the analyst something: a toast (never markup) and an entry in ``notices``."""
+        message = clean_text(message, multiline=True)  # it may quote a server's words
         self.notices.append((severity, message))
         timeout = 12 if severity == "error" else self.NOTIFICATION_TIMEOUT
         self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]

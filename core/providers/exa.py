@@ -301,6 +301,24 @@ class ExaProvider(Provider):
         first = await client.search(plan.body(asked))
         result.requests += first.requests
         result.cost_dollars += first.cost_total
+        if first.controls_removed:
+            result.warnings.append(
+                RunWarning(
+                    code="info",
+                    message=f"Exa's answer carried terminal control sequences or bidi overrides in "
+                    f"{first.controls_removed} result(s); they were removed",
+                    entry=ctx.entry_index,
+                )
+            )
+        if first.keys_redacted:
+            result.warnings.append(
+                RunWarning(
+                    code="info",
+                    message=f"Exa's answer echoed the API key back in {first.keys_redacted} result(s); "
+                    "it was redacted and never stored",
+                    entry=ctx.entry_index,
+                )
+            )
         if first.skipped:
             result.warnings.append(
                 RunWarning(

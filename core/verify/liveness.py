@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from core.bounded_http import describe_size
+from core.bounded_http import describe_seconds, describe_size
 from core.citations.placeholders import is_placeholder_url
 from core.deadline import DeadlineExceeded, budget
 from core.http_policy import RetryPolicy, send_with_retries
@@ -151,7 +151,7 @@ async def _read_start(response: httpx.Response, limit: int, seconds: float) -> P
     except TimeoutError:
         if not timeout.expired():
             raise
-        cut = f"the page was still arriving after {seconds:g} s ({size:,} bytes): judged on what arrived"
+        cut = f"the page was still arriving after {describe_seconds(seconds)} ({size:,} bytes): judged on what arrived"
     except httpx.HTTPError as exc:
         cut = f"the connection broke off after {size:,} bytes ({type(exc).__name__}): judged on what arrived"
     finally:
@@ -176,7 +176,7 @@ async def _answer_headers(client: httpx.AsyncClient, request: httpx.Request, sec
         if not timeout.expired():
             raise
         raise DeadlineExceeded(
-            f"no answer within {seconds:g} s (the connection stalled)", seconds=seconds, what="the page"
+            f"no answer within {describe_seconds(seconds)} (the connection stalled)", seconds=seconds, what="the page"
         ) from None
 
 
