@@ -20,7 +20,7 @@ from typing import Any
 from rich.text import Text
 
 from core.models import Source
-from core.text_safety import clean_text
+from core.text_safety import clean_text, clean_tree
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 BAR_WIDTH = 12
@@ -158,7 +158,8 @@ def source_detail(source: Source, palette: Palette, *, state: str = "") -> Text:
     out.append("\n" + clean_text(" · ".join(meta)) + "\n", style="dim")
     if source.facts:
         out.append("\nFacts\n", style=f"bold {palette.accent}")
-        out.append(_safe(source.facts_yaml))
+        cleaned = source.model_copy(update={"facts": clean_tree(source.facts)})  # before YAML escapes them
+        out.append(_safe(cleaned.facts_yaml))
     if source.summary:
         out.append("\nSummary\n", style=f"bold {palette.accent}")
         out.append(_safe(source.summary) + "\n")
