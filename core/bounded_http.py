@@ -55,22 +55,29 @@ def _declared_length(response: httpx.Response) -> int | None:
     return int(value) if value.strip().isdigit() else None
 
 
-def _too_large(what: str, limit: int, declared: int | None) -> ResponseTooLarge:
-    said = f" (it announced {describe_size(declared)})" if declared is not None else ""
+def _too_large(what: str, limit: int, declared: int | None, setting: str | None) -> ResponseTooLarge:
+    said = f"; it announced {describe_size(declared)}" if declared is not None else ""
+    named = f" ({setting})" if setting else ""
     return ResponseTooLarge(
-        f"{what}'s answer is larger than the {describe_size(limit)} cap{said}; it was not read further",
+        f"{what}'s answer is larger than the {describe_size(limit)} cap{named}{said}; it was not read further",
         limit=limit,
         declared=declared,
     )
 
 
 async def read_capped(
-    response: httpx.Response, max_bytes: int, *, what: str, progress: _Progress | None = None
+    response: httpx.Response,
+    max_bytes: int,
+    *,
+    what: str,
+    setting: str | None = None,
+    progress: _Progress | None = None,
 ) -> bytes:
-    """The whole (decoded) body, or ``ResponseTooLarge`` once it passes ``max_bytes``."""
+    """The whole (decoded) body, or ``ResponseTooLarge`` once it passes ``max_bytes``
+    (``setting``: the name of the setting that sets the cap, for the message)."""
     declared = _declared_length(response)
     if declared is not None and declared > max_bytes:
-        raise _too_large(what, max_bytes, declared)
+        raise _too_large(what, max_bytes, declared, setting)
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
@@ -78,31 +85,35 @@ async def read_capped(
         if progress is not None:
             progress.received = size
         if size > max_bytes:
-            raise _too_large(what, max_bytes, declared)
+            raise _too_large(what, max_bytes, declared, setting)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-async def iter_lines_capped(response: httpx.Response, max_bytes: int, *, what: str) -> AsyncIterator[str]:
+async def iter_lines_capped(
+    response: httpx.Response, max_bytes: int, *, what: str, setting: str | None = None
+) -> AsyncIterator[str]:
     """The body's lines as they arrive (a stream of events), stopping with
     ``ResponseTooLarge`` once more than ``max_bytes`` have arrived in all."""
     declared = _declared_length(response)
     if declared is not None and declared > max_bytes:
-        raise _too_large(what, max_bytes, declared)
+        raise _too_large(what, max_bytes, declared, setting)
     decoder = codecs.getincrementaldecoder(response.charset_encoding or "utf-8")(errors="replace")
     size = 0
-    pending = ""
+    partial: list[str] = []  # the line being received (a long one arrives in many chunks)
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > max_bytes:
-            raise _too_large(what, max_bytes, declared)
-        pending += decoder.decode(chunk)
-        *lines, pending = pending.split("\n")
-        for line in lines:
-            yield line.rstrip("\r")
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield pending.rstrip("\r")
+            raise _too_large(what, max_bytes, declared, setting)
+        first, *rest = decoder.decode(chunk).split("\n")
+        partial.append(first)
+        for piece in rest:
+            yield "".join(partial).rstrip("\r")
+            partial = [piece]
+    partial.append(decoder.decode(b"", final=True))
+    last = "".join(partial)
+    if last:
+        yield last.rstrip("\r")
 
 
 def _slow_answer(what: str, seconds: float, progress: _Progress) -> DeadlineExceeded:
@@ -122,7 +133,13 @@ def _slow_answer(what: str, seconds: float, progress: _Progress) -> DeadlineExce
 
 
 async def fetch_bounded(
-    client: httpx.AsyncClient, request: httpx.Request, *, seconds: float, max_bytes: int, what: str
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    *,
+    seconds: float,
+    max_bytes: int,
+    what: str,
+    setting: str | None = None,
 ) -> httpx.Response:
     """Send ``request`` and read its whole body within ``seconds`` and ``max_bytes``.
 
@@ -138,7 +155,7 @@ async def fetch_bounded(
             response = await client.send(request, stream=True)
             progress.answered = True
             try:
-                body = await read_capped(response, max_bytes, what=what, progress=progress)
+                body = await read_capped(response, max_bytes, what=what, setting=setting, progress=progress)
             finally:
                 await response.aclose()
     except TimeoutError:

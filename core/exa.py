@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import SecretStr
 
-from core.bounded_http import ResponseTooLarge, describe_seconds, describe_size, fetch_bounded
+from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
 from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.facts import decode_json_object
 from core.http_policy import EXA_RETRY, RetryOutcome, RetryPolicy, send_with_retries, shared_limiter
@@ -483,7 +483,12 @@ class ExaClient:
             request = self._http.build_request("POST", url, json=body, headers=headers, timeout=self.timeout)
             try:
                 return await fetch_bounded(
-                    self._http, request, seconds=seconds, max_bytes=self.max_response_bytes, what="Exa"
+                    self._http,
+                    request,
+                    seconds=seconds,
+                    max_bytes=self.max_response_bytes,
+                    what="Exa",
+                    setting="exa_max_response_bytes",
                 )
             except DeadlineExceeded as exc:
                 if section is None:
@@ -507,12 +512,7 @@ class ExaClient:
                 counted, self.retry, limiter=limiter, rng=self._rng, sleep=self._sleep
             )
         except ResponseTooLarge as exc:  # an answer, not an accident: no retry
-            raise ExaError(
-                "too_large",
-                200,
-                f"{exc} (exa_max_response_bytes is {describe_size(self.max_response_bytes)})",
-                requests=tried,
-            ) from None
+            raise ExaError("too_large", 200, str(exc), requests=tried) from None
         except httpx.HTTPError as exc:  # not transient (bad URL, unsupported scheme): no retry
             raise _transport_error(exc, max(tried, 1), self.timeout, _display_url(self.base_url)) from None
         attempts = outcome.requests

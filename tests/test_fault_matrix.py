@@ -162,7 +162,7 @@ EXA_CASES = [
     Case("truncated-json", "exa", Reply(body=_exa(GOOD_RESULTS)[:60], headers=JSON), "truncated or not JSON"),
     Case("length-lies", "exa", Reply(body=_exa(GOOD_RESULTS), headers=JSON, content_length=4000), "broke off"),
     Case("empty-body", "exa", Reply(body=b"", headers=JSON), "an empty body"),
-    Case("oversized-streamed", "exa", Reply(body=_exa(GOOD_RESULTS * 2000), headers=JSON, chunked=True), "larger than the 64 KiB cap"),
+    Case("oversized-streamed", "exa", Reply(body=_exa(GOOD_RESULTS * 2000), headers=JSON, chunked=True), "larger than the 64 KiB cap (exa_max_response_bytes)"),
     Case("oversized-announced", "exa", Reply(body=b"{}", headers=JSON, content_length=50 * 1024 * 1024), "it announced 50 MiB"),
     Case("non-utf8-body", "exa", Reply(body=b'{"results": [{"url": "https://acme-robotics.io/\xff\xfe", "title": "\xe9"}]}', headers=JSON), "not UTF-8"),
     Case("wrong-shape-object", "exa", Reply(body=b'{"data": []}', headers=JSON), "not with search results"),

@@ -198,14 +198,29 @@ class SourcedeskApp(CheckRunner, App[None]):
             return []
 
     def describe(self, section_id: str) -> SectionView:
-        return describe_section(
+        view = describe_section(
             self.loaded, section_id, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
         )
+        self._say_store_notices()
+        return view
 
     def describe_all(self) -> list[SectionView]:
-        return describe_memo(
+        views = describe_memo(
             self.loaded, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
         )
+        self._say_store_notices()
+        return views
+
+    def _say_store_notices(self) -> None:
+        """Damaged store data that reading just moved aside: the analyst hears of it once."""
+        take = getattr(self.store, "take_notices", None)
+        if not callable(take):
+            return
+        notices = list(take())
+        for section in self.loaded.memo.sections:
+            notices += take(section.id)
+        for message in notices:
+            self.say(message, "warning")
 
     def notify_screens(self, handler_name: str, section_id: str | None) -> None:
         """Call ``handler_name(section_id)`` on every screen on the stack that has it."""
