@@ -209,3 +209,33 @@ def test_a_slow_entry_uses_up_the_sections_deadline_and_later_ones_say_so(server
     assert section["degraded"]
     assert any("exa entry 2" in w and "retrieval_deadline_s" in w for w in warnings), warnings
     assert [s["provider"] for s in section["sources"]] == ["exa", "files"]  # local files are still read
+
+
+def test_check_urls_stops_at_its_global_deadline_and_lists_what_it_did_not_reach(server, tmp_path, monkeypatch, capsys):
+    server.reset()
+    paths = [f"/stall/{i}" for i in range(6)]
+    for path in paths:
+        server.route(path, Reply(body=b"<html></html>", stall_s=30))
+    note = tmp_path / "sections" / "01-overview.md"
+    note.parent.mkdir(parents=True)
+    definitions = "\n".join(f"[^{i + 1}]: [Page {i}]({server.url}{p})" for i, p in enumerate(paths))
+    markers = " ".join(f"[^{i + 1}]" for i in range(len(paths)))
+    note.write_text(f"# Overview\n\nAcme builds robots. {markers}\n\n{definitions}\n", encoding="utf-8")
+    for name, value in {
+        "SOURCEDESK_CHECK_CONCURRENCY": "1",
+        "SOURCEDESK_CHECK_TIMEOUT_S": "0.4",
+        "SOURCEDESK_CHECK_MAX_RETRIES": "0",
+        "SOURCEDESK_CHECK_URL_DEADLINE_S": "0.5",
+        "SOURCEDESK_CHECK_DEADLINE_S": "1.3",
+    }.items():
+        monkeypatch.setenv(name, value)
+    started = time.monotonic()
+    code = main(["check-urls", str(note), "--json", "--allow-private"])
+    took = time.monotonic() - started
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and took < 1.3 + 1.5, took  # nothing could be decided: listed, not failed
+    details = [row["detail"] for row in report["urls"]]
+    assert all(row["status"] == "error" for row in report["urls"])
+    assert any("stalled" in d for d in details), details
+    assert any(d.startswith("not checked: the whole check (check_deadline_s) ran out") for d in details), details
+    assert any("not fully checked within their deadline" in w for w in report["warnings"])

@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from core.deadline import Deadline, DeadlineExceeded, within
+from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
 from core.urls import host_of
 from core.verify import addresses
 from core.verify.addresses import Resolver
@@ -224,7 +224,7 @@ async def fetch_all(
 
     async def bounded(url: str, http: httpx.AsyncClient) -> Fetch:
         partial = Fetch(url=url, status=ERROR)
-        if whole.expired:
+        if whole.remaining <= 2 * INNER_MARGIN_S:  # too little left to ask anything
             partial.detail = f"not checked: {whole.what} ran out ({whole.seconds:g} s) before its turn"
             return partial
         per_url = whole.remaining >= options.url_deadline_s

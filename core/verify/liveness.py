@@ -41,7 +41,7 @@ import httpx
 
 from core.bounded_http import describe_seconds, describe_size
 from core.citations.placeholders import is_placeholder_url
-from core.deadline import DeadlineExceeded, budget
+from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.http_policy import RetryPolicy, send_with_retries
 from core.text_safety import UNSAFE_CHARACTER, clean_text
 from core.urls import normalise_url
@@ -167,7 +167,9 @@ async def _read_start(response: httpx.Response, limit: int, seconds: float) -> P
 async def _answer_headers(client: httpx.AsyncClient, request: httpx.Request, seconds: float) -> httpx.Response:
     """The response's status and headers within ``seconds`` (the body is read afterwards)."""
     if seconds <= 0:
-        raise DeadlineExceeded("no time was left to ask (deadline)", seconds=0.0, what="the check")
+        deadline = current_deadline()
+        what = deadline.what if deadline is not None else "the deadline"
+        raise DeadlineExceeded(f"not requested: {what} had run out", seconds=0.0, what=what)
     timeout = asyncio.timeout(seconds)
     try:
         async with timeout:
