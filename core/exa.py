@@ -43,6 +43,16 @@ log = logging.getLogger("sourcedesk.exa")
 
 MAX_RESULTS = 100
 MAX_DOMAINS = 1200  # per list, per Exa's docs
+# Exa's categories as of late 2026. ``category`` is a soft hint Exa does not validate:
+# an old value ("research paper", "github", …) is accepted and silently stops steering.
+CATEGORIES = ("company", "publication", "news", "personal site", "financial report", "people")
+CATEGORY_SUCCESSORS = {"research paper": "publication", "linkedin profile": "people"}
+# Removed or deprecated request fields: never sent (numSentences becomes maxCharacters,
+# Exa's own transition rate of about 1,333 characters a sentence).
+RETIRED_FIELDS = frozenset(
+    {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
+)
+CHARS_PER_SENTENCE = 1333
 # Exa answers 400 when excludeDomains or date filters are combined with these categories.
 CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
 # Exa counts requests on *arrival*, our limiter on *send*; two of the ten tokens are
@@ -101,6 +111,7 @@ class ExaResult:
 @dataclass
 class ExaSearchResult:
     results: list[ExaResult]
+    warnings: list[str] = field(default_factory=list)  # Exa's own notices about this request
     cost_total: float = 0.0
     search_time_ms: float | None = None
     request_id: str | None = None
@@ -108,6 +119,44 @@ class ExaSearchResult:
     skipped: int = 0  # result items without a usable URL
     controls_removed: int = 0  # results whose strings carried control sequences or bidi overrides
     keys_redacted: int = 0  # results that echoed an API key back
+
+
+def current_category(category: str | None) -> str | None:
+    """The category as Exa takes it today, or None for a value it no longer steers by."""
+    if not category:
+        return None
+    value = " ".join(category.strip().lower().replace("_", " ").split())
+    return value if value in CATEGORIES else None
+
+
+def category_notice(category: str) -> str | None:
+    """A one-line notice for a category Exa ignores (None for a current one)."""
+    if current_category(category):
+        return None
+    value = " ".join(category.strip().lower().replace("_", " ").split())
+    successor = CATEGORY_SUCCESSORS.get(value)
+    instead = f"; use {successor!r}" if successor else ""
+    return (
+        f"category {category!r} is not one of Exa's categories ({', '.join(CATEGORIES)}) — Exa would ignore it, "
+        f"so it is not sent{instead}"
+    )
+
+
+def _highlights(value: dict[str, Any]) -> dict[str, Any]:
+    """Highlight options without the retired knobs (``numSentences`` → ``maxCharacters``)."""
+    out = {k: v for k, v in value.items() if v is not None and k not in RETIRED_FIELDS}
+    sentences = value.get("numSentences")
+    if "maxCharacters" not in out and isinstance(sentences, int) and not isinstance(sentences, bool) and sentences > 0:
+        out["maxCharacters"] = sentences * CHARS_PER_SENTENCE
+    return out
+
+
+def _without_retired(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_retired(v) for k, v in value.items() if k not in RETIRED_FIELDS}
+    if isinstance(value, list):
+        return [_without_retired(v) for v in value]
+    return value
 
 
 def build_search_body(
@@ -134,8 +183,8 @@ def build_search_body(
         if domains and len(domains) > MAX_DOMAINS:
             raise ValueError(f"{name} takes at most {MAX_DOMAINS} entries, got {len(domains)}")
     body: dict[str, Any] = {"query": query, "numResults": num_results}
-    if category:
-        body["category"] = category
+    if current_category(category):
+        body["category"] = current_category(category)
     if type:
         body["type"] = type
     if include_domains:
@@ -151,10 +200,13 @@ def build_search_body(
         if value is True:
             contents[key] = True if key == "text" else {}
         elif isinstance(value, dict):
-            contents[key] = {k: v for k, v in value.items() if v is not None}
+            contents[key] = (
+                _highlights(value) if key == "highlights" else {k: v for k, v in value.items() if v is not None}
+            )
     if contents:
         body["contents"] = contents
-    return body
+    clean: dict[str, Any] = _without_retired(body)
+    return clean
 
 
 # ---------------------------------------------------------------- response parsing
@@ -266,6 +318,22 @@ def parse_cost(cost: Any) -> float:
     return 0.0
 
 
+def parse_warnings(value: Any, secrets: list[str] | None = None) -> list[str]:
+    """Exa's ``warnings`` as lines: strings, or objects with a ``message`` (and maybe a ``code``),
+    cleaned like every other string Exa sends."""
+    items = [value] if isinstance(value, (str, dict)) else value if isinstance(value, list) else []
+    out: list[str] = []
+    for item in items:
+        text = item if isinstance(item, str) else item.get("message") if isinstance(item, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            continue
+        code = item.get("code") if isinstance(item, dict) else None
+        line = " ".join(clean_text(text, secrets=secrets).split())[:300]
+        code = clean_text(code, secrets=secrets) if isinstance(code, str) else None
+        out.append(f"{code}: {line}" if code and code.strip() else line)
+    return out
+
+
 def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> ExaSearchResult:
     """Raise ExaError('malformed') unless ``data`` has the shape of a search answer.
 
@@ -280,6 +348,7 @@ def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> Exa
     search_time = data.get("searchTime")
     return ExaSearchResult(
         results=results,
+        warnings=parse_warnings(data.get("warnings"), keys),
         cost_total=parse_cost(data.get("costDollars")),
         search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
         request_id=_str_or_none(data.get("requestId"), keys),

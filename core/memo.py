@@ -37,10 +37,63 @@ class Firm(_Model):
 
 
 class WriterConfig(_Model):
-    model: str | None = None  # falls back to the global setting (sonar-pro)
+    api: str | None = None  # perplexity (Agent API) | perplexity-sonar | openai; None: the writer_api setting
+    model: str | None = None  # None: the writer_model setting, else the API's default (perplexity/sonar)
+    preset: str | None = None  # Agent API preset (fast, low, medium, high, xhigh) for web-search sections
     web_search: bool = True
     target_words: int = Field(default=350, ge=50, le=5000)
     temperature: float | None = None
+
+    @field_validator("api")
+    @classmethod
+    def _known_api(cls, v: str | None) -> str | None:
+        from core.writers import writer_apis
+
+        if v is not None and v not in writer_apis():
+            raise ValueError(f"unknown writer API {v!r}; use one of: {', '.join(writer_apis())}")
+        return v
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str | None) -> str | None:
+        return _check_preset(v)
+
+    @model_validator(mode="after")
+    def _model_or_preset(self) -> WriterConfig:
+        _one_of_model_or_preset(self.model, self.preset)
+        return self
+
+
+class SectionWriter(_Model):
+    """A section's own choice of model or preset (the rest of the writer block is the memo's)."""
+
+    model: str | None = None
+    preset: str | None = None
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str | None) -> str | None:
+        return _check_preset(v)
+
+    @model_validator(mode="after")
+    def _model_or_preset(self) -> SectionWriter:
+        _one_of_model_or_preset(self.model, self.preset)
+        return self
+
+
+def _check_preset(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from core.writers.agent import PRESETS, canonical_preset
+
+    if canonical_preset(value) is None:
+        raise ValueError(f"unknown preset {value!r}; the Agent API presets are {', '.join(PRESETS)}")
+    return value.strip().lower()
+
+
+def _one_of_model_or_preset(model: str | None, preset: str | None) -> None:
+    if model and preset:
+        raise ValueError(f"give either model ({model}) or preset ({preset}), not both: a preset chooses its own model")
 
 
 class SummarySpec(_Model):
@@ -128,6 +181,7 @@ class Section(_Model):
     guidance: str = ""
     target_words: int | None = Field(default=None, ge=50, le=5000)
     web_search: bool | None = None  # None: use the memo's writer.web_search
+    writer: SectionWriter | None = None  # this section's model or preset, over the memo's
     include_sources: list[SourceEntry] = Field(default_factory=list)
 
 

@@ -39,6 +39,8 @@ class LoadedMemo:
     path: Path  # the memo.yaml file
     dir: Path  # the memo folder (notes, store)
     section_lines: dict[str, int] = field(default_factory=dict)  # section id -> line in memo.yaml
+    # One-line notices for the analyst: old names mapped to new ones, values an API now ignores.
+    notices: list[str] = field(default_factory=list)
 
 
 class MemoValidationError(MemoError):
@@ -81,7 +83,9 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def load_memo(memo_dir_or_file: Path) -> LoadedMemo:
+def load_memo(memo_dir_or_file: Path, *, writer_api: str | None = None) -> LoadedMemo:
+    """``writer_api`` is the setting's value: old model names are mapped (with a notice)
+    only when the memo will run on the Agent API."""
     path = memo_file(memo_dir_or_file)
     shown = _display(path)
     text = _read(path, shown)
@@ -108,9 +112,17 @@ def load_memo(memo_dir_or_file: Path) -> LoadedMemo:
     if memo is not None:
         problems += _provider_problems(memo, root) + _vars_problems(memo, root) + _template_problems(memo, root)
         problems += _late_failure_problems(memo, root, problems)
+        problems += _strict_preset_problems(memo, root)
     if problems:
         raise _error(shown, problems)
-    return LoadedMemo(memo=memo, path=path, dir=path.parent, section_lines=_section_lines(memo, root))
+    assert memo is not None
+    return LoadedMemo(
+        memo=memo,
+        path=path,
+        dir=path.parent,
+        section_lines=_section_lines(memo, root),
+        notices=_notices(memo, root, shown, writer_api),
+    )
 
 
 # -- reading and parsing ------------------------------------------------------------------
@@ -407,6 +419,58 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                         Problem(line, shown, "the glob is empty", 'name the files to read, e.g. glob: "notes/*.md"')
                     )
     return problems
+
+
+_STRICT_PRESET_HINT = (
+    "remove the preset, or set web-search: true; a strict section runs on a model (perplexity/sonar by default)"
+)
+
+
+def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
+    """A preset always brings its own web search, so it cannot write a strict section."""
+    from core.prompt import effective_web_search
+
+    problems: list[Problem] = []
+    if memo.writer.preset and not memo.writer.web_search:
+        line, shown, _ = locate(root, ("writer", "preset"))
+        message = (
+            f"preset {memo.writer.preset} conflicts with web-search: false — a preset cannot drop its bundled "
+            "web search, and strict mode sends a model and no tools"
+        )
+        problems.append(Problem(line, shown, message, _STRICT_PRESET_HINT))
+    for i, section in enumerate(memo.sections):
+        if section.writer and section.writer.preset and not effective_web_search(memo, section):
+            line, shown, _ = locate(root, ("sections", i, "writer", "preset"))
+            message = (
+                f"section {section.id!r} is strict (web-search: false) but names preset {section.writer.preset} — "
+                "a preset cannot drop its bundled web search, and strict mode sends a model and no tools"
+            )
+            problems.append(Problem(line, shown, message, _STRICT_PRESET_HINT))
+    return problems
+
+
+def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
+    from core.exa import RETIRED_FIELDS, category_notice
+    from core.writers.choice import api_notices, legacy_notices
+
+    notices: list[str] = []
+    api = memo.writer.api or writer_api or "perplexity"
+    if api == "perplexity":
+        notices += [f"{shown}: {n}" for n in legacy_notices(memo)]
+    notices += [f"{shown}: {n}" for n in api_notices(memo, api)]
+    for i, section in enumerate(memo.sections):
+        for j, entry in enumerate(section.include_sources):
+            if isinstance(entry, ExaEntry) and entry.category:
+                note = category_notice(entry.category)
+                if note:
+                    line, where, _ = locate(root, ("sections", i, "include-sources", j, "category"))
+                    notices.append(f"{shown}:{line}: {where}: {note}")
+            highlights = entry.contents.highlights if isinstance(entry, ExaEntry) else None
+            for key in sorted(set(highlights) & RETIRED_FIELDS) if isinstance(highlights, dict) else []:
+                line, where, _ = locate(root, ("sections", i, "include-sources", j, "contents", "highlights", key))
+                instead = "sent as maxCharacters" if key == "numSentences" else "not sent"
+                notices.append(f"{shown}:{line}: {where}: {key} is deprecated by Exa; {instead}")
+    return notices
 
 
 def _known_hint(known: dict[str, str]) -> str:

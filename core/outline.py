@@ -253,6 +253,8 @@ def standard_memo_yaml(
         '  context: ""',
         "",
         "writer:",
+        "  api: perplexity  # Perplexity's Agent API (perplexity-sonar: legacy chat completions; openai: any compatible API)",
+        "  model: perplexity/sonar  # or preset: fast | low | medium | high | xhigh (sections with web search only)",
         "  web-search: true  # false: the writer may cite only the retrieved sources",
         "",
         "vars: {}  # your own {{template}} variables, e.g. vars: {product: JetStream}",

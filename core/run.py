@@ -36,7 +36,7 @@ from core.citations import reconcile
 from core.citations.bare_urls import find_bare_urls
 from core.deadline import DeadlineExceeded, within
 from core.errors import UserError
-from core.hosts import PinRefused, excluded_by, validate_pin
+from core.hosts import PinRefused, excluded_by, host_matches_any, validate_pin
 from core.http_policy import WRITER_RETRY
 from core.memo import Memo, Section
 from core.memo_loader import LoadedMemo, load_memo
@@ -46,7 +46,10 @@ from core.prompt import build_prompt, effective_web_search
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
 from core.settings import Settings
 from core.urls import host_of, normalise_url
-from core.writer import WriterClient, WriterError, WriterResponse, domain_filter_for
+from core.writers import Writer, WriteRequest, WriterError, WriterResponse, writer_class
+from core.writers.choice import LEGACY_MODELS, choose
+from core.writers.domain_filter import domain_filter_for
+from core.writers.results import is_placeholder
 
 log = logging.getLogger("sourcedesk.run")
 
@@ -157,16 +160,6 @@ def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> l
     return list(dict.fromkeys(pins))
 
 
-def _rejected_hosts(results: list[dict[str, Any]], rejects: list[str]) -> list[str]:
-    """Hosts of writer results that the analyst rejected (the filter sent to the writer is capped)."""
-    hosts = []
-    for item in results:
-        url = item.get("url") if isinstance(item, dict) else None
-        if url and excluded_by(url, rejects):
-            hosts.append(host_of(url) or url)
-    return sorted(set(hosts))
-
-
 def _classes(raw: dict[str, Any]) -> dict[str, int] | None:
     truth = raw.get("sandbox_truth") if isinstance(raw, dict) else None
     if not isinstance(truth, dict) or not isinstance(truth.get("citations"), list):
@@ -207,22 +200,63 @@ def _emit(progress: Progress | None, section_id: str, stage: Stage) -> None:
         log.exception("progress callback failed for %s/%s", section_id, stage)
 
 
-def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncClient | None = None) -> WriterClient:
+def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncClient | None = None) -> Writer:
+    """The memo's writer backend (``writer.api``, else the ``writer_api`` setting), configured."""
+    api = memo.writer.api or settings.writer_api
     retry = dataclasses.replace(
         WRITER_RETRY,
         max_retries=max(0, min(settings.max_retries, WRITER_RETRY.max_retries)),
         max_retry_after_s=settings.retry_max_wait_s,
     )
-    return WriterClient(
-        settings.writer_url,
-        settings.writer_api_key,
-        model=memo.writer.model or settings.writer_model,
-        flavor=settings.writer_api,
-        http=http,
-        timeout=settings.writer_timeout_s,
-        retry=retry,
-        requests_per_minute=settings.writer_requests_per_minute,
-    )
+    cls = writer_class(api)
+    model = memo.writer.model or settings.writer_model
+    if cls.has_presets and model and model.strip().lower() in LEGACY_MODELS:
+        model = None  # mapped per section by choose(); the backend's default is the fallback
+    model = model or cls.default_model
+    try:
+        writer: Writer = cls(
+            settings.writer_url,
+            settings.key_for(api),
+            model=model,
+            http=http,
+            timeout=settings.writer_timeout_s,
+            retry=retry,
+            requests_per_minute=settings.writer_requests_per_minute,
+            stream=settings.writer_stream,
+        )
+    except ValueError as exc:
+        raise UserError(str(exc), hint="memo.yaml writer: {model: …}, or SOURCEDESK_WRITER_MODEL") from None
+    return writer
+
+
+def newest_first(entries: list[dict[str, Any]]) -> list[str]:
+    """Rejected domains, most recently rejected first (what a capped deny-list keeps)."""
+    ordered = sorted(entries, key=lambda e: str(e.get("added_at") or ""), reverse=True)
+    return [str(e["domain"]) for e in ordered if e.get("domain")]
+
+
+def _blocked_hosts(results: list[dict[str, Any]], blocked: Callable[[str], object]) -> list[str]:
+    """Hosts of writer results the section may not cite (rejected, an aggregator, outside the pin)."""
+    return sorted({host_of(str(r["url"])) or str(r["url"]) for r in results if blocked(str(r["url"]))})
+
+
+def _explain_skipped(report: dict[str, Any], skipped: dict[int, str]) -> None:
+    """Citations of a skipped (malformed) search result: say so, instead of the reconciler's
+    wording for a blocked result, and never show the placeholder address."""
+    if not skipped:
+        return
+    report["warnings"] = [w for w in report.get("warnings", []) if "skipped-result.invalid" not in str(w)]
+    for citation in report.get("citations", []):
+        if citation.get("cited_url") and is_placeholder(str(citation["cited_url"])):
+            citation["cited_url"] = None
+            try:
+                number = int(str(citation.get("key")))
+            except ValueError:
+                continue
+            reason = skipped.get(number, "malformed")
+            report["warnings"].append(
+                f"[{number}] cited the writer's search result {number}, which was malformed ({reason}) and skipped; removed"
+            )
 
 
 # ---------------------------------------------------------------- one section
@@ -235,7 +269,7 @@ async def run_section(
     store: Any,
     settings: Settings,
     refresh: bool = False,
-    writer: WriterClient | None = None,
+    writer: Writer | None = None,
     exa_client: Any = None,
     global_rejects: list[str] | None = None,
     progress: Progress | None = None,
@@ -257,10 +291,18 @@ async def run_section(
     started = now or datetime.now(UTC)
     run_id = _new_run_id(started)
     path = note_path(loaded_memo.dir, memo, section_id)
-    # An OpenAI-compatible writer has no web search: the retrieved set is all it may cite.
-    flavor = writer.flavor if writer is not None else settings.writer_api
-    web_search = effective_web_search(memo, section) and flavor == "perplexity"
     outcome = RunOutcome(section=section_id, status="failed", run_id=run_id)
+    try:
+        if writer is None:
+            writer = writer_from_settings(settings, memo)  # opens a connection per call: nothing to close
+    except UserError as exc:
+        _fail(outcome, "user", f"{exc}; the previous note is unchanged")
+        record0 = {"id": run_id, "section": section_id, "started_at": started.isoformat()}
+        _finish(store, record0, outcome, time.monotonic(), progress)
+        return outcome
+    # A backend without web search of its own (OpenAI-compatible) writes every section strictly.
+    web_search = effective_web_search(memo, section) and writer.searches_web
+    choice = choose(memo, section, has_presets=writer.has_presets, default_model=settings.writer_model)
     record: dict[str, Any] = {
         "id": run_id,
         "section": section_id,
@@ -277,7 +319,7 @@ async def run_section(
         if global_rejects is None:
             from store.global_store import GlobalStore
 
-            global_rejects = GlobalStore().rejects()
+            global_rejects = newest_first(GlobalStore().reject_entries())
         retrieval = await _until_cancelled(
             retrieve_section_outcome(
                 loaded_memo,
@@ -304,68 +346,90 @@ async def run_section(
         stage = "writing"
         _emit(progress, section_id, "writing")
         prompt = build_prompt(memo, section, source_set, today=started.date(), web_search=web_search)
-        rejects = list(dict.fromkeys([*store.rejects(), *global_rejects]))
+        pins = writer_pins(memo, section, source_set)
+        memo_rejects = newest_first(store.reject_entries())
+        rejects = list(dict.fromkeys([*memo_rejects, *global_rejects]))
+        aggregators = (
+            []
+            if pins
+            else list(memo.settings.aggregators if memo.settings.aggregators is not None else settings.aggregators)
+        )
         domain_filter = (
-            domain_filter_for(writer_pins(memo, section, source_set), rejects, cap=settings.writer_domain_filter_cap)
+            domain_filter_for(pins, [*rejects, *aggregators], cap=settings.writer_domain_filter_cap)
             if web_search
             else []
         )
+        request = WriteRequest(
+            prompt=prompt,
+            web_search=web_search,
+            domain_filter=tuple(domain_filter),
+            model=choice.model,
+            preset=choice.preset,
+            temperature=memo.writer.temperature,
+        )
         record.update(
-            model=(writer.model if writer else memo.writer.model or settings.writer_model),
+            model=f"preset:{choice.preset}" if choice.preset and web_search else (choice.model or writer.model),
+            writer_api=writer.api,
+            writer=writer.describe(request),
             domain_filter=domain_filter,
             prompt={"system": prompt.system, "user": prompt.user, "markers": list(prompt.markers)},
         )
-        if writer is None:
-            writer = writer_from_settings(settings, memo)  # opens a connection per call: nothing to close
         t1 = time.monotonic()
         try:
             response: WriterResponse = await _until_cancelled(
-                within(
-                    writer.complete(
-                        prompt,
-                        web_search=web_search,
-                        domain_filter=domain_filter or None,
-                        temperature=memo.writer.temperature,
-                    ),
-                    settings.writer_deadline_s,
-                    what=WRITER_DEADLINE,
-                ),
-                cancel,
+                within(writer.write(request), settings.writer_deadline_s, what=WRITER_DEADLINE), cancel
             )
         finally:
             outcome.timings["writer_s"] = round(time.monotonic() - t1, 4)
         outcome.requests["writer"] = response.requests
         outcome.cost["writer"] = float(response.cost_dollars or 0.0)
         outcome.raw_citation_classes = _classes(response.raw)
-        if response.finish_reason == "length":
-            outcome.warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
-        record.update(model=response.model or record["model"], raw_response=response.raw)
+        # In strict mode the writer's web results are not sources, so warnings about them are moot.
+        outcome.warnings += [_short(w) for w in response.warnings if web_search or w not in response.web.warnings]
+        record.update(
+            model=response.model or record["model"],
+            raw_response=response.raw,
+            web_results=response.search_results,
+            annotations=response.annotations,
+        )
 
         # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.
         stage = "reconciling"
         _emit(progress, section_id, "reconciling")
-        web_results = list(response.search_results) if web_search else []
-        if not web_search and response.search_results:
+        web_results = response.web.indexed() if web_search else []
+        if not web_search and len(response.web):
             outcome.warnings.append(
-                f"writer: strict mode, but the writer returned {len(response.search_results)} web result(s); "
+                f"writer: strict mode, but the writer returned {len(response.web)} web result(s); "
                 "they were not accepted as sources"
             )
-        rejected = _rejected_hosts(web_results, rejects)
-        if rejected:
+
+        def blocked(url: str) -> bool:
+            """Not citable here: outside the entity pin, rejected, or (wide sections) an aggregator."""
+            if is_placeholder(url):
+                return False  # not the analyst's doing; explained separately
+            if pins and not host_matches_any(url, pins):
+                return True
+            return bool(excluded_by(url, [*rejects, *aggregators]))
+
+        refused = _blocked_hosts(response.search_results if web_search else [], blocked)
+        if refused:
+            why = (
+                "outside the pinned hosts or from rejected domains" if pins else "from rejected domains or aggregators"
+            )
             outcome.warnings.append(
-                "writer: its own search returned results from rejected domains "
-                f"({', '.join(rejected)}); they were not accepted as sources"
+                f"writer: its own search returned results {why} ({', '.join(refused)}); they were not accepted as sources"
             )
         result = reconcile(
             response.content,
             list(source_set.sources),
             search_results=web_results,
             protected=tuple(memo.settings.protected_keys),
-            exclude=lambda url: excluded_by(url, rejects),
+            exclude=lambda url: is_placeholder(url) or blocked(url),
         )
         # ``result.text`` is already tidy and ends with the house "Sources" sections.
         text = result.text
         outcome.report = _report_json(result.report)
+        _explain_skipped(outcome.report, response.web.skipped_numbers() if web_search else {})
         outcome.warnings += [_short(w) for w in outcome.report.get("warnings", [])]
         outcome.status = "degraded" if source_set.degraded else "ok"
 
@@ -503,9 +567,9 @@ async def run_memo(
     from store.memo_store import MemoStore
 
     settings = settings or Settings()
-    loaded = load_memo(Path(memo_dir))
+    loaded = load_memo(Path(memo_dir), writer_api=settings.writer_api)
     ids = check_section_ids(loaded, section_ids)
-    global_rejects = GlobalStore().rejects()
+    global_rejects = newest_first(GlobalStore().reject_entries())
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
     exa_client = exa_client_from_settings(settings) if settings.retrieval_enabled else None
     own_store = store is None

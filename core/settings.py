@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from platformdirs import user_config_dir, user_data_dir
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from core.secrets import register_secret
@@ -64,21 +64,24 @@ class Settings(BaseSettings):
     perplexity_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("PERPLEXITY_API_KEY", "perplexity_api_key")
     )
-    # "perplexity": sonar models with their own web search (search_domain_filter, disable_search).
-    # "openai": any OpenAI-compatible /chat/completions (OpenAI, a gateway, a local model): no web
-    # search of its own, so every section is written strictly from its retrieved set.
-    writer_api: Literal["perplexity", "openai"] = "perplexity"
+    # Which writer backend (core.writers): "perplexity" is the Agent API (/v1/agent),
+    # "perplexity-sonar" the legacy Sonar chat completions, "openai" any OpenAI-compatible
+    # /chat/completions (no web search of its own: every section is written strictly).
+    writer_api: str = "perplexity"
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
     )
-    writer_model: str = "sonar-pro"
+    writer_model: str | None = None  # None: the backend's default (perplexity/sonar on the Agent API)
     retrieval_enabled: bool = True
     budget_chars: int = 12_000
     source_ttl_hours: float = 24 * 7
     aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
     exa_requests_per_second: float = 10.0
     writer_requests_per_minute: float = 50.0
-    writer_domain_filter_cap: int = 20
+    writer_domain_filter_cap: int = (
+        20  # search_domain_filter entries sent (Perplexity takes 20); the rest is enforced on results
+    )
+    writer_stream: bool = False  # stream the writer's answer (the workbench shows it as it arrives)
     max_concurrent_sections: int = 12
     # Total time one Exa request may take — connecting, waiting and every byte of the answer,
     # not per read: a server trickling one byte a second is cut off here. Timeouts are retried.
@@ -110,19 +113,41 @@ class Settings(BaseSettings):
     check_max_retries: int = 2
     allow_private_urls: bool = False
 
+    @field_validator("writer_api")
+    @classmethod
+    def _known_writer_api(cls, v: str) -> str:
+        from core.writers import writer_apis
+
+        if v not in writer_apis():
+            raise ValueError(f"unknown writer API {v!r}; use one of: {', '.join(writer_apis())}")
+        return v
+
     def model_post_init(self, __context: Any) -> None:
         for key in (self.exa_api_key, self.perplexity_api_key, self.openai_api_key):
             if key is not None:
                 register_secret(key.get_secret_value())
 
+    def key_for(self, api: str) -> SecretStr | None:
+        """The key a writer backend reads (its ``key_name``, e.g. PERPLEXITY_API_KEY)."""
+        from core.writers import writer_class
+
+        name = writer_class(api).key_name
+        value = getattr(self, name.lower(), None)
+        if isinstance(value, SecretStr):
+            return value
+        raw = os.environ.get(name)  # a backend registered from outside with a key of its own
+        return SecretStr(raw) if raw else None
+
     @property
     def writer_api_key(self) -> SecretStr | None:
-        """The key for the configured writer API (PERPLEXITY_API_KEY or OPENAI_API_KEY)."""
-        return self.openai_api_key if self.writer_api == "openai" else self.perplexity_api_key
+        """The key for the configured writer API."""
+        return self.key_for(self.writer_api)
 
     @property
     def writer_key_name(self) -> str:
-        return "OPENAI_API_KEY" if self.writer_api == "openai" else "PERPLEXITY_API_KEY"
+        from core.writers import writer_class
+
+        return str(writer_class(self.writer_api).key_name)
 
     @classmethod
     def settings_customise_sources(

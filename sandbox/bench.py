@@ -44,11 +44,15 @@ QUERIES = [
 ]
 
 
-def write_bench_memo(root: Path, sections: int = 12) -> Path:
+BENCH_MODELS = {"perplexity": "perplexity/sonar", "perplexity-sonar": "sonar-pro", "openai": "sonar"}
+
+
+def write_bench_memo(root: Path, sections: int = 12, writer_api: str = "perplexity") -> Path:
+    model = BENCH_MODELS.get(writer_api, "perplexity/sonar")
     lines = [
         "title: Bench memo",
         "subject: {name: NATS, url: https://nats.io, domains: [synadia.com]}",
-        "writer: {model: sonar-pro, web-search: true, target-words: 250}",
+        f"writer: {{api: {writer_api}, model: {model}, web-search: true, target-words: 250}}",
         "sections:",
     ]
     for i in range(sections):
@@ -131,9 +135,9 @@ def _phase(url: str, go):
     }
 
 
-def bench_memo(exa_ms: int, writer_ms: int, sections: int) -> dict[str, float]:
+def bench_memo(exa_ms: int, writer_ms: int, sections: int, writer_api: str = "perplexity") -> dict[str, float]:
     with sandbox_process(exa_ms, writer_ms) as url, tempfile.TemporaryDirectory() as tmp:
-        memo_dir = write_bench_memo(Path(tmp), sections)
+        memo_dir = write_bench_memo(Path(tmp), sections, writer_api)
         base = {"exa_url": url, "writer_url": url, "exa_api_key": "bench", "perplexity_api_key": "bench"}
         settings = Settings(**base)
         from core.memo_loader import load_memo
@@ -219,12 +223,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exa-latency-ms", type=int, default=300)
     p.add_argument("--writer-latency-ms", type=int, default=2000)
     p.add_argument("--sections", type=int, default=12)
+    p.add_argument(
+        "--writer-api",
+        default="perplexity",
+        help="writer backend: perplexity (Agent API, /v1/agent; the default), perplexity-sonar or openai",
+    )
     args = p.parse_args(argv)
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
-    r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections)
+    from core.writers import writer_class
+
+    writer = writer_class(args.writer_api)
+    r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections, args.writer_api)
     print(
         f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms"
     )
+    print(f"  writer: {writer.label} (POST {writer.path})")
     print(f"  slowest single section (cold)     {r['slowest_single_s']:6.2f} s   (median {r['median_single_s']:.2f} s)")
     print(
         f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section"

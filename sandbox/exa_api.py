@@ -5,8 +5,16 @@ substring domain filters (see ``sandbox.search``), 400 when ``excludeDomains`` o
 date filters meet ``category: company``/``people``, schema summaries returned as a
 JSON *string* with the word ``"null"`` for facts the page lacks, company
 ``entities`` as an array with explicit nulls, ``title: ""`` for some pages,
-``resolvedSearchType: ""``, omitted ``score``/``author``/``publishedDate`` and a
-``costDollars`` whose shape varies (``total`` is always there).
+omitted ``score``/``author``/``publishedDate`` and a ``costDollars`` whose shape
+varies (``total`` is always there).
+
+Exa as of late 2026: ``resolvedSearchType`` and ``highlightScores`` are gone from
+responses; ``category`` is an unvalidated soft hint, so a value outside today's
+list (``research paper``, ``github``, …) is accepted and simply does not steer;
+``startCrawlDate``/``endCrawlDate`` are silently ignored; ``numSentences`` maps to
+``maxCharacters`` (about 1,333 characters a sentence) and ``highlightsPerUrl``,
+``useAutoprompt`` and ``livecrawl`` are deprecated. The response's ``warnings``
+(``[{"code", "message"}]``) say when any of that happened.
 
 Sandbox rule (not documented by Exa, but the product must cope with the refusal):
 ``includeDomains`` and ``excludeDomains`` both non-empty in one call → 400.
@@ -41,22 +49,16 @@ from sandbox.search import rank, terms
 
 MAX_DOMAINS = 1200
 SEARCH_TYPES = frozenset({"auto", "neural", "keyword", "fast", "instant", "lite", "hybrid", "deep", "deep-reasoning"})
-CATEGORIES = frozenset(
-    {
-        "company",
-        "people",
-        "research paper",
-        "news",
-        "pdf",
-        "github",
-        "tweet",
-        "personal site",
-        "linkedin profile",
-        "financial report",
-    }
-)
+CATEGORIES = frozenset({"company", "publication", "news", "personal site", "financial report", "people"})
+CHARS_PER_SENTENCE = 1333
+DEPRECATED = {
+    "useAutoprompt": "useAutoprompt is deprecated and has no effect",
+    "livecrawl": "livecrawl is superseded by maxAgeHours; the value was ignored",
+    "startCrawlDate": "startCrawlDate is no longer supported and was ignored",
+    "endCrawlDate": "endCrawlDate is no longer supported and was ignored",
+}
 _STRICT_CATEGORIES = ("company", "people")  # the API refuses exclusions and date filters with these
-_DATE_KEYS = ("startPublishedDate", "endPublishedDate", "startCrawlDate", "endCrawlDate")
+_DATE_KEYS = ("startPublishedDate", "endPublishedDate")  # crawl dates are ignored (see DEPRECATED)
 PRICE_SEARCH = 0.007  # includes up to 10 results
 PRICE_EXTRA_RESULT = 0.001
 PRICE_CONTENT_PAGE = 0.001  # per page per content type
@@ -81,6 +83,7 @@ class SearchParams:
     text: dict[str, Any] | None = None
     summary: dict[str, Any] | None = None
     highlights: dict[str, Any] | None = None
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def content_types(self) -> int:
@@ -159,9 +162,22 @@ def parse_search(body: Any) -> SearchParams:
     kind = body.get("type", "auto")
     if kind not in SEARCH_TYPES:
         raise BadRequest(f"type must be one of {', '.join(sorted(SEARCH_TYPES))}")
+    warnings: list[dict[str, str]] = []
     category = body.get("category")
+    if category is not None and not isinstance(category, str):
+        raise BadRequest("category must be a string")
     if category is not None and category not in CATEGORIES:
-        raise BadRequest(f"category must be one of {', '.join(sorted(CATEGORIES))}")
+        warnings.append(
+            {
+                "code": "unknown_category",
+                "message": f"category '{category}' is not recognised and was ignored; "
+                f"categories: {', '.join(sorted(CATEGORIES))}",
+            }
+        )
+        category = None  # a soft hint: accepted, and it steers nothing
+    for key, message in DEPRECATED.items():
+        if key in body:
+            warnings.append({"code": "deprecated_parameter", "message": message})
     include, exclude = _domains(body, "includeDomains"), _domains(body, "excludeDomains")
     dates = {key: _iso(body, key) for key in _DATE_KEYS}
     if category in _STRICT_CATEGORIES:
@@ -176,6 +192,8 @@ def parse_search(body: Any) -> SearchParams:
     if not isinstance(contents, dict):
         raise BadRequest("contents must be an object")
     text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
+    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
+        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
     if text is not None:
         _positive_int(text, "maxCharacters", "contents.text")
     summary = _option(contents.get("summary"), "summary", {"query", "schema"})
@@ -189,6 +207,15 @@ def parse_search(body: Any) -> SearchParams:
     if highlights is not None:
         for key in ("numSentences", "highlightsPerUrl", "maxCharacters"):
             _positive_int(highlights, key, "contents.highlights")
+        if "numSentences" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
+            )
+            highlights.setdefault("maxCharacters", highlights["numSentences"] * CHARS_PER_SENTENCE)
+        if "highlightsPerUrl" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
+            )
     return SearchParams(
         query=query.strip(),
         num_results=num,
@@ -201,6 +228,7 @@ def parse_search(body: Any) -> SearchParams:
         text=text,
         summary=summary,
         highlights=highlights,
+        warnings=warnings,
     )
 
 
@@ -296,30 +324,26 @@ def _sentences(page: Page) -> list[str]:
     return parts
 
 
-def highlights_for(page: Page, query: str, options: dict[str, Any]) -> tuple[list[str], list[float]]:
-    """The sentences that best overlap the query, as Exa's ``highlights``/``highlightScores``."""
+def highlights_for(page: Page, query: str, options: dict[str, Any]) -> list[str]:
+    """The passage that best overlaps the query, as Exa's ``highlights`` (one per page,
+    within ``maxCharacters``; Exa no longer returns scores for them)."""
     sentences = _sentences(page)
     if not sentences:
-        return [], []
+        return []
     q_terms = set(terms(options.get("query") or query))
-    per_url = options.get("highlightsPerUrl") or 1
-    span = options.get("numSentences") or 2
-    max_chars = options.get("maxCharacters")
+    max_chars = options.get("maxCharacters") or 2 * CHARS_PER_SENTENCE
     scored = []
     for i, sentence in enumerate(sentences):
         words = set(terms(sentence))
         overlap = len(q_terms & words) / (len(q_terms) or 1)
         scored.append((overlap, -i))
-    scored.sort(reverse=True)
-    texts, scores = [], []
-    for overlap, neg_i in scored[:per_url]:
-        i = -neg_i
-        text = " ".join(sentences[i : i + span])
-        if max_chars:
-            text = text[:max_chars]
-        texts.append(text)
-        scores.append(round(0.18 + 0.6 * overlap, 6))
-    return texts, scores
+    best = -max(scored)[1]
+    text = sentences[best]
+    for following in sentences[best + 1 :]:
+        if len(text) + 1 + len(following) > max_chars:
+            break
+        text += " " + following
+    return [text[:max_chars]]
 
 
 _ENTITY_SHAPE: dict[str, Any] = {
@@ -384,7 +408,7 @@ def _result(page: Page, raw_score: float, params: SearchParams, seed: int, with_
         schema = params.summary.get("schema")
         item["summary"] = schema_summary(page, schema, seed) if schema else page.summary
     if params.highlights is not None:
-        item["highlights"], item["highlightScores"] = highlights_for(page, params.query, params.highlights)
+        item["highlights"] = highlights_for(page, params.query, params.highlights)
     if params.category == "company" and page.entity:
         item["entities"] = entity_for(page)
     return item
@@ -429,20 +453,17 @@ def search_response(params: SearchParams, ctx: SandboxContext) -> dict[str, Any]
         end=params.end,
     )
     query_hash = _h(ctx.seed, "query", params.query, params.type)
-    if params.type in ("auto", "hybrid"):
-        resolved = "" if query_hash % 3 == 0 else ("neural" if query_hash % 5 else "keyword")
-    elif params.type in ("fast", "instant", "lite"):
-        resolved = "fast"
-    else:
-        resolved = params.type
-    results = [_result(page, score, params, ctx.seed, with_score=bool(resolved)) for page, score in ranked]
-    response: dict[str, Any] = {"requestId": request_id(), "resolvedSearchType": resolved}
+    with_score = query_hash % 3 != 0  # scores are often left out
+    results = [_result(page, score, params, ctx.seed, with_score=with_score) for page, score in ranked]
+    response: dict[str, Any] = {"requestId": request_id()}
     if (query_hash >> 8) % 2:
         response["searchType"] = params.type
     elapsed_ms = (time.perf_counter() - started) * 1000
     response["results"] = results
     response["searchTime"] = round(elapsed_ms + 150 + (query_hash >> 16) % 900 + ((query_hash >> 32) % 10) / 10, 1)
     response["costDollars"] = cost_dollars(len(results), params, (query_hash >> 24) % 3)
+    if params.warnings:
+        response["warnings"] = params.warnings
     return response
 
 

@@ -34,7 +34,14 @@ FAULT_KINDS: dict[str, str] = {
     "401": "401 invalid API key (Exa: JSON; writer: HTML page, as Perplexity does)",
     "402": "402 out of credits (Exa's NO_MORE_CREDITS body)",
     "empty": "200 with no results (Exa: results []; writer: empty answer, no search results)",
+    "failed": "Agent API: HTTP 200 with status failed and an error (stream: response.failed); else a 500",
+    "cancelled": "Agent API: HTTP 200 with status cancelled (stream: response.cancelled); else a 500",
+    "incomplete": "Agent API: the answer cut off, status incomplete (max_output_tokens); else a 500",
+    "stream-error": "Agent API stream: a bare error event halfway through the text; else a 500",
 }
+# Kinds the Agent API answers inside HTTP 200 (its handler builds them); elsewhere they are a 500.
+OUTCOME_FAULTS = ("failed", "cancelled", "incomplete", "stream-error")
+AGENT_PATHS = ("/v1/agent", "/v1/responses")
 
 
 @dataclass
@@ -141,18 +148,33 @@ _PERPLEXITY_401 = """<html>
 """
 
 
-def _empty_reply(service: str) -> Reply:
+def _agent_body(text: str) -> dict[str, object]:
+    return {
+        "id": f"resp_{request_id()}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": "perplexity/sonar",
+        "output": [
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        "error": None,
+    }
+
+
+def _empty_reply(service: str, path: str = "") -> Reply:
     if service == "exa":
         return json_reply(
             200,
-            {
-                "requestId": request_id(),
-                "resolvedSearchType": "neural",
-                "results": [],
-                "searchTime": 212.6,
-                "costDollars": {"total": 0.007},
-            },
+            {"requestId": request_id(), "results": [], "searchTime": 212.6, "costDollars": {"total": 0.007}},
         )
+    if path in AGENT_PATHS:
+        return json_reply(200, _agent_body(""))
     return json_reply(
         200,
         {
@@ -168,12 +190,15 @@ def _empty_reply(service: str) -> Reply:
     )
 
 
-def _malformed_reply(service: str) -> Reply:
+def _malformed_reply(service: str, path: str = "") -> Reply:
+    whole: dict[str, object]
     if service == "exa":
         whole = {
             "requestId": request_id(),
             "results": [{"id": "https://nats.io/", "url": "https://nats.io/", "title": "NATS.io – Cloud Native"}],
         }
+    elif path in AGENT_PATHS:
+        whole = _agent_body("NATS is a connective technology for distributed systems")
     else:
         whole = {
             "id": request_id(),
@@ -184,7 +209,7 @@ def _malformed_reply(service: str) -> Reply:
     return Reply(200, text[: len(text) * 2 // 3].encode("utf-8"), {"Content-Type": "application/json"})
 
 
-def fault_reply(kind: str, service: str, ctx: SandboxContext) -> Reply:
+def fault_reply(kind: str, service: str, ctx: SandboxContext, path: str = "") -> Reply:
     """The reply for an injected fault. ``timeout`` blocks (until the hold ends or the server stops)."""
     if kind == "429":
         return service_error(service, 429, "Rate limit exceeded", tag="RATE_LIMIT_EXCEEDED", kind="rate_limit_exceeded")
@@ -205,10 +230,12 @@ def fault_reply(kind: str, service: str, ctx: SandboxContext) -> Reply:
         ctx.stopping.wait(ctx.faults.hold_s)
         return html_reply(504, _GATEWAY_504)
     if kind == "malformed":
-        return _malformed_reply(service)
+        return _malformed_reply(service, path)
     if kind == "401":
         if service == "exa":
             return service_error(service, 401, "Invalid API key", tag="INVALID_API_KEY")
+        if path in AGENT_PATHS:
+            return service_error(service, 401, "Invalid API key provided", kind="forbidden")
         return html_reply(401, _PERPLEXITY_401)
     if kind == "402":
         return service_error(
@@ -221,5 +248,9 @@ def fault_reply(kind: str, service: str, ctx: SandboxContext) -> Reply:
             kind="insufficient_quota",
         )
     if kind == "empty":
-        return _empty_reply(service)
+        return _empty_reply(service, path)
+    if kind in OUTCOME_FAULTS:  # only the Agent API wraps these in HTTP 200
+        return service_error(
+            service, 500, f"Internal server error ({kind})", tag="INTERNAL_ERROR", kind="internal_error"
+        )
     raise ValueError(f"unknown fault kind {kind!r}")

@@ -274,13 +274,9 @@ def _prefers(page: Page, category: str) -> bool:
         return True
     hints = {
         "news": page.kind == "news",
-        "github": host == "github.com",
-        "linkedin profile": host.endswith("linkedin.com"),
         "people": host.endswith("linkedin.com") or "people" in topics,
-        "tweet": host in {"twitter.com", "x.com"},
         "financial report": bool(topics & {"annual report", "financial report"}),
-        "pdf": page.url.lower().endswith(".pdf"),
-        "research paper": "research" in topics,
+        "publication": "research" in topics or page.url.lower().endswith(".pdf"),
         "personal site": page.kind == "blog",
     }
     return hints.get(cat, False)

@@ -2,8 +2,10 @@
 
 The server owns everything that is not an API's own logic, applied the same way to
 both services: request counters, injected latency, injected faults and rate limits.
-Routes: ``POST /search`` → ``sandbox.exa_api``; ``POST /chat/completions`` →
-``sandbox.writer_api`` (imported per request, so the Exa half works on its own).
+Routes: ``POST /search`` → ``sandbox.exa_api``; ``POST /v1/agent`` (and
+``/v1/responses``) → ``sandbox.writer_agent``; ``POST /chat/completions`` →
+``sandbox.writer_api`` (writer halves imported per request, so the Exa half works
+on its own).
 Test controls live under ``/_sandbox/`` (stats, faults, latency, reset).
 
 Standard library only (``ThreadingHTTPServer``), bound to loopback only.
@@ -25,7 +27,7 @@ from urllib.parse import parse_qsl
 
 from sandbox import exa_api, search
 from sandbox.corpus import Page, load_corpus
-from sandbox.faults import DEFAULT_HOLD_S, FaultPlan, fault_reply
+from sandbox.faults import DEFAULT_HOLD_S, OUTCOME_FAULTS, FaultPlan, fault_reply
 from sandbox.http import (
     SERVICES,
     RateLimit,
@@ -44,24 +46,29 @@ IDLE_CONNECTION_TIMEOUT_S = 60
 
 SERVICE_ROUTES = {
     "/search": "exa",
-    "/chat/completions": "writer",
+    "/v1/agent": "writer",  # Perplexity's Agent API
+    "/v1/responses": "writer",  # the same API under its OpenAI Responses name
+    "/chat/completions": "writer",  # Sonar chat completions (legacy) and OpenAI-compatible clients
     "/v1/chat/completions": "writer",  # OpenAI-style base URLs ending in /v1
 }
+AGENT_ROUTES = ("/v1/agent", "/v1/responses")
 _QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
-def _writer_handler() -> Callable[[Request, SandboxContext], Reply] | None:
+def _writer_handler(path: str = "") -> Callable[..., Reply] | None:
+    name = "sandbox.writer_agent" if path in AGENT_ROUTES else "sandbox.writer_api"
     try:
-        module = importlib.import_module("sandbox.writer_api")
+        module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name == "sandbox.writer_api":
+        if exc.name in (name, "sandbox.writer_api"):
             return None
         raise
-    return module.handle
+    handler: Callable[..., Reply] = module.handle
+    return handler
 
 
-def _service_handler(service: str) -> Callable[[Request, SandboxContext], Reply] | None:
-    return exa_api.handle if service == "exa" else _writer_handler()
+def _service_handler(service: str, path: str = "") -> Callable[..., Reply] | None:
+    return exa_api.handle if service == "exa" else _writer_handler(path)
 
 
 def _latency_dict(latency_ms: int | dict[str, int] | None) -> dict[str, int]:
@@ -209,8 +216,12 @@ def _serve_service(service: str, req: Request, ctx: SandboxContext, arrived: flo
 
 def _answer(service: str, req: Request, ctx: SandboxContext, arrived: float | None) -> Reply:
     kind = ctx.faults.next_fault(service)
+    if kind and kind in OUTCOME_FAULTS and service == "writer" and req.path in AGENT_ROUTES:
+        handler = _service_handler(service, req.path)
+        if handler is not None:
+            return handler(req, ctx, fault=kind)  # an answer whose status says what went wrong
     if kind:
-        return fault_reply(kind, service, ctx)
+        return fault_reply(kind, service, ctx, path=req.path)
     limit = ctx.rate_limits.get(service)
     if limit is not None and not limit.allow(arrived):
         return service_error(
@@ -221,7 +232,7 @@ def _answer(service: str, req: Request, ctx: SandboxContext, arrived: float | No
             kind="rate_limit_exceeded",
             headers={"Retry-After": "1"},
         )
-    handler = _service_handler(service)
+    handler = _service_handler(service, req.path)
     if handler is None:
         return json_reply(501, {"error": f"the sandbox has no {service} half yet"})
     try:
@@ -275,7 +286,7 @@ def _control(req: Request, server: _SandboxHTTPServer) -> Reply:
             {
                 "service": "sourcedesk sandbox",
                 "pages": len(ctx.pages),
-                "routes": ["POST /search", "POST /chat/completions"],
+                "routes": ["POST /search", "POST /v1/agent", "POST /v1/responses", "POST /chat/completions"],
                 "controls": [
                     "GET /_sandbox/stats",
                     "POST /_sandbox/faults",

@@ -83,7 +83,7 @@ def error_reply(message: str, kind: str, status: int = 400) -> Reply:
     return json_reply(status, {"error": {"message": message, "type": kind, "code": status}})
 
 
-def _bearer(req: Request) -> str | None:
+def bearer(req: Request) -> str | None:
     auth = req.headers.get("authorization", "").strip()
     if auth[:7].lower() != "bearer ":
         return None
@@ -158,12 +158,12 @@ def _options(body: dict[str, Any], req: Request) -> dict[str, Any]:
     }
 
 
-def _digest(seed: int, messages: list[dict[str, str]]) -> str:
+def digest(seed: int, messages: list[dict[str, str]]) -> str:
     payload = json.dumps([seed, messages], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def _search_query(parsed: ParsedPrompt, last_user: str) -> str:
+def search_query(parsed: ParsedPrompt, last_user: str) -> str:
     words = " ".join(filter(None, [parsed.subject, *parsed.aliases, parsed.section_title]))
     return words or " ".join(last_user.split()[:30])
 
@@ -177,14 +177,14 @@ def _think(parsed: ParsedPrompt) -> str:
     )
 
 
-def _truncate(content: str, max_tokens: int | None) -> tuple[str, str]:
-    if max_tokens is None or _tokens(content) <= max_tokens:
+def truncate(content: str, max_tokens: int | None) -> tuple[str, str]:
+    if max_tokens is None or tokens(content) <= max_tokens:
         return content, "stop"
     cut = content[: max_tokens * 4]
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut), "length"
 
 
-def _tokens(text: str) -> int:
+def tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
 
@@ -210,18 +210,18 @@ def _usage(model: str, prompt_tokens: int, completion_tokens: int, context_size:
 def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
     """The complete (non-streamed) response body for validated options."""
     messages = opts["messages"]
-    digest = _digest(ctx.seed, messages)
+    key = digest(ctx.seed, messages)
     prompt_text = "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))
     last_user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
     parsed = parse_prompt(prompt_text)
 
     results: list[dict[str, Any]] = []
     if opts["search"]:
-        limit = random.Random(digest + ":search").randint(5, 8)
-        query = _search_query(parsed, last_user)
+        limit = random.Random(key + ":search").randint(5, 8)
+        query = search_query(parsed, last_user)
         pages = own_search(query, ctx.pages, opts["filter"], limit)
         results = [
-            search_result(p, int(hashlib.sha256((digest + p.url).encode()).hexdigest()[:8], 16), query) for p in pages
+            search_result(p, int(hashlib.sha256((key + p.url).encode()).hexdigest()[:8], 16), query) for p in pages
         ]
     composition = compose(
         parsed,
@@ -229,12 +229,12 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
         corpus=ctx.pages,
         mode=opts["mode"],
         search_enabled=opts["search"],
-        rng=random.Random(digest + ":prose"),
+        rng=random.Random(key + ":prose"),
     )
     content = composition.content
     if opts["model"] in REASONING_MODELS:
         content = _think(parsed) + content
-    content, finish = _truncate(content, opts["max_tokens"])
+    content, finish = truncate(content, opts["max_tokens"])
     truth = dict(composition.truth)
     truth["citations"] = recount(truth["citations"], content)
     truth["search_enabled"] = opts["search"]
@@ -242,7 +242,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
         "id": str(uuid.uuid4()),
         "model": opts["model"],
         "created": int(time.time()),
-        "usage": _usage(opts["model"], _tokens(prompt_text), _tokens(content), opts["context_size"]),
+        "usage": _usage(opts["model"], tokens(prompt_text), tokens(content), opts["context_size"]),
         "citations": [r["url"] for r in results],
         "search_results": results,
         "object": "chat.completion",
@@ -306,7 +306,7 @@ def stream_events(full: dict[str, Any], *, done: bool) -> Iterator[bytes]:
 
 
 def handle(req: Request, ctx: SandboxContext) -> Reply:
-    if not key_accepted(_bearer(req), ctx.api_keys.get("writer")):
+    if not key_accepted(bearer(req), ctx.api_keys.get("writer")):
         return html_reply(401, UNAUTHORIZED_HTML)
     try:
         body = req.json()

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedCon
 from core.section_state import SectionView
 from core.text_safety import clean_text
 from core.urls import host_of, normalise_url
+from core.verify.evidence import run_search_results
 from screens.section_actions import SectionActions
 from tui.checks import note_sha256
 from tui.widgets import check_rows, run_history
@@ -79,6 +80,7 @@ WARNING_ICONS = {
     "out_of_range": "#",
     "writer": "✎",
     "quarantined": "⚠",
+    "exa": "ℹ",
     "info": "ℹ",
 }
 
@@ -176,9 +178,7 @@ class SectionScreen(SectionActions, Screen[None]):
             app.pop_screen()
             return
         self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
-        raw = (self.run_record or {}).get("raw_response")
-        results = raw.get("search_results") if isinstance(raw, dict) else None
-        self.web_results = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+        self.web_results = [r for r in run_search_results(self.run_record) if isinstance(r, dict)]
         self.sub_title = self.view.section.title
         self._read_check_state()
         self._fill_head()
@@ -370,8 +370,9 @@ class SectionScreen(SectionActions, Screen[None]):
         for i, result in enumerate(self.web_results):
             url = str(result.get("url") or "")
             marker = in_set.get(normalise_url(url)) if url else None
+            number = result.get("n")  # the [n] that cites it (skipped results keep their numbers)
             table.add_row(
-                Text(str(i + 1), justify="right"),
+                Text(str(number if isinstance(number, int) else i + 1), justify="right"),
                 plain(result.get("title") or host_of(url) or url),
                 plain(host_of(url) or ""),
                 plain(str(result.get("date") or result.get("last_updated") or "")[:10]),

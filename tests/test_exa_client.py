@@ -336,3 +336,64 @@ def test_concurrent_searches_stay_within_ten_per_second():
     # a burst, not pacing: paced, the eighth would come 0.7 s after the first
     assert stamps[7] - stamps[0] < 0.35
     assert stamps[-1] - stamps[0] >= 0.6 - 0.005  # sleeps never end early: the pacing floor is exact
+
+
+# ---------------------------------------------------------------- Exa as of late 2026
+
+
+def _keys(value) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def test_retired_fields_are_never_sent_and_num_sentences_becomes_max_characters():
+    body = build_search_body(
+        "nats",
+        highlights={"numSentences": 2, "highlightsPerUrl": 3, "query": "funding", "livecrawl": "true"},
+        text={"maxCharacters": 500, "livecrawl": "always"},
+    )
+    retired = {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
+    assert not _keys(body) & retired
+    assert body["contents"]["highlights"] == {"query": "funding", "maxCharacters": 2 * 1333}
+    own = build_search_body("nats", highlights={"numSentences": 2, "maxCharacters": 400})
+    assert own["contents"]["highlights"] == {"maxCharacters": 400}  # an explicit budget wins
+
+
+@pytest.mark.parametrize(
+    "category, sent",
+    [
+        ("company", "company"),
+        ("publication", "publication"),
+        ("Financial Report", "financial report"),
+        ("personal_site", "personal site"),
+        ("research paper", None),  # stale: Exa would ignore it, so it is not sent
+        ("github", None),
+        ("pdf", None),
+        ("tweet", None),
+    ],
+)
+def test_only_current_categories_are_sent(category, sent):
+    assert build_search_body("nats", category=category).get("category") == sent
+
+
+def test_responses_without_removed_fields_parse_and_exa_warnings_are_kept():
+    data = {
+        "requestId": "r",
+        "results": [{"url": "https://nats.io/", "title": "NATS", "highlights": ["Fast messaging."]}],
+        "warnings": [
+            {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"},
+            "category 'github' was ignored",
+            {"message": "  "},
+            42,
+        ],
+    }
+    parsed = parse_search_response(data)
+    assert parsed.results[0].highlights == ["Fast messaging."]
+    assert parsed.warnings == [
+        "deprecated_parameter: numSentences is deprecated; use maxCharacters",
+        "category 'github' was ignored",
+    ]
+    assert parse_search_response({"results": []}).warnings == []

@@ -426,3 +426,110 @@ def test_fuzz_mutated_valid_memos(tmp_path, data):
 @given(cut=st.integers(0, len(DESIGN_SAMPLE)), junk=YAMLISH)
 def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):
     _must_be_memo_or_memo_error(tmp_path / "memo.yaml", DESIGN_SAMPLE[:cut] + junk + DESIGN_SAMPLE[cut:])
+
+
+# ---------------------------------------------------------------- writer api, model and preset
+
+
+def test_writer_api_preset_and_section_preset_load(tmp_path):
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {api: perplexity, preset: pro-search}\nsections:")
+        + "  - {id: a, title: A, writer: {preset: high}}\n  - {id: b, title: B, writer: {model: perplexity/sonar}}\n",
+    )
+    memo = load_memo(d).memo
+    assert memo.writer.api == "perplexity" and memo.writer.preset == "pro-search"
+    assert memo.sections[0].writer.preset == "high" and memo.sections[1].writer.model == "perplexity/sonar"
+
+
+@pytest.mark.parametrize(
+    "writer, fragment",
+    [
+        ("{api: perplexty}", "unknown writer API 'perplexty'; use one of: perplexity, perplexity-sonar, openai"),
+        ("{preset: turbo}", "unknown preset 'turbo'; the Agent API presets are fast, low, medium, high, xhigh"),
+        ("{model: perplexity/sonar, preset: low}", "give either model (perplexity/sonar) or preset (low), not both"),
+    ],
+)
+def test_bad_writer_choices_are_load_errors(tmp_path, writer, fragment):
+    err = _error(tmp_path, HEAD.replace("sections:", f"writer: {writer}\nsections:") + "  - {id: a, title: A}\n")
+    assert fragment in str(err) and "memo.yaml:3" in str(err)
+
+
+def test_a_strict_section_that_names_a_preset_is_a_load_error_naming_the_conflict(tmp_path):
+    err = _error(
+        tmp_path,
+        HEAD + "  - id: a\n    title: A\n    web-search: false\n    writer: {preset: low}\n",
+    )
+    text = str(err)
+    assert "memo.yaml:7: sections[0].writer.preset" in text
+    assert "section 'a' is strict (web-search: false) but names preset low" in text
+    assert "cannot drop its bundled web search" in text and "remove the preset, or set web-search: true" in err.hint
+
+
+def test_a_preset_with_web_search_off_for_the_whole_memo_is_a_load_error(tmp_path):
+    err = _error(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {preset: low, web-search: false}\nsections:") + "  - {id: a, title: A}\n",
+    )
+    assert "writer.preset" in str(err) and "conflicts with web-search: false" in str(err)
+    # a memo-level preset is fine when a strict section simply runs on a model
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {preset: low}\nsections:") + "  - {id: a, title: A, web-search: false}\n",
+    )
+    assert load_memo(d).memo.writer.preset == "low"
+
+
+def test_model_choice_per_section_and_old_names():
+    from core.memo import Memo
+    from core.writers.choice import choose
+
+    memo = Memo.model_validate(
+        {
+            "title": "T",
+            "subject": {"name": "NATS"},
+            "writer": {"model": "sonar-deep-research"},
+            "sections": [
+                {"id": "web", "title": "W"},
+                {"id": "strict", "title": "S", "web-search": False},
+                {"id": "own", "title": "O", "writer": {"preset": "fast"}},
+                {"id": "sonar", "title": "X", "writer": {"model": "sonar"}},
+            ],
+        }
+    )
+    picks = {s.id: choose(memo, s, has_presets=True) for s in memo.sections}
+    assert (picks["web"].model, picks["web"].preset, picks["web"].legacy) == (None, "medium", "sonar-deep-research")
+    assert (picks["strict"].model, picks["strict"].preset) == ("perplexity/sonar", None)
+    assert (picks["own"].model, picks["own"].preset) == (None, "fast")
+    assert (picks["sonar"].model, picks["sonar"].preset) == ("perplexity/sonar", None)
+    # a backend without presets sends the model as written
+    assert choose(memo, memo.sections[0], has_presets=False).model == "sonar-deep-research"
+
+
+def test_writer_settings_an_api_cannot_honour_load_with_a_notice(tmp_path):
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {api: openai, preset: low}\nsections:") + "  - {id: a, title: A}\n",
+    )
+    [notice] = load_memo(d).notices
+    assert "writer.preset" in notice and "has no presets, so the preset is ignored" in notice
+    d = _write(
+        tmp_path,
+        HEAD.replace("sections:", "writer: {model: perplexity/sonar}\nsections:") + "  - {id: a, title: A}\n",
+    )
+    assert load_memo(d).notices == []
+    [notice] = load_memo(d, writer_api="perplexity-sonar").notices
+    assert "writer.model (perplexity/sonar): an Agent API model slug" in notice
+
+
+def test_retired_exa_highlight_options_load_with_a_notice(tmp_path):
+    d = _write(
+        tmp_path,
+        HEAD
+        + "  - id: a\n    title: A\n    include-sources:\n      - provider: exa\n        query: q\n"
+        + "        contents: {highlights: {numSentences: 2, highlightsPerUrl: 1, query: funding}}\n",
+    )
+    notices = load_memo(d).notices
+    assert len(notices) == 2 and all(":9: sections[0].include-sources[0].contents.highlights." in n for n in notices)
+    assert "highlightsPerUrl is deprecated by Exa; not sent" in notices[0]
+    assert "numSentences is deprecated by Exa; sent as maxCharacters" in notices[1]

@@ -105,6 +105,20 @@ def test_reconcile_accepts_a_whole_perplexity_response(tmp_path, capsys):
     assert report["verified"] == 5 and report["dropped"] == report["out_of_range"] == 0
 
 
+def test_reconcile_accepts_a_whole_agent_api_response(tmp_path, capsys):
+    recorded = API_FIXTURES / "agent-response-completed.json"
+    draft = tmp_path / "d.md"
+    draft.write_text(
+        "NATS is a connective technology [1]. JetStream is its persistence engine [3]. See [6].\n", encoding="utf-8"
+    )
+    assert main(["reconcile", str(draft), "--sources", str(recorded), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["report"]
+    keys = {c["key"]: (c["status"], c["resolved_url"]) for c in report["citations"]}
+    assert keys["1"] == ("verified", "https://nats.io/about/")
+    assert keys["3"] == ("verified", "https://docs.nats.io/nats-concepts/jetstream")
+    assert keys["6"][0] == "out_of_range"  # five results across the two search_results items
+
+
 def test_protect_option(files, tmp_path, capsys):
     draft, sources = files
     draft.write_text("Revenue is $3M [^crm].\n\n[^crm]: CRM export\n", encoding="utf-8")

@@ -485,3 +485,56 @@ def test_toggling_the_pin_away_and_back_returns_the_same_frozen_set(exa, tmp_pat
     yaml_path.write_text(original)
     back = only(run(d))
     assert back.reused and back.requests == 0 and back.source_set.id == entity.id
+
+
+# ----------------------------------------------------------------------------- Exa as of late 2026
+
+
+def test_exa_warnings_reach_the_section_warnings(tmp_path, monkeypatch):
+    d = write_memo(
+        tmp_path,
+        """
+title: Market
+subject: {name: NATS, url: "https://nats.io"}
+sections:
+  - id: market
+    title: Market
+    include-sources: [{provider: exa, query: "NATS messaging", pin: none, num-results: 3}]
+""",
+    )
+
+    answer = {
+        "requestId": "r1",
+        "results": [{"url": f"https://site{i}.example.org/", "title": f"Site {i}"} for i in range(3)],
+        "warnings": [{"code": "index_degraded", "message": "results may be less fresh than usual"}],
+    }
+    import respx
+
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", "https://exa.test")
+    monkeypatch.setenv("EXA_API_KEY", KEY)
+    with respx.mock() as mock:
+        mock.post("https://exa.test/search").respond(200, json=answer)
+        ss = only(run(d)).source_set
+    notes = [w for w in ss.warnings if w.code == "exa"]
+    assert [w.message for w in notes] == ["Exa says: index_degraded: results may be less fresh than usual"]
+
+
+def test_a_stale_category_loads_with_a_notice_and_is_not_sent(exa, tmp_path):
+    d = write_memo(
+        tmp_path,
+        """
+title: Papers
+subject: {name: NATS, url: "https://nats.io"}
+sections:
+  - id: papers
+    title: Papers
+    include-sources: [{provider: exa, query: "NATS messaging benchmark", category: research paper, pin: none}]
+""",
+    )
+    [notice] = load_memo(d).notices
+    assert (
+        "research paper" in notice and "memo.yaml:7:" in notice and "sections[0].include-sources[0].category" in notice
+    )
+    assert "company, publication, news, personal site, financial report, people" in notice and "'publication'" in notice
+    ss = only(run(d)).source_set
+    assert not ss.degraded and not [w for w in ss.warnings if w.code == "exa"]  # nothing stale reached Exa

@@ -21,6 +21,7 @@ from core.notes import parse_note
 from core.run import run_memo, run_section
 from core.settings import Settings
 from core.urls import normalise_url
+from sandbox.note_urls import check_memo, note_urls
 from sandbox.server import SandboxServer
 from store.memo_store import MemoStore
 
@@ -34,17 +35,8 @@ NOTES = {
     "notes": "04-notes.md",
 }
 
-_LINK_DEST = re.compile(r"\]\(\s*<?([^)\s>]+)>?")
-_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
-_BARE = re.compile(r"https?://[^\s)\]>`\"']+", re.IGNORECASE)
 _MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 _DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:", re.M)
-
-
-def note_urls(text: str) -> set[str]:
-    """Every URL anywhere in a note: link destinations, autolinks and bare URLs."""
-    found = set(_LINK_DEST.findall(text)) | set(_AUTOLINK.findall(text)) | set(_BARE.findall(text))
-    return {u for u in found if re.match(r"(?i)^https?://", u) or "." in u.split("/")[0]}
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +100,7 @@ def _ground_truth(memo_dir: Path, outcome) -> set[str]:
         source_set = store.get_source_set(outcome.source_set_id)
         run = store.get_run(outcome.run_id)
     urls = {normalise_url(s.url) for s in source_set.sources}
-    urls |= {normalise_url(r["url"]) for r in run["raw_response"].get("search_results", []) if r.get("url")}
+    urls |= {normalise_url(r["url"]) for r in run["web_results"] if r.get("url")}
     return urls
 
 
@@ -122,7 +114,7 @@ def test_a_section_runs_end_to_end_into_a_note(env, memo_dir):
     front, body = parse_note(outcome.note_path.read_text(encoding="utf-8"))
     assert front["section"] == "overview" and front["run_id"] == outcome.run_id
     assert front["source_set"]["id"] == outcome.source_set_id and front["source_set"]["version"] == 1
-    assert front["model"] == "sonar-pro" and front["web_search"] is True
+    assert front["model"] == "perplexity/sonar" and front["web_search"] is True
     report = outcome.report
     assert front["counts"] == {k: report[k] for k in front["counts"]}
     assert report["verified"] + report["substituted"] >= 1
@@ -154,6 +146,10 @@ def test_every_url_in_every_note_was_retrieved(env, memo_dir):
             assert urls, f"{outcome.section}: the note cites nothing"
     # the sandbox writer really did fabricate: the clean notes are the pipeline's doing
     assert raw["invented"] > 0 and raw["wrong_metadata"] > 0
+    # the measurement script agrees, section by section
+    checks = check_memo(memo_dir)
+    assert [(c.section, c.outside, c.writer_api) for c in checks] == [(s, [], "perplexity") for s in NOTES]
+    assert all(c.links > 0 for c in checks if c.section != "notes")
 
 
 def test_strict_section_cites_only_the_frozen_set(env, memo_dir):
@@ -168,7 +164,9 @@ def test_strict_section_cites_only_the_frozen_set(env, memo_dir):
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
-    assert run["raw_response"]["search_results"] == []
+    assert run["web_results"] == [] and run["writer_api"] == "perplexity"
+    # strict on the Agent API: a model, no tools, so no search_results output item at all
+    assert not [i for i in run["raw_response"]["output"] if i.get("type") == "search_results"]
     assert {normalise_url(u) for u in note_urls(text)} <= frozen
 
 
@@ -190,7 +188,7 @@ def test_strict_section_keeps_no_url_the_writer_typed_from_memory(env, memo_dir)
         run = store.get_run(outcome.run_id)
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
     invented = [c["url"] for c in run["raw_response"]["sandbox_truth"]["citations"] if c["class"] == "invented"]
-    assert invented and run["raw_response"]["search_results"] == []
+    assert invented and run["web_results"] == []
     assert {normalise_url(u) for u in note_urls(text)} <= frozen
     assert not any(normalise_url(u) in {normalise_url(x) for x in note_urls(text)} for u in invented)
     report = outcome.report
@@ -205,7 +203,8 @@ def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
     assert run["section"] == "overview" and run["status"] == "ok"
     assert run["source_set_id"] == outcome.source_set_id
     assert "Company overview" in run["prompt"]["user"] and run["prompt"]["system"]
-    assert run["raw_response"]["choices"][0]["message"]["content"]
+    assert run["raw_response"]["status"] == "completed" and run["writer_api"] == "perplexity"
+    assert any(i.get("type") == "message" and i["content"][0]["text"] for i in run["raw_response"]["output"])
     assert run["report"] == outcome.report
     assert run["outcome"]["status"] == "ok" and run["cost"]["total"] == outcome.cost["total"]
     assert set(run["timings"]) == {"retrieval_s", "writer_s", "total_s"}
@@ -394,8 +393,15 @@ def test_the_writer_search_is_pinned_or_told_what_to_avoid(env, memo_dir):
         runs = {o.section: store.get_run(o.run_id) for o in outcomes}
     # pin: entity → the writer's own search is restricted to the subject's domains
     assert runs["overview"]["domain_filter"] == ["nats.io", "synadia.com"]
-    # a wide section keeps its rejections out of the writer's search too
-    assert runs["competitors"]["domain_filter"] == ["-nats.aero"]
+    # a wide section keeps its rejections (newest first), then the aggregators, out of the writer's search
+    assert runs["competitors"]["domain_filter"] == [
+        "-nats.aero",
+        "-github.com",
+        "-wikipedia.org",
+        "-linkedin.com",
+        "-reddit.com",
+        "-medium.com",
+    ]
     # strict mode: no web search at all, so no filter
     assert runs["funding"]["domain_filter"] == [] and runs["funding"]["web_search"] is False
 
@@ -407,7 +413,7 @@ def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
     [outcome] = _run(memo_dir, ["competitors"], settings=Settings(writer_domain_filter_cap=0))
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
-    hosts = {r["url"].split("/")[2] for r in run["raw_response"]["search_results"]}
+    hosts = {r["url"].split("/")[2] for r in run["web_results"]}
     assert run["domain_filter"] == []
     assert any(h.endswith("synadia.com") for h in hosts)  # the situation under test did arise
     assert any("rejected domains" in w and "synadia.com" in w for w in outcome.warnings)

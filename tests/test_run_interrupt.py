@@ -29,16 +29,20 @@ sections:
   - id: slow
     title: Deep dive STALL-THIS-SECTION
 """
-ANSWER = {
-    "id": "c-1",
-    "model": "sonar-pro",
-    "object": "chat.completion",
-    "created": 0,
-    "choices": [
-        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Acme builds robots."}}
+ANSWER = {  # a completed Agent API response (the default writer API)
+    "id": "resp_1",
+    "object": "response",
+    "status": "completed",
+    "model": "perplexity/sonar",
+    "output": [
+        {
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Acme builds robots.", "annotations": []}],
+        }
     ],
-    "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
-    "search_results": [],
+    "usage": {"input_tokens": 10, "output_tokens": 4, "total_tokens": 14, "cost": {"total_cost": 0.001}},
 }
 
 

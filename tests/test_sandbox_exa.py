@@ -174,10 +174,10 @@ def test_invalid_json_body_is_a_400_in_exa_error_shape(exa):
     assert set(body) == {"requestId", "error", "tag"}
 
 
-def test_bad_dates_types_and_categories_are_400(exa):
+def test_bad_dates_and_types_are_400(exa):
     assert exa.post("/search", json={"query": "x", "startPublishedDate": "last week"}).status_code == 400
     assert exa.post("/search", json={"query": "x", "type": "telepathic"}).status_code == 400
-    assert exa.post("/search", json={"query": "x", "category": "blogs"}).status_code == 400
+    assert exa.post("/search", json={"query": "x", "category": 7}).status_code == 400
     assert exa.post("/search", json={"query": "x", "contents": {"text": {"maxCharacters": 0}}}).status_code == 400
     assert exa.post("/search", json={"query": "x", "contents": {"summary": {"schema": "json"}}}).status_code == 400
 
@@ -219,7 +219,8 @@ def test_response_carries_request_id_search_time_and_cost(exa):
     assert re.fullmatch(r"[0-9a-f]{32}", data["requestId"])
     assert isinstance(data["searchTime"], float) and data["searchTime"] > 0
     assert data["costDollars"]["total"] == pytest.approx(0.007)
-    assert "resolvedSearchType" in data
+    assert "resolvedSearchType" not in data  # removed from responses on 2026-05-01
+    assert "warnings" not in data  # nothing to warn about in a current request
 
 
 def test_cost_adds_per_page_content_and_extra_results(exa):
@@ -331,17 +332,40 @@ def test_entities_appear_only_for_company_category(exa):
     assert not any("entities" in r for r in results)
 
 
-def test_highlights_come_with_matching_scores(exa):
+def test_highlights_fit_max_characters_and_carry_no_scores(exa):
     results = search(
-        exa,
-        query="JetStream key-value store",
-        numResults=3,
-        contents={"highlights": {"numSentences": 1, "highlightsPerUrl": 2}},
+        exa, query="JetStream key-value store", numResults=3, contents={"highlights": {"maxCharacters": 300}}
     )["results"]
     for r in results:
-        assert len(r["highlights"]) == len(r["highlightScores"]) == 2
-        assert all(isinstance(h, str) and h and SANDBOX_LABEL not in h for h in r["highlights"])
+        assert len(r["highlights"]) == 1 and "highlightScores" not in r  # scores left responses in 2026
+        assert all(isinstance(h, str) and h and len(h) <= 300 and SANDBOX_LABEL not in h for h in r["highlights"])
     assert any("key-value" in h.lower() for h in results[0]["highlights"])
+
+
+def test_retired_parameters_are_ignored_with_exa_warnings(exa):
+    data = search(
+        exa,
+        query="JetStream key-value store",
+        numResults=2,
+        useAutoprompt=True,
+        startCrawlDate="2024-01-01",
+        contents={"highlights": {"numSentences": 1, "highlightsPerUrl": 3}, "livecrawl": "true"},
+    )
+    codes = [w["code"] for w in data["warnings"]]
+    messages = " ".join(w["message"] for w in data["warnings"])
+    assert codes.count("deprecated_parameter") == 5
+    for name in ("useAutoprompt", "startCrawlDate", "numSentences", "highlightsPerUrl", "livecrawl"):
+        assert name in messages
+    # numSentences became a character budget (about 1,333 a sentence), one highlight per page
+    assert all(len(r["highlights"]) == 1 and len(r["highlights"][0]) <= 1333 for r in data["results"])
+
+
+def test_a_stale_category_is_accepted_but_steers_nothing(exa):
+    stale = search(exa, query="NATS messaging", numResults=5, category="research paper")
+    plain = search(exa, query="NATS messaging", numResults=5)
+    assert [r["url"] for r in stale["results"]] == [r["url"] for r in plain["results"]]
+    [warning] = stale["warnings"]
+    assert warning["code"] == "unknown_category" and "publication" in warning["message"]
 
 
 def test_some_titles_come_back_empty_deterministically(exa):
@@ -365,14 +389,15 @@ def test_optional_fields_are_omitted_not_null(exa):
     assert all(r.get("author") is not None for r in results if "author" in r)
 
 
-def test_resolved_search_type_is_sometimes_empty_and_then_scores_are_omitted(exa):
+def test_scores_are_sometimes_omitted_and_no_resolved_search_type(exa):
     seen = {}
     for i in range(15):
         data = search(exa, query=f"nats messaging {i}", numResults=3)
-        seen.setdefault(data["resolvedSearchType"] == "", data)
+        assert "resolvedSearchType" not in data
+        seen.setdefault(all("score" in r for r in data["results"]), data)
     assert set(seen) == {True, False}
-    assert all("score" not in r for r in seen[True]["results"])
-    assert all(0 < r["score"] < 1 for r in seen[False]["results"])
+    assert all("score" not in r for r in seen[False]["results"])
+    assert all(0 < r["score"] < 1 for r in seen[True]["results"])
 
 
 def test_results_are_deterministic_for_the_same_request(exa):

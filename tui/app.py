@@ -32,10 +32,11 @@ from textual.worker import Worker
 from core.errors import UserError
 from core.memo_loader import LoadedMemo, load_memo
 from core.retrieval import exa_client_from_settings
-from core.run import RunOutcome, run_section, writer_from_settings
+from core.run import RunOutcome, newest_first, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
 from core.text_safety import clean_text
+from core.writers import writer_class
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
@@ -95,8 +96,8 @@ class SourcedeskApp(CheckRunner, App[None]):
         banner: str = "",
     ) -> None:
         super().__init__()
-        self.loaded: LoadedMemo = load_memo(Path(memo_dir))
         self.settings = settings or load_settings()
+        self.loaded: LoadedMemo = load_memo(Path(memo_dir), writer_api=self.settings.writer_api)
         self._own_store = store is None
         self.store = store or MemoStore(self.loaded.dir)
         self.global_store = global_store or GlobalStore()
@@ -110,7 +111,14 @@ class SourcedeskApp(CheckRunner, App[None]):
         self._exa: Any = None
         self._slots: asyncio.Semaphore | None = None
         self.title = self.loaded.memo.title
-        self.sub_title = banner
+        self.sub_title = " · ".join(part for part in (banner, f"writer: {self.writer_label()}") if part)
+
+    def writer_label(self) -> str:
+        """Which writer the runs use, as the header shows it (e.g. "Perplexity Agent API")."""
+        try:
+            return str(writer_class(self.loaded.memo.writer.api or self.settings.writer_api).label)
+        except KeyError:
+            return "unknown writer API"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -124,8 +132,11 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.push_screen(MemoScreen())
         if self.settings.retrieval_enabled and not is_set(self.settings.exa_api_key):
             self.say("No EXA_API_KEY is set: runs continue writer-only, without retrieved sources.", "warning")
-        if self.settings.writer_api == "perplexity" and not is_set(self.settings.writer_api_key):
-            self.say("No PERPLEXITY_API_KEY is set: runs will fail at the writer until one is set.", "warning")
+        writer = writer_class(self.loaded.memo.writer.api or self.settings.writer_api)
+        if writer.needs_key and not is_set(self.settings.key_for(writer.api)):
+            self.say(f"No {writer.key_name} is set: runs will fail at the writer until one is set.", "warning")
+        for notice in self.loaded.notices:
+            self.say(notice, "warning")
 
     async def on_unmount(self) -> None:
         for job in list(self.jobs.values()):
@@ -176,7 +187,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         """Read memo.yaml again (after the pin toggle or an outside edit). A memo that no
         longer loads keeps the previous one on screen and says why."""
         try:
-            self.loaded = load_memo(self.loaded.path)
+            self.loaded = load_memo(self.loaded.path, writer_api=self.settings.writer_api)
         except UserError as exc:
             if not quiet:
                 self.say_error(exc, "memo.yaml")
@@ -192,7 +203,7 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     def global_rejects(self) -> list[str]:
         try:
-            return self.global_store.rejects()
+            return newest_first(self.global_store.reject_entries())
         except UserError as exc:
             self.say_error(exc, "global rejections")
             return []

@@ -26,7 +26,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.exa import CATEGORIES_WITHOUT_FILTERS, MAX_DOMAINS, MAX_RESULTS, ExaError, ExaResult, build_search_body
+from core.exa import (
+    CATEGORIES_WITHOUT_FILTERS,
+    MAX_DOMAINS,
+    MAX_RESULTS,
+    ExaError,
+    ExaResult,
+    ExaSearchResult,
+    build_search_body,
+    current_category,
+)
 from core.exclusions import ExclusionList, assemble
 from core.facts import clean_facts, entity_facts, merge_facts, parse_summary
 from core.hosts import PinRefused, host_matches_any, validate_pin
@@ -130,7 +139,7 @@ def resolve_pins(entry: ExaEntry, ctx: ProviderContext) -> tuple[list[str], list
 def plan_entry(entry: ExaEntry, ctx: ProviderContext) -> ExaPlan:
     query = render(entry.query, ctx.variables)
     plan = ExaPlan(query=query, entry=entry, contents=_contents(entry))
-    filtered_category = (entry.category or "").strip().lower() in CATEGORIES_WITHOUT_FILTERS
+    filtered_category = current_category(entry.category) in CATEGORIES_WITHOUT_FILTERS
     if plan.pinned:
         plan.pins, plan.warnings = resolve_pins(entry, ctx)
         if not plan.pins:
@@ -262,6 +271,47 @@ def _hosts(removed: list[RemovedSource]) -> str:
     return shown + (f" and {len(hosts) - SHOWN_IN_WARNING} more" if len(hosts) > SHOWN_IN_WARNING else "")
 
 
+def _exa_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int) -> None:
+    """Exa's own warnings about a request, once each, in the section's warnings."""
+    seen = {w.message for w in warnings}
+    for text in answer.warnings:
+        message = f"Exa says: {text}"
+        if message not in seen:
+            seen.add(message)
+            warnings.append(RunWarning(code="exa", message=message, entry=entry))
+
+
+def _cleaning_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int) -> None:
+    """What cleaning Exa's answer took out (control sequences, an echoed key, unusable results)."""
+    if answer.controls_removed:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa's answer carried terminal control sequences or bidi overrides in "
+                f"{answer.controls_removed} result(s); they were removed",
+                entry=entry,
+            )
+        )
+    if answer.keys_redacted:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa's answer echoed the API key back in {answer.keys_redacted} result(s); "
+                "it was redacted and never stored",
+                entry=entry,
+            )
+        )
+    if answer.skipped:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa returned {answer.skipped} result(s) without a usable URL (missing, not http(s), "
+                "or carrying control characters); they were skipped",
+                entry=entry,
+            )
+        )
+
+
 class ExaProvider(Provider):
     name = "exa"
     marker_prefix = "E"
@@ -301,33 +351,8 @@ class ExaProvider(Provider):
         first = await client.search(plan.body(asked))
         result.requests += first.requests
         result.cost_dollars += first.cost_total
-        if first.controls_removed:
-            result.warnings.append(
-                RunWarning(
-                    code="info",
-                    message=f"Exa's answer carried terminal control sequences or bidi overrides in "
-                    f"{first.controls_removed} result(s); they were removed",
-                    entry=ctx.entry_index,
-                )
-            )
-        if first.keys_redacted:
-            result.warnings.append(
-                RunWarning(
-                    code="info",
-                    message=f"Exa's answer echoed the API key back in {first.keys_redacted} result(s); "
-                    "it was redacted and never stored",
-                    entry=ctx.entry_index,
-                )
-            )
-        if first.skipped:
-            result.warnings.append(
-                RunWarning(
-                    code="info",
-                    message=f"Exa returned {first.skipped} result(s) without a usable URL (missing, not http(s), "
-                    "or carrying control characters); they were skipped",
-                    entry=ctx.entry_index,
-                )
-            )
+        _exa_notices(result.warnings, first, ctx.entry_index)
+        _cleaning_notices(result.warnings, first, ctx.entry_index)
         if not first.results:
             result.degraded = True
             result.warnings.append(
@@ -358,6 +383,7 @@ class ExaProvider(Provider):
             else:
                 result.requests += second.requests
                 result.cost_dollars += second.cost_total
+                _exa_notices(result.warnings, second, ctx.entry_index)
                 refiltered = _filter(second.results, plan, ctx)
                 if len(refiltered.kept) >= len(filtered.kept):
                     filtered = refiltered

@@ -131,7 +131,11 @@ class Evidence:
 
 
 def run_search_results(run: Mapping[str, Any] | None) -> list[Any]:
-    """The writer's ``search_results`` recorded with a run (empty when the run has none)."""
+    """The writer's web results recorded with a run (empty when the run has none): the
+    normalised ``web_results`` (any writer API), else a chat-completions ``search_results``."""
+    recorded = (run or {}).get("web_results")
+    if isinstance(recorded, list):
+        return list(recorded)
     raw = (run or {}).get("raw_response")
     results = raw.get("search_results") if isinstance(raw, Mapping) else None
     return list(results) if isinstance(results, list) else []

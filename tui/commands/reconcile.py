@@ -9,8 +9,9 @@ SOURCES.json is a list of objects with at least ``url`` and ``title``
 (Perplexity ``search_results`` items as they are; optional ``marker``, ``date``,
 ``last_updated``, ``snippet``, ``summary``, ``text``, ``highlights``). Items with
 a ``marker`` are the retrieved set (``[^E3]``); items without are the web results
-a bare ``[N]`` indexes, in file order. A whole Perplexity response object (with
-``search_results``) is accepted too.
+a bare ``[N]`` indexes, in file order. A whole Perplexity response object is
+accepted too: a chat completion's ``search_results``, or an Agent API response's
+``search_results`` output items, flattened in order.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ def load_sources(path: Path) -> list:
         ) from None
     if isinstance(data, dict) and isinstance(data.get("search_results"), list):
         data = data["search_results"]
+    elif isinstance(data, dict) and isinstance(data.get("output"), list):
+        # an Agent API response object: its search_results items' results, flattened in order
+        data = [
+            result
+            for item in data["output"]
+            if isinstance(item, dict) and item.get("type") == "search_results" and isinstance(item.get("results"), list)
+            for result in item["results"]
+        ]
     if not isinstance(data, list):
         raise UserError(
             f"{path}: expected a JSON list of sources, got {type(data).__name__}",

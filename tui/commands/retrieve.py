@@ -54,9 +54,12 @@ def _settings():
 
 
 def _run(args) -> int:
+    from core.memo_loader import load_memo
     from core.retrieval import retrieve_memo_outcomes
 
     settings = _settings()
+    for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
+        sys.stderr.write(f"sourcedesk: notice: {notice}\n")
     outcomes = asyncio.run(
         retrieve_memo_outcomes(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
     )

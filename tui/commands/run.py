@@ -87,13 +87,13 @@ class TerminalProgress:
             print(clean_text(line), file=self.out, flush=True)
 
 
-def _planned(args) -> list[str]:
+def _planned(args, writer_api: str) -> list[str]:
     """The section ids this run was asked for (best effort, for an interrupted run)."""
     try:
         from core.memo_loader import load_memo
         from core.retrieval import check_section_ids
 
-        return check_section_ids(load_memo(args.dir), args.sections)
+        return check_section_ids(load_memo(args.dir, writer_api=writer_api), args.sections)
     except Exception:  # noqa: BLE001 - the outcomes we have are printed whatever happens here
         return []
 
@@ -112,18 +112,30 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 
 
 def _run(args) -> int:
+    from core.memo_loader import load_memo
     from core.run import run_memo
+    from core.settings import load_settings
 
+    settings = load_settings()
+    for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
+        print(f"sourcedesk: notice: {clean_text(notice)}", file=sys.stderr)
     done: list[Any] = []
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
     interrupted = False
     try:
         outcomes = asyncio.run(
-            run_memo(args.dir, args.sections, refresh=args.refresh, progress=progress, on_outcome=done.append)
+            run_memo(
+                args.dir,
+                args.sections,
+                refresh=args.refresh,
+                settings=settings,
+                progress=progress,
+                on_outcome=done.append,
+            )
         )
     except KeyboardInterrupt:
         interrupted = True
-        outcomes = _interrupted(done, _planned(args))
+        outcomes = _interrupted(done, _planned(args, settings.writer_api))
     if args.json:
         document = clean_tree([o.to_json() for o in outcomes])
         print(json.dumps(document, indent=2, ensure_ascii=False), flush=True)

@@ -67,6 +67,8 @@ def _announce(server) -> None:
         "Point sourcedesk at it:",
         f"  export SOURCEDESK_EXA_URL={server.url} SOURCEDESK_WRITER_URL={server.url}",
         "  export EXA_API_KEY=sandbox PERPLEXITY_API_KEY=sandbox   # any non-empty key is accepted",
+        "Serves: POST /search (Exa), POST /v1/agent and /v1/responses (Perplexity Agent API), "
+        "POST /chat/completions (legacy Sonar, OpenAI-compatible)",
     ]
     latency = {k: v for k, v in ctx.latency_ms.items() if v}
     if latency:

@@ -113,6 +113,9 @@ def detail(record: Mapping[str, Any], current_run: str | None, palette: Palette)
     if set_id:
         out.append("source set: ", style="dim")
         out.append(str(set_id) + (" (reused, no search)" if outcome.get("source_set_reused") else "") + "\n")
+    if record.get("writer"):
+        out.append("writer: ", style="dim")
+        out.append(str(record["writer"]) + "\n")
     if record.get("model"):
         out.append("model: ", style="dim")
         out.append(str(record["model"]) + "\n")

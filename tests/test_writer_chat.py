@@ -1,4 +1,6 @@
-"""The writer client: request shape, retries, error messages, response and stream parsing.
+"""The chat-completions writers (Sonar legacy, OpenAI-compatible): request shape, retries,
+error messages, response and stream parsing. The transport (retries, errors, SSE framing)
+is shared with the Agent API backend, so these cases cover it too.
 
 HTTP is served by respx (exact sequences) and, at the end, by the real sandbox
 server on a loopback socket.
@@ -19,7 +21,11 @@ from hypothesis import strategies as st
 
 from core.http_policy import shared_limiter
 from core.prompt import Prompt
-from core.writer import WriterClient, WriterError, domain_filter_for, parse_completion
+from core.writers import WriteRequest, WriterError
+from core.writers.chat import read_completion
+from core.writers.domain_filter import domain_filter_for
+from core.writers.openai_compat import OpenAICompatibleWriter
+from core.writers.sonar import SonarWriter
 from tests.conftest import API_FIXTURES as TESTDATA
 
 BASE = "https://writer.test"
@@ -36,7 +42,11 @@ def _ok(content: str = "NATS is a messaging system. [^E1]", **extra) -> httpx.Re
     return httpx.Response(200, json={"model": "sonar-pro", "choices": [{"message": {"content": content}}], **extra})
 
 
-def _client(**kw) -> tuple[WriterClient, list[float]]:
+def parse_completion(data, *, model: str = ""):
+    return read_completion(data, model=model)
+
+
+def _client(**kw):
     """A client with recorded (instant) sleeps and no rate limiter unless asked for."""
     sleeps: list[float] = []
 
@@ -44,8 +54,15 @@ def _client(**kw) -> tuple[WriterClient, list[float]]:
         sleeps.append(s)
 
     kw.setdefault("requests_per_minute", None)
-    client = WriterClient(kw.pop("base_url", BASE), kw.pop("api_key", KEY), sleep=sleep, rng=random.Random(7), **kw)
+    cls = OpenAICompatibleWriter if kw.pop("api", "perplexity-sonar") == "openai" else SonarWriter
+    client = cls(kw.pop("base_url", BASE), kw.pop("api_key", KEY), sleep=sleep, rng=random.Random(7), **kw)
     return client, sleeps
+
+
+def _request(**kw) -> WriteRequest:
+    if "domain_filter" in kw:
+        kw["domain_filter"] = tuple(kw["domain_filter"] or ())
+    return WriteRequest(prompt=kw.pop("prompt", PROMPT), **kw)
 
 
 def _serve(responses, *, client=None, url=URL, **complete_kw):
@@ -58,8 +75,9 @@ def _serve(responses, *, client=None, url=URL, **complete_kw):
     async def go():
         with respx.mock(assert_all_called=False) as mock:
             route = mock.post(url).mock(side_effect=list(responses))
+            on_text = complete_kw.pop("on_text", None)
             try:
-                result = await client.complete(PROMPT, **complete_kw)
+                result = await client.write(_request(**complete_kw), on_text=on_text)
             except WriterError as exc:
                 result = exc
             return result, route
@@ -103,8 +121,8 @@ def test_strict_mode_sends_disable_search_and_no_filter():
     assert body["disable_search"] is True and "search_domain_filter" not in body
 
 
-def test_openai_flavour_sends_neither_search_switch_nor_filter():
-    client = _client(base_url="https://llm.test/v1/", api_key=None, flavor="openai", model="gpt-4o-mini")
+def test_openai_api_sends_neither_search_switch_nor_filter():
+    client = _client(base_url="https://llm.test/v1/", api_key=None, api="openai", model="gpt-4o-mini")
     result, route, _ = _serve(
         [_ok()], client=client, url="https://llm.test/v1/chat/completions", web_search=False, domain_filter=["x.com"]
     )
@@ -150,8 +168,17 @@ def test_recorded_response_is_read_completely():
 def test_citations_alone_become_minimal_search_results_in_order():
     result, _, _ = _serve([_ok(citations=["https://nats.io/", "https://synadia.com/about"])])
     assert result.search_results == [
-        {"url": "https://nats.io/", "title": "", "date": None, "last_updated": None, "snippet": None, "source": None},
         {
+            "n": 1,
+            "url": "https://nats.io/",
+            "title": "",
+            "date": None,
+            "last_updated": None,
+            "snippet": None,
+            "source": None,
+        },
+        {
+            "n": 2,
             "url": "https://synadia.com/about",
             "title": "",
             "date": None,
@@ -169,8 +196,11 @@ def test_search_results_are_read_tolerantly_and_keep_their_positions():
         "usage": {"cost": 0.25},
     }
     result = parse_completion(data, model="sonar-pro")
-    assert [r["url"] for r in result.search_results] == ["https://a.example/", None, "https://b.example/"]
-    assert result.search_results[0]["title"] is None and result.search_results[2]["title"] == "5"
+    # the junk item is skipped, and b keeps its number 3: [3] still means b
+    assert [(r["n"], r["url"]) for r in result.search_results] == [(1, "https://a.example/"), (3, "https://b.example/")]
+    assert result.search_results[0]["title"] is None and result.search_results[1]["title"] == "5"
+    assert [i["url"] for i in result.web.indexed()][1].startswith("https://skipped-result.invalid/")
+    assert any("skipped 1 malformed search result: #2 (not an object (str))" in w for w in result.warnings)
     assert result.cost_dollars == 0.25 and result.model == "sonar-pro"
     odd = parse_completion({"choices": [{"message": {"content": "x"}}], "search_results": "nope", "citations": 3})
     assert odd.search_results == [] and odd.citations == [] and odd.cost_dollars == 0.0 and odd.usage == {}
@@ -261,7 +291,7 @@ def test_requests_share_one_rate_limiter_per_writer_url():
     async def go():
         with respx.mock() as mock:
             mock.post(url).mock(side_effect=[_ok(), _ok(), httpx.Response(503), _ok()])
-            await asyncio.gather(one.complete(PROMPT), two.complete(PROMPT), one.complete(PROMPT))
+            await asyncio.gather(one.write(_request()), two.write(_request()), one.write(_request()))
             return shared_limiter(url, 50, 60.0, burst=49).acquired
 
     assert asyncio.run(go()) == 4  # every attempt, retries included, counted in the one shared window
@@ -380,7 +410,7 @@ def test_openai_style_stream_with_usage_only_chunk_and_done():
         {"object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": 12}},
     ]
     text = ": keep-alive comment\n" + _sse(chunks).replace("data: ", "data:", 1)
-    client, _ = _client(stream=True, flavor="openai", model="gpt-4o-mini")
+    client, _ = _client(stream=True, api="openai", model="gpt-4o-mini")
     result, route, _ = _serve([httpx.Response(200, text=text)], client=client)
     assert result.content == "Hello there." and result.usage == {"total_tokens": 12}
     assert _body(route)["stream_options"] == {"include_usage": True}
@@ -503,7 +533,7 @@ def _against_sandbox(*, faults=(), client_kw=None, server_kw=None, **complete_kw
 
         async def go():
             try:
-                return await client.complete(prompt, **complete_kw)
+                return await client.write(_request(prompt=prompt, **complete_kw))
             except WriterError as exc:
                 return exc
 
@@ -514,7 +544,9 @@ def test_sandbox_answer_is_read_with_search_results_and_cost():
     result, _ = _against_sandbox(domain_filter=domain_filter_for(["nats.io"], []))
     assert not isinstance(result, WriterError), result
     assert result.content.strip() and result.requests == 1 and result.cost_dollars > 0
-    assert all(set(r) == {"url", "title", "date", "last_updated", "snippet", "source"} for r in result.search_results)
+    assert all(
+        set(r) == {"n", "url", "title", "date", "last_updated", "snippet", "source"} for r in result.search_results
+    )
     assert result.raw["choices"][0]["message"]["content"] == result.content
 
 
@@ -572,10 +604,10 @@ def test_sandbox_reasoning_model_answer_has_no_think_block():
     assert result.raw["choices"][0]["message"]["content"].lstrip().startswith("<think>")
 
 
-def test_sandbox_openai_flavour_at_a_v1_base_url():
+def test_sandbox_openai_api_at_a_v1_base_url():
     with sandbox_server.SandboxServer(port=0, writer_key=SANDBOX_KEY) as s:
-        client, _ = _client(base_url=s.url + "/v1", api_key=SANDBOX_KEY, flavor="openai", model="sonar")
-        result = asyncio.run(client.complete(_sandbox_prompt(), web_search=False))
+        client, _ = _client(base_url=s.url + "/v1", api_key=SANDBOX_KEY, api="openai", model="sonar")
+        result = asyncio.run(client.write(_request(prompt=_sandbox_prompt(), web_search=False)))
     assert result.content.strip() and result.model == "sonar"
 
 

@@ -1,0 +1,258 @@
+"""Chat completions (``POST /chat/completions``): the body, the answer, the stream folded into one.
+
+Shared by the legacy Sonar backend and the OpenAI-compatible one. Everything the
+answer carries is kept (``search_results``, because a bare ``[N]`` indexes that
+list; ``citations``; ``usage`` and its cost; the raw body for the store), and a
+reasoning model's ``<think>`` block is split off so it can never reach a note.
+Three real stream shapes come out the same:
+
+- Perplexity ``full`` mode: every chunk is ``object: "chat.completion"`` with the
+  *cumulative* ``message.content`` plus a ``delta``, and no ``data: [DONE]``;
+- Perplexity ``concise`` mode: ``chat.reasoning`` / ``chat.reasoning.done`` /
+  ``chat.completion.chunk`` / ``chat.completion.done`` chunks, with
+  ``search_results`` and the cost only on the ``done`` chunks;
+- OpenAI-compatible servers: delta-only chunks, ``data: [DONE]``, usage (if at
+  all) on a last chunk whose ``choices`` is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from httpx_sse import ServerSentEvent
+
+from core.writers.base import TextCallback, WriteRequest, WriterError, WriterResponse
+from core.writers.results import read_results
+from core.writers.transport import HttpWriter, Scrubber, StreamProgress
+
+
+def _text(content: Any) -> str | None:
+    """Message content as text: a string, or OpenAI-style content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    return None
+
+
+class StreamAccumulator:
+    """Folds chunk objects into one ``chat.completion``-shaped dict."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.done = False
+        self._deltas: list[str] = []
+        self._delta_len = 0
+        self._cumulative = ""
+        self._finish_reason: str | None = None
+        self._top: dict[str, Any] = {}  # last seen top-level fields (id, model, created, ...)
+        self._search_results: list[Any] | None = None
+        self._citations: list[Any] | None = None
+        self._usage: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """The best text so far: the cumulative message when the server sends one, else the deltas."""
+        if self._cumulative and len(self._cumulative) >= self._delta_len:
+            return self._cumulative
+        return "".join(self._deltas)
+
+    def feed_data(self, data: str) -> None:
+        """One event's data string; WriterError for a chunk that is not JSON or reports an error."""
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            raise WriterError("malformed", 200, "the writer's stream contained a chunk that is not JSON") from None
+        self.feed_chunk(chunk)
+
+    def feed_chunk(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict):
+            raise WriterError("malformed", 200, "the writer's stream contained a chunk that is not a JSON object")
+        if chunk.get("error"):
+            raise WriterError("server", 200, _error_text(chunk["error"]))
+        self.chunks += 1
+        for key, value in chunk.items():
+            if key == "choices":
+                continue
+            if key == "search_results" and isinstance(value, list):
+                if value or self._search_results is None:
+                    self._search_results = value
+            elif key == "citations" and isinstance(value, list):
+                if value or self._citations is None:
+                    self._citations = value
+            elif key == "usage" and isinstance(value, dict):
+                self._usage = value
+            elif key not in ("search_results", "citations", "usage"):
+                self._top[key] = value
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return  # e.g. OpenAI's usage-only last chunk
+        choice = choices[0]
+        message = choice.get("message")
+        if isinstance(message, dict):
+            full = _text(message.get("content"))
+            if full:
+                self._cumulative = full
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            piece = _text(delta.get("content"))
+            if piece:
+                self._deltas.append(piece)
+                self._delta_len += len(piece)
+        if choice.get("finish_reason"):
+            self._finish_reason = choice["finish_reason"]
+
+    def completion(self) -> dict[str, Any]:
+        """The stream as a non-streaming response body."""
+        if self.chunks == 0:
+            raise WriterError("malformed", 200, "the writer's stream ended without any completion chunk")
+        out: dict[str, Any] = dict(self._top)
+        out["object"] = "chat.completion"
+        out["choices"] = [
+            {"index": 0, "finish_reason": self._finish_reason, "message": {"role": "assistant", "content": self.text}}
+        ]
+        if self._search_results is not None:
+            out["search_results"] = self._search_results
+        if self._citations is not None:
+            out["citations"] = self._citations
+        if self._usage is not None:
+            out["usage"] = self._usage
+        out["stream"] = {"chunks": self.chunks, "done_marker": self.done}
+        return out
+
+
+def _error_text(error: Any) -> str:
+    msg = (error.get("message") or error.get("type") or "unknown error") if isinstance(error, dict) else str(error)
+    return f"the writer reported an error mid-stream: {str(msg)[:300]}"
+
+
+def cost_of(usage: dict[str, Any]) -> float:
+    cost = usage.get("cost")
+    if isinstance(cost, dict):
+        cost = cost.get("total_cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        return float(cost)
+    return 0.0
+
+
+_THINK_RE = re.compile(r"^\s*<think>(.*?)(</think>\s*|$)", re.DOTALL)
+
+
+def split_reasoning(content: str) -> tuple[str, str]:
+    """(reasoning, answer): sonar-reasoning models open with ``<think>…</think>``,
+    which must never reach a note; an unclosed block is all reasoning."""
+    m = _THINK_RE.match(content)
+    if not m:
+        return "", content
+    return m.group(1).strip(), content[m.end() :]
+
+
+def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return {}
+    return choices[0]
+
+
+def read_completion(data: Any, *, model: str = "", requests: int = 1) -> WriterResponse:
+    """A chat-completions body (plain or folded from a stream) as a :class:`WriterResponse`."""
+    if not isinstance(data, dict):
+        raise WriterError("malformed", 200, "the writer's answer is JSON but not an object", requests=requests)
+    message = _first_choice(data).get("message")
+    content = _text(message.get("content")) if isinstance(message, dict) else None
+    if content is None:
+        raise WriterError("malformed", 200, "the writer's answer has no choices[0].message.content", requests=requests)
+    reasoning, content = split_reasoning(content)
+    if not content.strip():
+        what = "only reasoning (a <think> block) and no answer" if reasoning else "an empty answer"
+        raise WriterError("malformed", 200, f"the writer returned {what}", requests=requests)
+    finish = _first_choice(data).get("finish_reason")
+    raw_citations = data.get("citations")
+    citations = [c if isinstance(c, str) else "" for c in raw_citations] if isinstance(raw_citations, list) else []
+    items = data.get("search_results")
+    if not isinstance(items, list) or (not items and citations):
+        # Older/compatible servers send only the URL list; it is still ground truth.
+        items = [{"url": url, "title": ""} for url in citations] if citations else []
+    web = read_results(items, use_ids=False)  # chat completions number results by position
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    truncated = "length" if finish == "length" else None
+    warnings = list(web.warnings)
+    if truncated:
+        warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
+    served = data.get("model")
+    return WriterResponse(
+        content=content,
+        web=web,
+        citations=citations,
+        usage=usage,
+        cost_dollars=cost_of(usage),
+        model=served if isinstance(served, str) and served else model,
+        raw=data,
+        requests=requests,
+        truncated=truncated,
+        reasoning=reasoning,
+        warnings=warnings,
+    )
+
+
+class ChatCompletionsWriter(HttpWriter):
+    """``POST {base}/chat/completions`` with ``messages``; subclasses add their own fields."""
+
+    path = "/chat/completions"
+
+    def base_body(self, request: WriteRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": request.model or self.model,
+            "messages": [
+                {"role": "system", "content": request.prompt.system},
+                {"role": "user", "content": request.prompt.user},
+            ],
+        }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.max_output_tokens is not None:
+            body["max_tokens"] = request.max_output_tokens
+        return body
+
+    def finish_body(self, body: dict[str, Any], request: WriteRequest) -> dict[str, Any]:
+        if self.stream:
+            body["stream"] = True
+        if request.extra:
+            body.update(request.extra)
+        return body
+
+    def parse(self, data: Any, *, requests: int, request: WriteRequest) -> WriterResponse:
+        return read_completion(data, model=request.model or self.model, requests=requests)
+
+    async def fold_stream(
+        self,
+        events: AsyncIterator[ServerSentEvent],
+        *,
+        requests: int,
+        request: WriteRequest,
+        on_text: TextCallback | None,
+        progress: StreamProgress,
+        scrub: Scrubber,
+    ) -> WriterResponse:
+        acc = StreamAccumulator()
+        try:
+            async for event in events:
+                if not event.data:
+                    continue
+                acc.feed_data(event.data)
+                progress.chars = len(acc.text)
+                if on_text is not None and acc.chunks:
+                    on_text(acc.text)
+                if acc.done:
+                    break
+            completion = acc.completion()
+        except WriterError as exc:
+            raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
+        return read_completion(completion, model=request.model or self.model, requests=requests)
