@@ -22,8 +22,9 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest -n 2 tests
 
+# ORCHESTRATOR=path/to/src/agents/perplexity_sources.py times its reconcile_citations side by side.
 bench: $(STAMP)
-	$(BIN)/python -m sandbox.bench
+	$(BIN)/python -m sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
 
 sandbox: $(STAMP)
 	$(BIN)/sourcedesk sandbox

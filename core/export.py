@@ -11,9 +11,9 @@ Notes are read with the reconciler's own markdown parser (``core.citations.parse
 and edited through its offset-exact rewriter, so export agrees with tidy and
 reconcile on what a marker, a definition, a block and code are:
 
-* repeated citations of one source are de-duplicated per inline block — a
-  paragraph, a list item's paragraph, a heading, a table cell — keeping the
-  last, exactly as ``tidy`` does;
+* repeated citations of one source are de-duplicated only inside one cluster of
+  adjacent markers (``[^1][^1]``), exactly as ``tidy`` does: a source cited on two
+  claims stays on both;
 * a definition's URL is its link destination as ``read_definition`` reads it
   (never a URL that happens to appear in the link's title);
 * fenced code, indented code and code spans are never edited; a fenced or raw
@@ -41,7 +41,7 @@ from core.citations.house import HOUSE_HEADINGS
 from core.citations.parse import Definition, ParsedDoc, parse
 from core.citations.rewrite import Edit, apply_edits, delete_lines, rewrite_markers
 from core.citations.scan import scan
-from core.citations.tidy import tidy
+from core.citations.tidy import marker_clusters, tidy
 from core.citations.written import read_definition
 from core.errors import UserError
 from core.memo_loader import load_memo
@@ -152,7 +152,7 @@ def _plan(
     memo_protected: dict[str, list[str]],
     warnings: list[str],
 ) -> None:
-    """Each body marker's identity; one marker per identity per inline block (the last stays)."""
+    """Each body marker's identity; one marker per identity per cluster of adjacent markers."""
     doc, sid = note.doc, note.section.section_id
     warned: set[str] = set()
     orphans: dict[str, int] = {}
@@ -195,17 +195,18 @@ def _plan(
         where = f" ({times} times)" if times > 1 else ""
         warnings.append(f"{sid}: marker [^{label}] had no definition and was removed{where}")
 
-    for block in doc.blocks:
+    for bi, block in enumerate(doc.blocks):
         if block.definition is not None:
             continue
-        last: dict[_Ident, int] = {}
-        for idx in block.markers:
-            ident = note.idents.get(idx)
-            if ident is None:
-                continue
-            if ident in last:
-                note.idents[last[ident]] = None
-            last[ident] = idx
+        for cluster in marker_clusters(doc, bi):
+            seen: set[_Ident] = set()
+            for idx in cluster:
+                ident = note.idents.get(idx)
+                if ident is None:
+                    continue
+                if ident in seen:
+                    note.idents[idx] = None
+                seen.add(ident)
     if doc.unmapped:
         warnings.append(f"{sid}: {doc.unmapped} marker(s) could not be located in the note and were left as written")
     if doc.link_text_refs:

@@ -190,6 +190,9 @@ class MemoSettings(_Model):
     source_ttl_hours: float | None = None
     aggregators: list[str] | None = None  # overrides the global default list for pin: none
     protected_keys: list[str] = Field(default_factory=lambda: ["deck", "dataroom", "internal"])
+    # The seeds' house style: a source cited once per paragraph (its last marker stays). Off by
+    # default; even on, a sentence whose only citation is that marker keeps it.
+    one_marker_per_source_per_paragraph: bool = False
 
 
 class Memo(_Model):

@@ -14,7 +14,7 @@ crash or a failed run can never leave a half-written note behind.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +29,42 @@ from store.atomic_file import atomic_write_text
 
 SECTIONS_DIR = "sections"
 SOURCES_HEADINGS = HOUSE_HEADINGS
-COUNT_KEYS = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected", "links_removed")
+COUNT_KEYS = (
+    "verified",
+    "retitled",
+    "substituted",
+    "dropped",
+    "out_of_range",
+    "protected",
+    "links_removed",
+    # what the support check found: verdicts over verified and substituted citations, weak ones
+    # (verified but unsupported), and claims left without a citation
+    "supported",
+    "partial",
+    "unsupported",
+    "unchecked",
+    "weak",
+    "uncited",
+)
+
+
+def note_counts(report: Mapping[str, Any]) -> dict[str, int]:
+    """The frontmatter counts from a reconcile report's JSON (support verdicts flattened, uncited counted)."""
+    flat: dict[str, Any] = dict(report)
+    support = report.get("support")
+    if isinstance(support, Mapping):
+        flat.update(support)
+    uncited = report.get("uncited")
+    flat["uncited"] = len(uncited) if isinstance(uncited, list) else uncited
+    return {k: _count(flat.get(k)) for k in COUNT_KEYS}
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
 
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 _FRONTMATTER_OPEN_RE = re.compile(r"\A---[ \t]*\r?\n")
@@ -72,7 +107,7 @@ class NoteRecord:
     source_set_id: str | None = None
     source_set_version: int | None = None
     source_set_fingerprint: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: Mapping[str, Any] = field(default_factory=dict)  # a reconcile report's JSON, or counts
     warnings: Sequence[str] = ()
     cost_retrieval: float = 0.0
     cost_writer: float = 0.0
@@ -97,7 +132,7 @@ class NoteRecord:
             "model": self.model,
             "generated_at": generated,
             "web_search": bool(self.web_search),
-            "counts": {k: int(self.counts.get(k, 0) or 0) for k in COUNT_KEYS},
+            "counts": note_counts(self.counts),
             "warnings": [_one_line(w) for w in self.warnings],
             "cost": {
                 "retrieval": _usd(self.cost_retrieval),

@@ -425,6 +425,8 @@ async def run_section(
             search_results=web_results,
             protected=tuple(memo.settings.protected_keys),
             exclude=lambda url: is_placeholder(url) or blocked(url),
+            subject=[memo.subject.name, *memo.subject.aliases],
+            one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
         )
         # ``result.text`` is already tidy and ends with the house "Sources" sections.
         text = result.text

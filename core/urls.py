@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import idna
@@ -179,6 +180,7 @@ def _authority_host(prepared: str) -> str:
     return hostport.partition(":")[0]
 
 
+@lru_cache(maxsize=16384)
 def host_of(url_or_host: str | None) -> str | None:
     """The canonical host of a URL or bare host name ("https://Docs.Cresta.com/x" → "docs.cresta.com")."""
     if not url_or_host:
@@ -224,9 +226,35 @@ def _normalise_path(path: str) -> str:
     return _ESCAPE.sub(fix, encoded)
 
 
+# Hosts that serve the same page for phones or as an AMP copy: "m.x.com/a" is "x.com/a".
+_VARIANT_HOSTS = ("m.", "mobile.", "amp.")
+# Query parameters that ask for the AMP rendering of the same page.
+_AMP_FLAGS = {"amp": ("", "1", "true", "yes"), "outputtype": ("amp",)}
+
+
+def _page_host(host: str) -> str:
+    """The host without ``www.`` and without a mobile/AMP prefix (``m.``, ``mobile.``, ``amp.``),
+    as long as a registrable-looking name remains (``m.com`` stays)."""
+    host = strip_www(host)
+    for prefix in _VARIANT_HOSTS:
+        if host.startswith(prefix) and host.count(".") >= 2:
+            return strip_www(host[len(prefix) :])
+    return host
+
+
+def _is_amp_flag(key: str, value: str) -> bool:
+    return value.lower() in _AMP_FLAGS.get(key.lower(), ())
+
+
+@lru_cache(maxsize=16384)
 def normalise_url(url: str) -> str:
-    """Comparison key for a URL: scheme-insensitive, no ``www.``, no trailing slash,
-    no tracking parameters, no fragment. Path case is kept (paths are case-sensitive).
+    """Comparison key for a URL: the page it names, whatever variant was written.
+
+    Scheme-insensitive; no ``www.``, no credentials, no trailing slash, no fragment, no
+    tracking parameters; query parameters sorted; the mobile and AMP variants of a page
+    (``m.``/``mobile.``/``amp.`` hosts, a trailing ``/amp`` path segment, ``?amp=1``) are
+    the page itself. Path case is kept (paths are case-sensitive). Cached: a run compares
+    the same few hundred URLs many times.
 
     Opaque non-web URLs (``file:notes/a.md``, ``mailto:``) have no host to
     canonicalise: they are compared as written, minus any fragment."""
@@ -238,15 +266,22 @@ def normalise_url(url: str) -> str:
         host = host_of(url) or (parts.hostname or "")
     except ValueError:
         return url.strip()
-    host = strip_www(host)
+    host = _page_host(host)
     port = ""
     try:
         if parts.port and parts.port not in (80, 443):
             port = f":{parts.port}"
     except ValueError:
         pass
-    path = _normalise_path(re.sub(r"/{2,}", "/", parts.path or "").rstrip("/"))
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
+    path = re.sub(r"/{2,}", "/", parts.path or "").rstrip("/")
+    if path.lower().endswith("/amp"):
+        path = path[:-4]
+    path = _normalise_path(path)
+    query = sorted(
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not _is_tracking(k) and not _is_amp_flag(k, v)
+    )
     q = ("?" + urlencode(query)) if query else ""
     return f"{host}{port}{path}{q}"
 

@@ -8,7 +8,13 @@ Runs a 12-section memo against the sandbox with injected latency (retrieval
 * the whole memo concurrently against the frozen source sets (a re-run);
 * the whole memo one section at a time, for comparison.
 
-Also times reconciliation: 200 citations against 100 sources.
+Also times reconciliation on the generated title-and-snippet sections (200 citations
+against 100 sources, and 50 against 20), side by side with the investment-memo
+orchestrator's ``reconcile_citations`` when given its ``src/agents/perplexity_sources.py``
+(``--orchestrator PATH``; repository lossless-group/investment-memo-orchestrator, measured
+at commit ``ORCHESTRATOR_COMMIT``). That file states no licence, so it is never part of
+this repository: the bench loads it from the path given, and without one says which
+file it needs. Both run in this process, alternating, on the same draft.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import os
 import re
 import socket
@@ -24,9 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from core.settings import Settings
+
+ORCHESTRATOR_FILE = "src/agents/perplexity_sources.py"
+ORCHESTRATOR_REPO = "lossless-group/investment-memo-orchestrator"
+ORCHESTRATOR_COMMIT = "046a04d1ce5d82984628496e4647f2bf0ec9de8f"
 
 QUERIES = [
     ("overview", "{{subject}} overview product funding customers", "entity"),
@@ -179,10 +191,9 @@ def _check(outcomes) -> None:
         raise SystemExit(f"bench run failed: {failed[0].section}: {failed[0].message}")
 
 
-def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -> float:
-    """Milliseconds per reconcile of a draft with ``citations`` markers against ``sources``."""
-    from core.citations import reconcile
-
+def reconcile_section(citations: int = 200, sources: int = 100) -> tuple[str, list[dict[str, str]]]:
+    """A generated title-and-snippet section: a third of the citations retrieved, the rest invented
+    (half on example.com), definitions under a ``### Citations`` heading (the form both reconcilers read)."""
     srcs = [
         {
             "url": f"https://site{i}.example.org/page/{i}",
@@ -202,13 +213,61 @@ def bench_reconcile(citations: int = 200, sources: int = 100, repeat: int = 5) -
             url = f"https://example.com/fake/{c}"
         paras.append(f"Company {c % sources} raised {c % sources} million in a funding round for streaming.[^{key}]")
         defs.append(f"[^{key}]: [Some title {c}]({url})")
-    draft = "\n\n".join(" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4)) + "\n\n" + "\n".join(defs) + "\n"
-    times = []
+    body = "\n\n".join(" ".join(paras[i : i + 4]) for i in range(0, len(paras), 4))
+    return body + "\n\n### Citations\n\n" + "\n".join(defs) + "\n", srcs
+
+
+def load_orchestrator(path: Path) -> Callable[..., object]:
+    """``reconcile_citations`` from the orchestrator's file at ``path`` (loaded, never copied)."""
+    spec = importlib.util.spec_from_file_location("orchestrator_perplexity_sources", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"bench: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module.reconcile_citations  # type: ignore[no-any-return]  # the module's own function
+
+
+def bench_reconcile(
+    citations: int = 200, sources: int = 100, repeat: int = 7, orchestrator: Callable[..., object] | None = None
+) -> dict[str, float]:
+    """Median milliseconds per reconcile of one generated section, ours and (alternating) the orchestrator's."""
+    from core.citations import reconcile
+
+    draft, srcs = reconcile_section(citations, sources)
+    reconcile(draft, srcs)  # warm caches and imports, as a running workbench has them
+    ours, theirs = [], []
     for _ in range(repeat):
+        if orchestrator is not None:
+            t0 = time.perf_counter()
+            orchestrator(draft, srcs)
+            theirs.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         reconcile(draft, srcs)
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        ours.append((time.perf_counter() - t0) * 1000)
+    out = {"ours_ms": statistics.median(ours)}
+    if theirs:
+        out["orchestrator_ms"] = statistics.median(theirs)
+        out["speedup"] = out["orchestrator_ms"] / out["ours_ms"]
+    return out
+
+
+def print_reconcile(orchestrator_path: Path | None) -> None:
+    orchestrator = load_orchestrator(orchestrator_path) if orchestrator_path else None
+    if orchestrator is None:
+        print(
+            f"reconcile (ours only): pass --orchestrator PATH to {ORCHESTRATOR_FILE} of {ORCHESTRATOR_REPO} "
+            f"(measured at {ORCHESTRATOR_COMMIT[:12]}) to time its reconcile_citations side by side"
+        )
+    for citations, sources, target in ((200, 100, 2.0), (50, 20, 1.0)):
+        r = bench_reconcile(citations, sources, orchestrator=orchestrator)
+        line = f"reconcile: {citations} citations against {sources} sources: {r['ours_ms']:.1f} ms (median of 7)"
+        if "speedup" in r:
+            met = "met" if r["speedup"] >= target else "MISSED"
+            line += (
+                f"; orchestrator {r['orchestrator_ms']:.1f} ms = {r['speedup']:.2f}x (target >= {target:.1f}x: {met})"
+            )
+        print(line)
 
 
 TARGET_RATIO = 1.3  # issue 3: a whole memo within 1.3x its slowest section
@@ -228,7 +287,21 @@ def main(argv: list[str] | None = None) -> int:
         default="perplexity",
         help="writer backend: perplexity (Agent API, /v1/agent; the default), perplexity-sonar or openai",
     )
+    p.add_argument(
+        "--orchestrator",
+        type=Path,
+        default=os.environ.get("ORCHESTRATOR") or None,
+        metavar="PATH",
+        help=f"the orchestrator's {ORCHESTRATOR_FILE} (also $ORCHESTRATOR), timed side by side with reconcile",
+    )
+    p.add_argument("--reconcile-only", action="store_true", help="time reconcile only (no sandbox memo runs)")
     args = p.parse_args(argv)
+    if args.orchestrator is not None and not args.orchestrator.is_file():
+        print(f"bench: {args.orchestrator} not found (the orchestrator's {ORCHESTRATOR_FILE})", file=sys.stderr)
+        return 2
+    if args.reconcile_only:
+        print_reconcile(args.orchestrator)
+        return 0
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
     from core.writers import writer_class
 
@@ -253,8 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section"
     )
-    ms = bench_reconcile()
-    print(f"reconcile: 200 citations against 100 sources: {ms:.1f} ms per section (median of 5)")
+    print_reconcile(args.orchestrator)
     return 0
 
 

@@ -3,7 +3,9 @@
 One row per section: number, title, status (never run / fresh / stale / running /
 degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
 truncation and warning badges (and ✗N: problems the last check of the current note
-found — dead, soft-404 or placeholder URLs, figures not found in their source), cost.
+found — dead, soft-404 or placeholder URLs, figures not found in their source; ?N:
+claims left without a citation), cost. The citations bar also says how many verified
+citations are weak (retrieved, but not supporting their claim).
 Under the table, the highlighted section's "why" (what makes it stale, why it failed).
 Enter opens the section.
 """
@@ -37,7 +39,7 @@ COLUMNS = (
     ("pin", "Pin", 6),
     ("sources", "Sources", 7),
     ("citations", "Verified / substituted / dropped", 32),
-    ("flags", "Flags", 8),
+    ("flags", "Flags", 10),
     ("cost", "Cost", 7),
 )
 
@@ -110,7 +112,13 @@ class MemoScreen(Screen[None]):
             pin_cell(view.pin_modes),
             sources,
             citations_bar(counts, palette),
-            flags_cell(omitted, len(view.warnings), palette, self.app.check_problems(view.id, view.note_path)),
+            flags_cell(
+                omitted,
+                len(view.warnings),
+                palette,
+                self.app.check_problems(view.id, view.note_path),
+                uncited=counts.get("uncited", 0) if counts else 0,
+            ),
             cost_cell(view.cost),
         ]
 
@@ -182,6 +190,14 @@ class MemoScreen(Screen[None]):
                     f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
                     "or a quote or figure not in its source): enter, then 7.",
                     style=self.app.palette.error,
+                )
+            weak = view.counts.get("weak", 0) if view.note_path is not None else 0
+            uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
+            if weak or uncited:
+                out.append(
+                    f"\n{weak} weak citation(s) (retrieved, but not supporting their claim) and {uncited} uncited "
+                    "claim(s): enter, then 2 (Report).",
+                    style=self.app.palette.warning,
                 )
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")

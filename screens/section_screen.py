@@ -1,7 +1,9 @@
 """The section screen: what was retrieved, what the writer cited, what the note says.
 
 Tabs: sources (kept, omitted by budget, namesakes removed, excluded — from the
-latest frozen set), the reconcile report (filterable by status), warnings, the
+latest frozen set), the reconcile report (every citation with its support verdict
+and evidence, weak ones flagged, and the claims left uncited; filterable by
+status, verdict, weak or uncited), warnings, the
 note preview (markers highlighted), the writer's web results, the history of
 every run of the section (failed and cancelled ones included), and the checks of
 the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
@@ -36,10 +38,15 @@ from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
 
 REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
+REPORT_SUPPORTS = ("supported", "partial", "unsupported", "unchecked")
+# What the Report tab filters on: a status, a support verdict, weak citations, or the uncited claims.
+REPORT_FILTERS = (*REPORT_STATUSES, "weak", *REPORT_SUPPORTS, "uncited")
 REPORT_COLUMNS = (
     ("key", "Key", 5),
-    ("status", "Status", 20),
+    ("status", "Status", 18),
+    ("support", "Support", 12),
     ("claim", "Claim", 30),
+    ("evidence", "Evidence", 30),
     ("cited", "Cited URL", 20),
     ("resolved", "Resolved URL", 20),
     ("score", "Score", 5),
@@ -125,8 +132,8 @@ class SectionScreen(SectionActions, Screen[None]):
                 with TabPane("Report", id="tab-report"):
                     yield Static(id="report-counts", markup=False)
                     yield Select(
-                        [(s.replace("_", " "), s) for s in REPORT_STATUSES],
-                        prompt="all statuses",
+                        [(f.replace("_", " "), f) for f in REPORT_FILTERS],
+                        prompt="all citations",
                         id="report-filter",
                         allow_blank=True,
                         compact=True,
@@ -280,6 +287,21 @@ class SectionScreen(SectionActions, Screen[None]):
         cites = report.get("citations") if isinstance(report, dict) else None
         return [c for c in cites if isinstance(c, dict)] if isinstance(cites, list) else []
 
+    def _uncited(self) -> list[dict[str, Any]]:
+        report = (self.run_record or {}).get("report")
+        found = report.get("uncited") if isinstance(report, dict) else None
+        return [u for u in found if isinstance(u, dict)] if isinstance(found, list) else []
+
+    def _shown(self, cite: dict[str, Any]) -> bool:
+        wanted = self.report_filter
+        if wanted is None:
+            return True
+        if wanted == "weak":
+            return bool(cite.get("weak"))
+        if wanted in REPORT_SUPPORTS:
+            return cite.get("support") == wanted
+        return cite.get("status") == wanted
+
     def _fill_report(self) -> None:
         view = self.view
         counts = view.counts if view and view.note_path else {}
@@ -297,6 +319,14 @@ class SectionScreen(SectionActions, Screen[None]):
                 ("links_removed", "unretrieved links removed"),
             )
             head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
+            head.append("\nsupport: ")
+            head.append("  ·  ".join(f"{counts.get(k, 0)} {k}" for k in REPORT_SUPPORTS))
+            palette = self.app.palette
+            weak, uncited = counts.get("weak", 0), counts.get("uncited", 0)
+            head.append("  ·  ")
+            head.append(f"{weak} weak", style=f"bold {palette.error}" if weak else "")
+            head.append("  ·  ")
+            head.append(f"{uncited} uncited claim(s)", style=f"bold {palette.warning}" if uncited else "")
             if self.report_filter:
                 head.append(f"   showing: {self.report_filter.replace('_', ' ')}", style="bold")
         self.query_one("#report-counts", Static).update(head)
@@ -310,21 +340,47 @@ class SectionScreen(SectionActions, Screen[None]):
             "out_of_range": palette.error,
             "protected": "dim",
         }
-        for i, cite in enumerate(self._citations()):
-            status = str(cite.get("status", ""))
-            if self.report_filter and status != self.report_filter:
-                continue
-            label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
-            score = cite.get("score")
-            table.add_row(
-                plain(cite.get("key")),
-                Text(label, style=styles.get(status, "")),
-                plain(cite.get("claim")),
-                plain(cite.get("cited_url")),
-                plain(cite.get("resolved_url")),
-                Text("" if score is None else f"{float(score):.2f}", justify="right"),
-                key=f"cite:{i}",
-            )
+        support_styles = {
+            "supported": palette.success,
+            "partial": palette.warning,
+            "unsupported": palette.error,
+            "unchecked": "dim",
+        }
+        if self.report_filter != "uncited":
+            for i, cite in enumerate(self._citations()):
+                if not self._shown(cite):
+                    continue
+                status = str(cite.get("status", ""))
+                label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
+                support = str(cite.get("support") or "")
+                support_cell = Text(support, style=support_styles.get(support, ""))
+                if cite.get("weak"):
+                    support_cell = Text("weak", style=f"bold {palette.error}")  # retrieved, but unsupported
+                score = cite.get("score")
+                table.add_row(
+                    plain(cite.get("key")),
+                    Text(label, style=styles.get(status, "")),
+                    support_cell,
+                    plain(cite.get("claim")),
+                    plain(cite.get("evidence") or cite.get("reason")),
+                    plain(cite.get("cited_url")),
+                    plain(cite.get("resolved_url")),
+                    Text("" if score is None else f"{float(score):.2f}", justify="right"),
+                    key=f"cite:{i}",
+                )
+        if self.report_filter in (None, "uncited"):
+            for i, claim in enumerate(self._uncited()):
+                table.add_row(
+                    Text("—", style="dim"),
+                    Text("uncited claim", style=f"bold {palette.warning}"),
+                    Text(""),
+                    plain(claim.get("claim")),
+                    plain(claim.get("reason")),
+                    Text(""),
+                    Text(""),
+                    Text(""),
+                    key=f"uncited:{i}",
+                )
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -497,12 +553,32 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
-            out.append(f"[^{cite.get('key')}]  {cite.get('status')}\n\n", style="bold")
-            out.append(str(cite.get("claim") or "") + "\n\n")
-            out.append("cited: ", style="dim")
+            out.append(f"[^{cite.get('key')}]  {cite.get('status')}", style="bold")
+            if cite.get("support"):
+                out.append(f"  ·  {cite.get('support')}")
+            if cite.get("weak"):
+                out.append("  ·  WEAK: retrieved, but it does not support its claim", style=f"bold {palette.error}")
+            out.append("\n\nclaim\n", style="dim")
+            out.append(str(cite.get("claim") or "") + "\n")
+            if cite.get("evidence"):
+                out.append("\nevidence (the source's best passage)\n", style="dim")
+                out.append(str(cite.get("evidence")) + "\n")
+            if cite.get("reason"):
+                out.append("\nwhy: ", style="dim")
+                out.append(str(cite.get("reason")) + "\n")
+            out.append("\ncited: ", style="dim")
             out.append(str(cite.get("cited_url") or "—") + "\n")
             out.append("resolved: ", style="dim")
             out.append(str(cite.get("resolved_url") or "—") + "\n")
+        elif key and key.startswith("uncited:"):
+            found = self._uncited()
+            index = int(key.split(":", 1)[1])
+            claim = found[index] if index < len(found) else {}
+            out.append("Uncited claim\n\n", style=f"bold {palette.warning}")
+            out.append(str(claim.get("claim") or "") + "\n\n")
+            out.append("why: ", style="dim")
+            out.append(str(claim.get("reason") or "") + "\n")
+            out.append("\nCite a retrieved source for it, or soften it.", style="dim")
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
             out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
@@ -544,7 +620,7 @@ class SectionScreen(SectionActions, Screen[None]):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         value = event.value
-        self.report_filter = value if isinstance(value, str) and value in REPORT_STATUSES else None
+        self.report_filter = value if isinstance(value, str) and value in REPORT_FILTERS else None
         self._fill_report()
 
     # ------------------------------------------------------------------ actions
@@ -582,7 +658,7 @@ class SectionScreen(SectionActions, Screen[None]):
             self.action_tab("tab-checks")
 
     def action_cycle_filter(self) -> None:
-        order = [None, *REPORT_STATUSES]
+        order = [None, *REPORT_FILTERS]
         self.report_filter = order[(order.index(self.report_filter) + 1) % len(order)]
         select = self.query_one("#report-filter", Select)
         with self.prevent(Select.Changed):

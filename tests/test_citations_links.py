@@ -84,13 +84,27 @@ def test_autolinks_and_bare_urls_go_with_the_space_and_brackets_around_them():
     ]
 
 
-def test_retrieved_urls_stay_as_written_in_every_form():
+def test_links_to_retrieved_pages_become_the_urls_retrieval_returned():
     draft = (
         "See <https://nats.io/about>, https://en.wikipedia.org/wiki/NATS_(company), www.nats.io/about/ "
         "and [download](http://nats.io/download?utm_source=x).\n"
     )
     result = run(draft)
-    assert result.text == draft and result.report.links_removed == 0
+    assert result.text == (
+        "See <https://nats.io/about>, https://en.wikipedia.org/wiki/NATS_(company), https://nats.io/about "
+        "and [download](https://nats.io/download).\n"
+    )
+    assert result.report.links_removed == 0
+    assert run(result.text).text == result.text
+
+
+def test_credentials_and_variants_of_a_retrieved_page_never_reach_the_note():
+    result = run(
+        "See [about](https://editor:pw@m.nats.io/about/?utm_source=x) and "
+        '<a href="https://amp.nats.io/download/amp?amp=1">download</a>.\n'
+    )
+    assert result.text == 'See [about](https://nats.io/about) and <a href="https://nats.io/download">download</a>.\n'
+    assert "pw@" not in result.text
 
 
 def test_a_list_item_or_paragraph_that_was_only_a_url_goes_with_its_line():
@@ -149,7 +163,8 @@ def test_urls_in_inline_notes_and_raw_html_are_screened_too():
     result = run(
         'Note ^[see https://fake.io/n and [x](https://nats.io/about)] and <a href="https://fake.io/h">h</a>.\n'
     )
-    assert result.text == 'Note ^[see and [x](https://nats.io/about)] and <a href="">h</a>.\n'
+    # the attribute carrying the unretrieved URL goes whole; the tag and its text stay
+    assert result.text == "Note ^[see and [x](https://nats.io/about)] and <a>h</a>.\n"
     assert result.report.links_removed == 2
 
 
@@ -289,9 +304,9 @@ def test_targets_a_browser_opens_as_web_addresses_are_screened_too(target):
     assert result.report.links_removed == 1
 
 
-def test_a_protocol_relative_link_to_a_retrieved_page_stays():
+def test_a_protocol_relative_link_to_a_retrieved_page_stays_as_the_retrieved_url():
     result = run("See [about](//nats.io/about) for more.\n")
-    assert result.body == "See [about](//nats.io/about) for more.\n" and result.report.links_removed == 0
+    assert result.body == "See [about](https://nats.io/about) for more.\n" and result.report.links_removed == 0
 
 
 @pytest.mark.parametrize(
@@ -327,3 +342,67 @@ def test_an_indented_continuation_is_still_part_of_its_definition():
     draft = "NATS is fast.[^1]\n\n[^1]: https://nats.io/about\n    more about the page\n"
     result = run(draft)
     assert "more about the page" not in result.body and not any("no blank line" in w for w in warnings(result))
+
+
+# -- raw HTML read with a real tokenizer, and a draft's front matter -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "kept"),
+    [
+        ('<img src="https://evil.io/p.png" alt="chart">', '<img alt="chart">'),
+        ('<img srcset="https://nats.io/about 1x, https://evil.io/b.png 2x">', "<img>"),
+        ("<script src=//cdn.evil.io/x.js></script>", "<script></script>"),
+        (
+            '<form action="https://collect.evil.io/s"><button formaction="//c.evil.io/go">Go</button></form>',
+            "<form><button>Go</button></form>",
+        ),
+        (
+            '<video poster="https://evil.io/p.jpg" src="https://nats.io/download"></video>',
+            '<video src="https://nats.io/download"></video>',
+        ),
+        ('<blockquote cite="https://evil.io/q">Said so.</blockquote>', "<blockquote>Said so.</blockquote>"),
+        ('<a href="&#104;ttps://evil.io/e">about</a>', "<a>about</a>"),
+        ('<a href="https:\\\\evil.io\\z">about</a>', "<a>about</a>"),
+        ('<meta http-equiv="refresh" content="0; url=https://evil.io/r">', '<meta http-equiv="refresh">'),
+        ('<div data-href="https://evil.io/d">x</div>', "<div>x</div>"),
+    ],
+)
+def test_every_url_bearing_attribute_in_an_html_block_is_screened(html, kept):
+    result = run(f"NATS is open source. [^E1]\n\n{html}\n")
+    assert result.body == f"NATS is open source. [^E1]\n\n{kept}\n"
+    assert "evil.io" not in result.text and result.report.links_removed >= 1
+
+
+def test_inline_html_attributes_are_screened_and_the_tag_text_stays():
+    result = run('NATS is <a href="//evil.io/x" title="t">open source</a> software. [^E1]\n')
+    assert result.body == 'NATS is <a title="t">open source</a> software. [^E1]\n'
+    assert "removed //evil.io/x (never retrieved)" in warnings(result)
+
+
+def test_a_marker_in_an_html_block_is_reconciled_and_never_left_orphaned():
+    draft = (
+        "<p>NATS is an open source messaging system [^1]</p>\n\n[^1]: [About](https://nats.io/about/?utm_source=x)\n"
+    )
+    result = run(draft)
+    assert result.body == "<p>NATS is an open source messaging system [^E1]</p>\n"
+    dropped = run("<p>Kestra bakes bread [^1]</p>\n\n[^1]: https://invented.io/k\n")
+    assert dropped.body == "<p>Kestra bakes bread</p>\n" and "[^1]" not in dropped.text
+
+
+def test_a_drafts_front_matter_is_screened():
+    draft = (
+        "---\ntitle: Draft\nsource: https://fabricated.io/x\nhome: https://nats.io/about\n---\nNATS is fast. [^E1]\n"
+    )
+    result = run(draft)
+    assert "fabricated.io" not in result.text and "https://nats.io/about" in result.text
+    assert "removed https://fabricated.io/x (never retrieved)" in warnings(result)
+
+
+def test_credentials_in_html_text_and_front_matter_never_reach_the_note():
+    result = run(
+        "---\nhome: https://ed:pw@nats.io/about\n---\n<div>See https://ed:pw@nats.io/about now</div>\n\n"
+        "NATS is fast. [^E1]\n"
+    )
+    assert "pw@" not in result.text
+    assert result.text.count("https://nats.io/about") >= 3  # front matter, HTML text and the definition

@@ -10,6 +10,8 @@
   characters only lose punctuation left around removed URLs; a draft without
   URLs outside its definitions keeps every non-space character, in order;
 * ``tidy`` and ``reconcile`` are idempotent;
+* no claim loses its citation to ``tidy``: every sentence that ended with a
+  citation before it still ends with one after it;
 * the parser agrees with mdit-py-plugins' token stream on random markdown.
 """
 
@@ -27,6 +29,7 @@ from core.citations import DEFAULT_PROTECTED, reconcile, tidy
 from core.citations.bare_urls import find_bare_urls
 from core.citations.house import HOUSE_HEADINGS
 from core.citations.parse import parse
+from core.citations.sentences import ClaimIndex
 from core.urls import normalise_url
 from tests.test_citations_fixtures import plugin_view
 
@@ -405,6 +408,46 @@ def test_tidy_is_idempotent_and_keeps_prose(generated):
         return [u.rstrip(".,;:!?*_~')") for u in urls_outside_code(t)]
 
     assert urls(once) == urls(text)  # tidy never touches a URL (punctuation after one may move)
+
+
+_CLOSING = re.compile(r"[\s.!?…。！？\"'”’)\]»*_]*")
+
+
+def sentences_ending_with_a_citation(text: str) -> Counter[str]:
+    """Each sentence (markers removed) that ends with a footnote citation, counted."""
+    doc = parse(text)
+    claims = ClaimIndex(doc)
+    out: Counter[str] = Counter()
+    for bi, block in enumerate(doc.blocks):
+        if block.definition is not None or block.html:
+            continue
+        index = claims.index(bi)
+        ending = set()
+        for i in block.markers:
+            m = doc.markers[i]
+            if m.kind != "footnote":
+                continue
+            start, end = index.sentence_for(m.cstart)
+            after = block.content[m.cend : max(end, m.cend)]
+            for j in block.markers:  # other markers of the cluster are transparent
+                o = doc.markers[j]
+                if m.cend <= o.cstart and o.cend <= end:
+                    after = after.replace(block.content[o.cstart : o.cend], " ")
+            if _CLOSING.fullmatch(after):
+                ending.add((start, end))
+        for start, end in ending:
+            out[" ".join(index.claim_text(start, end).rstrip(".!?…。！？ ").split())] += 1
+    return out
+
+
+@SETTINGS
+@given(draft())
+def test_tidy_never_takes_a_citation_off_a_sentence(generated):
+    text, _ = generated
+    before = sentences_ending_with_a_citation(text)
+    after = sentences_ending_with_a_citation(tidy(text))
+    lost = {s: n for s, n in before.items() if after[s] < n}
+    assert not lost, lost
 
 
 PIECES = [

@@ -114,7 +114,8 @@ def test_invented_url_on_a_real_domain_is_substituted_by_the_supporting_source()
     r = row(result, "7")
     assert r["status"] == "substituted" and r["resolved_url"] == "https://www.synadia.com/blog/series-a"
     assert r["score"] is not None and r["score"] >= 0.2
-    assert r["claim"] == "Synadia was founded by Derek Collison and raised $25M in a Series A round."
+    assert r["claim"] == "Synadia was founded by Derek Collison and raised $25M in a Series A round"
+    assert r["support"] == "supported" and "raised $25M" in r["evidence"]
     assert "invented-funding-story" not in result.text
 
 
@@ -166,20 +167,32 @@ def test_bare_numbers_become_footnotes_with_non_colliding_keys():
     assert {c["key"]: c["status"] for c in result.report.to_json()["citations"]} == {"2": "verified", "1": "verified"}
 
 
-def test_marker_before_punctuation_moves_after_it():
+def test_a_marker_moves_past_punctuation_only_to_the_end_of_its_own_sentence():
     draft = "The market is worth $50B according to NATS[^E1]. It grows[^E1], slowly.\n"
     assert reconcile(draft, SOURCES).text.splitlines()[0] == (
-        "The market is worth $50B according to NATS. It grows, [^E1] slowly."
+        "The market is worth $50B according to NATS. [^E1] It grows [^E1], slowly."
     )
 
 
-def test_same_source_three_times_in_a_paragraph_keeps_the_last():
+def test_the_same_source_on_three_sentences_stays_on_all_three():
     draft = (
         "NATS is fast [^E1]. NATS is small [^a]. NATS is simple [^E1].\n\nNATS again [^E1].\n\n"
         "[^a]: [About](https://nats.io/about)\n"
     )
     result = reconcile(draft, SOURCES)
-    assert result.body == "NATS is fast. NATS is small. NATS is simple. [^E1]\n\nNATS again. [^E1]\n"
+    assert result.body == "NATS is fast. [^E1] NATS is small. [^E1] NATS is simple. [^E1]\n\nNATS again. [^E1]\n"
+
+
+def test_one_marker_per_source_per_paragraph_is_opt_in_and_never_strips_a_sentence():
+    draft = (
+        "Synadia raised $25M [^E2]. NATS is open source [^E1] and fast [^E2]. Again NATS [^E1].\n\n"
+        "NATS is small [^E1].\n"
+    )
+    result = reconcile(draft, SOURCES, one_marker_per_source=True)
+    # the first E2 is its sentence's only citation: it stays; the second sentence keeps E1 and E2 once
+    assert result.body == (
+        "Synadia raised $25M. [^E2] NATS is open source and fast. [^E2] Again NATS. [^E1]\n\nNATS is small. [^E1]\n"
+    )
 
 
 def test_two_writer_keys_for_one_source_merge_into_one_key():
@@ -189,7 +202,7 @@ def test_two_writer_keys_for_one_source_merge_into_one_key():
         "[^y]: <http://www.news4.test-site.org/story-4/#top>\n"
     )
     result = reconcile(draft, SOURCES)
-    assert result.body == "Storms and floods [^1] hit.\n"  # one key; the last marker in the paragraph stays
+    assert result.body == "Storms [^1] and floods [^1] hit.\n"  # one key; each claim keeps its marker
     assert list(defs(result.text)) == ["1"]
     assert [c["status"] for c in result.report.to_json()["citations"]] == ["verified", "verified"]
 
@@ -208,6 +221,10 @@ def test_definitions_without_inline_markers_are_removed_and_reported():
         "resolved_url": None,
         "score": None,
         "claim": "",
+        "support": None,
+        "evidence": None,
+        "weak": False,
+        "reason": "",
     }
     assert any("[^4]" in w and "never cited" in w for w in result.report.to_json()["warnings"])
 
@@ -222,12 +239,24 @@ def test_markers_in_code_link_text_and_fences_are_not_citations():
     # x.org/b is retrieved, so the link stays (an unretrieved one would become its text; see test_links)
     draft = (
         "Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](c.png).\n\n"
-        "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n\n<div>[^E9] [5]</div>\n"
+        "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n"
     )
     result = reconcile(draft, [*SOURCES, {"url": "https://x.org/b", "title": "B"}])
     assert result.text == draft
     assert result.report.to_json()["citations"] == []
     assert result.report.links_removed == 0
+
+
+def test_markers_in_raw_html_are_citations_like_any_other():
+    draft = "<div>Weather shifted [^E9] [5]</div>\n\n<p>NATS is a messaging system [^1]</p>\n\n[^1]: https://nats.io/about\n"
+    result = reconcile(draft, SOURCES)
+    assert result.body == "<div>Weather shifted [^1]</div>\n\n<p>NATS is a messaging system [^E1]</p>\n"
+    assert {c["key"]: c["status"] for c in result.report.to_json()["citations"]} == {
+        "E9": "out_of_range",
+        "5": "verified",
+        "1": "verified",
+    }
+    assert set(defs(result.text)) == {"1", "E1"}  # no orphan either way
 
 
 def test_a_footnote_inside_brackets_breaks_the_link_as_markdown_it_says():
@@ -246,7 +275,7 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
     draft = "See the filing [2] for details.\n\n[2]: https://sec.gov/filing\n"
     result = reconcile(draft, SOURCES)
     assert result.text == "See the filing for details.\n"
-    assert row(result, "2") | {"claim": ""} == {
+    assert row(result, "2") | {"claim": "", "reason": ""} == {
         "key": "2",
         "status": "dropped",
         "retitled": False,
@@ -254,6 +283,10 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
         "resolved_url": None,
         "score": None,
         "claim": "",
+        "support": None,
+        "evidence": None,
+        "weak": False,
+        "reason": "",
     }
     retrieved = reconcile(draft.replace("https://sec.gov/filing", "https://news5.test-site.org/story-5"), SOURCES)
     assert retrieved.body == "See the filing [^1] for details.\n"
@@ -306,7 +339,18 @@ def test_sentence_scope_binds_a_marker_after_the_full_stop_to_the_sentence_befor
         "resolved_url": None,
         "score": None,
         "claim": "Analysts are cautious.",
+        "support": None,
+        "evidence": None,
+        "weak": False,
+        "reason": "its URL was never retrieved and no retrieved source clearly supports it",
     }
+    assert [u.model_dump() for u in b.report.uncited] == [
+        {"claim": "Synadia raised $25M in a Series A round led by Forbion.", "reason": "states $25M with no citation"},
+        {
+            "claim": "Analysts are cautious.",
+            "reason": "citation dropped: its URL was never retrieved and no retrieved source clearly supports it",
+        },
+    ]
 
 
 def test_one_shared_word_is_not_support():
@@ -314,13 +358,16 @@ def test_one_shared_word_is_not_support():
     assert row(result, "x")["status"] == "dropped"
 
 
-def test_ties_go_to_the_earlier_source():
+def test_two_sources_that_support_a_claim_equally_are_no_clear_winner():
     twins = [
-        {"url": "https://a.org/1", "title": "Rocket launch delayed by storms"},
-        {"url": "https://b.org/2", "title": "Rocket launch delayed by storms"},
+        {"url": "https://a.org/1", "title": "Rocket launch", "snippet": "The rocket launch was delayed by storms."},
+        {"url": "https://b.org/2", "title": "Rocket launch", "snippet": "The rocket launch was delayed by storms."},
+        {"url": "https://c.org/3", "title": "Harvest", "snippet": "The harvest came early this year."},
     ]
     result = reconcile("The rocket launch was delayed by storms. [^1]\n\n[^1]: https://fake.org/x\n", twins)
-    assert row(result, "1")["resolved_url"] == "https://a.org/1"
+    assert row(result, "1")["status"] == "dropped"  # a guess between twins would launder the fabrication
+    alone = reconcile("The rocket launch was delayed by storms. [^1]\n\n[^1]: https://fake.org/x\n", twins[1:])
+    assert row(alone, "1")["resolved_url"] == "https://b.org/2"
 
 
 def test_retrieved_marker_definitions_are_replaced_or_created():
@@ -378,12 +425,29 @@ def test_report_has_the_design_section_6_shape():
         "citations",
         "warnings",
         "links_removed",
+        "uncited",
+        "support",
     ]
     assert type(report["links_removed"]) is int
+    assert list(report["citations"][0]) == [
+        "key",
+        "status",
+        "retitled",
+        "cited_url",
+        "resolved_url",
+        "score",
+        "claim",
+        "support",
+        "evidence",
+        "weak",
+        "reason",
+    ]
+    # "A" and "E" say nothing a source could support: unchecked, not weak
+    assert report["support"] == {"supported": 0, "partial": 0, "unsupported": 0, "unchecked": 2, "weak": 0}
     assert all(type(report[k]) is int for k in list(report)[:6])
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
-    for c in report["citations"]:
-        assert list(c) == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim"]
+    for c in report["citations"]:  # the §6 keys first, in order, then what support adds
+        assert list(c)[:7] == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim"]
     assert [c["key"] for c in report["citations"]] == ["E1", "E9", "deck", "z", "3"]
     assert all(isinstance(w, str) for w in report["warnings"])
     json.dumps(report)
@@ -465,8 +529,9 @@ def test_two_marker_only_lines_in_a_row_both_go():
 
 
 def test_a_marker_left_at_a_line_start_before_a_colon_does_not_become_a_definition():
-    # mid-line the colon moves before the marker as usual; at a line start "[^1]:" would be a definition
-    assert reconcile("Weather [3] [^gone]: storms grew.\n", SOURCES).body == "Weather: [^1] storms grew.\n"
+    # mid-line a colon stays after the marker (not the end of a sentence); at a line start "[^1]:" would be
+    # a definition
+    assert reconcile("Weather [3] [^gone]: storms grew.\n", SOURCES).body == "Weather [^1]: storms grew.\n"
     result = reconcile("[3] [^gone]: storms grew.\n", SOURCES)
     assert result.body == "[^1] : storms grew.\n" and "[^1]: 2024" in result.text
     assert reconcile(result.text, SOURCES).text == result.text and tidy(result.text) == result.text
@@ -482,3 +547,33 @@ def test_a_draft_cut_off_inside_a_code_fence_does_not_swallow_the_sources():
     result = reconcile("Weather [3].\n\n```python\nprint('cut off", SOURCES)
     assert result.text.startswith("Weather. [^1]\n\n```python\nprint('cut off\n```\n\n## Sources (web search)\n")
     assert reconcile(result.text, SOURCES).text == result.text
+
+
+# -- support, weak citations and uncited claims ---------------------------------------------------
+
+
+def test_a_verified_citation_that_does_not_support_its_claim_keeps_its_url_and_is_weak():
+    result = reconcile("JetStream is the persistence layer built into the NATS server. [^E4]\n", SOURCES)
+    r = row(result, "E4")
+    assert r["status"] == "verified" and r["resolved_url"] == "https://nats.io/community"
+    assert r["support"] == "unsupported" and r["weak"] is True
+    assert "[^E4]: [Community](https://nats.io/community)" in result.text  # retrieved: it stays
+    assert any(w.startswith("weak citation [^E4]") for w in result.report.to_json()["warnings"])
+    right = row(reconcile("JetStream is the persistence layer built into the NATS server. [^E3]\n", SOURCES), "E3")
+    assert right["support"] == "supported" and right["weak"] is False
+    assert right["evidence"] == "JetStream is the persistence layer built into the NATS server."
+
+
+def test_uncited_claims_are_figures_quotations_and_table_rows_without_a_marker():
+    draft = (
+        'The CEO called it "the future of edge messaging". NATS is fast. [^E1]\n\n'
+        "Revenue doubled in 2023.\n\n"
+        "| Year | Revenue |\n|---|---|\n| 2022 | $4M |\n| 2023 | $8M [^E2] |\n\n"
+        "# Founded in 2017\n"
+    )
+    uncited = [(u.claim, u.reason) for u in reconcile(draft, SOURCES).report.uncited]
+    assert uncited == [
+        ('The CEO called it "the future of edge messaging".', "a quotation with no citation"),
+        ("Revenue doubled in 2023.", "states 2023 with no citation"),
+        ("2022 | $4M", "states 2022 with no citation"),
+    ]  # a cited table row and a heading are not listed

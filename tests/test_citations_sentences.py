@@ -1,4 +1,4 @@
-"""Claim context: which sentence a marker cites."""
+"""Claim binding: which clause a marker cites."""
 
 from __future__ import annotations
 
@@ -20,24 +20,41 @@ def test_marker_after_the_full_stop_binds_to_the_sentence_before():
     assert got == {
         "[^1]": "Synadia raised $25M in 2022.",
         "[^2]": "Synadia raised $25M in 2022.",
-        "[^3]": "It was founded by Derek Collison.",
+        "[^3]": "It was founded by Derek Collison",
     }
 
 
-def test_marker_inside_a_sentence_binds_to_the_whole_sentence():
-    assert claims("First. Revenue grew 40% [^a] while costs fell. Last.")["[^a]"] == (
-        "Revenue grew 40% while costs fell."
-    )
+def test_marker_inside_a_sentence_binds_to_the_clause_before_it():
+    assert claims("First. Revenue grew 40% [^a] while costs fell. Last.")["[^a]"] == "Revenue grew 40%"
+    got = claims("Cresta, which raised $125 million in a Series D [^1], was founded in 2017 by Zayd Enam [^2].")
+    assert got == {
+        "[^1]": "Cresta, which raised $125 million in a Series D",
+        "[^2]": "was founded in 2017 by Zayd Enam",
+    }
+
+
+def test_a_later_marker_after_the_full_stop_binds_from_the_previous_marker():
+    got = claims("A raised $5M [^1] and B raised $3M. [^2] Next.")
+    assert got == {"[^1]": "A raised $5M", "[^2]": "and B raised $3M."}
+
+
+def test_a_semicolon_ends_a_clause():
+    assert claims("Sales rose in 2021; costs fell by 9% [^1].")["[^1]"] == "costs fell by 9%"
+
+
+def test_cjk_full_stops_end_sentences_without_a_space():
+    got = claims("云舟科技成立于2016年。[^1]星河数据裁员15%。[^2]")
+    assert got == {"[^1]": "云舟科技成立于2016年。", "[^2]": "星河数据裁员15%。"}
 
 
 @pytest.mark.parametrize(
     ("text", "claim"),
     [
-        ("Acme Inc. raised 5.5% more [^x] than peers. Next.", "Acme Inc. raised 5.5% more than peers."),
+        ("Acme Inc. raised 5.5% more [^x] than peers. Next.", "Acme Inc. raised 5.5% more"),
         ("Dr. Smith agrees with nats.io docs.[^x] Next.", "Dr. Smith agrees with nats.io docs."),
-        ("It ranks No. 1 in Europe [1]. Next.", "It ranks No. 1 in Europe."),
+        ("It ranks No. 1 in Europe [1]. Next.", "It ranks No. 1 in Europe"),
         ('He said "it works." [^x] Then left.', 'He said "it works."'),
-        ("Bought by Acme Inc. The deal closed [^x].", "The deal closed."),
+        ("Bought by Acme Inc. The deal closed [^x].", "The deal closed"),
         ("No terminator at all [^x]", "No terminator at all"),
         ("[^x] Leading marker sentence. Another.", "Leading marker sentence."),
     ],

@@ -49,8 +49,10 @@ def build(n_sources: int = 100, n_citations: int = 200, seed: int = 7):
         kind = k % 5
         sentence = (
             f"The company reported {words[0]} and {words[1]} gains in {words[2]} during 2024"
-            if kind != 4
+            if kind not in (3, 4)
             else f"Former executives quietly praise its culture, insider number {k} claims"
+            if kind == 4
+            else sources[k % n_sources]["snippet"].rstrip(".")  # one source says exactly this
         )
         if kind == 0:
             marker = f"[^E{k // 5 + 6}]"  # E6…E45: the last five are out of range

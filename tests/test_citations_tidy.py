@@ -12,7 +12,8 @@ from core.citations import tidy, tidy_with_stats
     [
         ("Market size is $50B[^1].", "Market size is $50B. [^1]"),
         ("Market size is $50B [^1].", "Market size is $50B. [^1]"),
-        ("Growth was fast[^1], then slow.", "Growth was fast, [^1] then slow."),
+        ("Growth was fast[^1], then slow.", "Growth was fast [^1], then slow."),  # a comma ends no sentence
+        ("云舟科技成立于2016年[^1]。", "云舟科技成立于2016年。 [^1]"),
         ("Done?[^1]", "Done? [^1]"),
         ("Chains[^1][^2][^3] here.", "Chains [^1] [^2] [^3] here."),
         ("Spaces   [^1]\t [^2] here.", "Spaces [^1] [^2] here."),
@@ -29,11 +30,28 @@ def test_spacing_and_punctuation(before, after):
     assert tidy(before + definitions) == after + definitions
 
 
-def test_one_marker_per_footnote_per_paragraph_keeps_the_last():
+def test_no_sentence_loses_its_citation():
     text = "A [^1]. B [^1]. C [^1].\n\nD [^1].\n\n[^1]: x\n"
     out, stats = tidy_with_stats(text)
-    assert out == "A. B. C. [^1]\n\nD. [^1]\n\n[^1]: x\n"
-    assert stats.duplicates_removed == 2
+    assert out == "A. [^1] B. [^1] C. [^1]\n\nD. [^1]\n\n[^1]: x\n"
+    assert stats.duplicates_removed == 0
+    # the issue's examples
+    issue = "A raised $125M [^E1]. B deployed it [^E6]. Total funding reached $270M [^E1].\n"
+    assert tidy(issue) == "A raised $125M. [^E1] B deployed it. [^E6] Total funding reached $270M. [^E1]\n"
+    outage = "It caused the outage[^E4]. An overview compares brokers.[^E5][^E4]\n"
+    assert tidy(outage) == "It caused the outage. [^E4] An overview compares brokers. [^E5] [^E4]\n"
+
+
+def test_duplicates_go_only_inside_one_cluster():
+    assert tidy("Claim [^E5][^E5] and more [^E5].\n") == "Claim [^E5] and more. [^E5]\n"
+
+
+def test_one_marker_per_source_per_paragraph_is_opt_in_and_keeps_a_sentence_s_only_citation():
+    text = "A [^1]. B [^1] [^2]. C [^1].\n\n[^1]: x\n[^2]: y\n"
+    out = tidy(text, one_marker_per_source=True)
+    # B has another citation, so its repeat of [^1] goes; A's and C's [^1] are their only citation
+    assert out == "A. [^1] B. [^2] C. [^1]\n\n[^1]: x\n[^2]: y\n"
+    assert tidy(out, one_marker_per_source=True) == out
 
 
 def test_numeric_footnotes_are_renumbered_in_order_of_first_appearance():

@@ -128,13 +128,13 @@ def test_a_marker_without_definition_is_removed_with_its_space_and_reported():
     assert any("[^7]" in w for w in warnings)
 
 
-def test_repeated_source_in_one_paragraph_keeps_the_last_marker():
+def test_a_source_repeated_in_one_paragraph_stays_on_every_claim():
     body = (
         "# S\n\nA grew. [^1] B shrank. [^E1] C held. [^1]\n\n"
         "[^1]: [X](https://x.io/p). x.io\n[^E1]: [X again](https://www.x.io/p/). x.io\n"
     )
     memo, count, _ = _assemble(SectionText("s", "S", body))
-    assert "A grew. B shrank. C held. [^1]" in memo
+    assert "A grew. [^1] B shrank. [^1] C held. [^1]" in memo
     assert count == 1
 
 

@@ -67,11 +67,11 @@ def test_each_table_row_keeps_its_citation():
     assert warnings == []
 
 
-def test_a_repeated_citation_within_one_table_cell_keeps_the_last_like_tidy():
-    body = "# F\n\n| Round | Amount |\n|---|---|\n| Seed | $5M [^1] then $6M [^1] |\n\n[^1]: [A](https://a.com/x). a.com.\n"
+def test_a_citation_repeated_on_two_claims_of_a_table_cell_stays_on_both_like_tidy():
+    body = "# F\n\n| Round | Amount |\n|---|---|\n| Seed | $5M [^1] then $6M [^1][^1] |\n\n[^1]: [A](https://a.com/x). a.com.\n"
     memo, _, _ = _assemble(body)
-    assert "| Seed | $5M then $6M [^1] |" in memo
-    assert "| Seed | $5M then $6M [^1] |" in tidy(body)
+    assert "| Seed | $5M [^1] then $6M [^1] |" in memo  # only the repeat inside one cluster goes
+    assert "| Seed | $5M [^1] then $6M [^1] |" in tidy(body)
 
 
 def test_each_list_item_keeps_its_citation():
@@ -103,14 +103,14 @@ def test_a_paragraph_before_a_heading_without_blank_line_keeps_its_citation():
     assert "Para one. [^1]\n#### Sub\nPara two. [^1]" in memo
 
 
-def test_two_keys_for_one_url_in_one_paragraph_keep_only_the_last():
+def test_two_keys_for_one_url_become_one_number_and_every_claim_keeps_it():
     body = (
-        "# S\n\nA grew. [^1] B shrank. [^E1] C held. [^1]\n\n- Item. [^1] More. [^E1]\n\n"
+        "# S\n\nA grew. [^1] B shrank. [^E1] C held. [^1]\n\n- Item. [^1] More. [^E1] [^1]\n\n"
         "[^1]: [X](https://x.io/p). x.io\n[^E1]: [X again](https://www.x.io/p/). x.io\n"
     )
     memo, count, _ = _assemble(body)
-    assert "A grew. B shrank. C held. [^1]" in memo
-    assert "- Item. More. [^1]" in memo
+    assert "A grew. [^1] B shrank. [^1] C held. [^1]" in memo
+    assert "- Item. [^1] More. [^1]" in memo  # the two keys of one cluster are one citation
     assert count == 1
 
 

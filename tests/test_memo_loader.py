@@ -533,3 +533,9 @@ def test_retired_exa_highlight_options_load_with_a_notice(tmp_path):
     assert len(notices) == 2 and all(":9: sections[0].include-sources[0].contents.highlights." in n for n in notices)
     assert "highlightsPerUrl is deprecated by Exa; not sent" in notices[0]
     assert "numSentences is deprecated by Exa; sent as maxCharacters" in notices[1]
+
+
+def test_one_marker_per_source_per_paragraph_is_an_opt_in_setting(tmp_path):
+    assert load_memo(_write(tmp_path, DESIGN_SAMPLE)).memo.settings.one_marker_per_source_per_paragraph is False
+    on = DESIGN_SAMPLE.replace("sections:\n", "settings: {one-marker-per-source-per-paragraph: true}\nsections:\n", 1)
+    assert load_memo(_write(tmp_path, on)).memo.settings.one_marker_per_source_per_paragraph is True

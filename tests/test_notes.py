@@ -68,11 +68,30 @@ def test_frontmatter_round_trips_every_recorded_field():
         "out_of_range": 1,
         "protected": 1,
         "links_removed": 0,  # every count key is recorded, zero when the report has none
+        "supported": 0,
+        "partial": 0,
+        "unsupported": 0,
+        "unchecked": 0,
+        "weak": 0,
+        "uncited": 0,
     }
     # warnings are short single-line strings
     assert front["warnings"] == ["degraded: Exa answered 402 (no credits)", "truncated: 2 sources omitted"]
     assert front["cost"] == {"retrieval": 0.023, "writer": 0.0061, "total": 0.0291}
     assert body.startswith("# Company overview\n\nNATS is a messaging system. [^E1]")
+
+
+def test_frontmatter_counts_support_verdicts_weak_citations_and_uncited_claims():
+    report = {
+        "verified": 2,
+        "substituted": 1,
+        "support": {"supported": 2, "partial": 0, "unsupported": 1, "unchecked": 0, "weak": 1},
+        "uncited": [{"claim": "Revenue was $3M.", "reason": "states $3M with no citation"}],
+    }
+    front, _ = parse_note(render_note(_record(counts=report), BODY))
+    counts = front["counts"]
+    assert (counts["supported"], counts["unsupported"], counts["weak"], counts["uncited"]) == (2, 1, 1, 1)
+    assert (counts["verified"], counts["substituted"]) == (2, 1)
 
 
 def test_sources_are_grouped_web_then_retrieved_after_the_body():

@@ -42,10 +42,10 @@ def test_reconcile_prints_text_and_summary(files, capsys):
     draft, sources = files
     assert main(["reconcile", str(draft), "--sources", str(sources)]) == 0
     out, err = capsys.readouterr()
-    # [^7] is substituted by the web result that bare [1] also cites: one source, one marker per
-    # paragraph, the last one stays.
+    # [^7] is substituted by the web result that bare [1] also cites: one source, one key, and
+    # each claim keeps its own marker.
     assert out.startswith(
-        "NATS is a messaging system. [^E1] Synadia was founded by Derek Collison and raised $25M."
+        "NATS is a messaging system. [^E1] Synadia was founded by Derek Collison and raised $25M. [^1]"
         " Margins exceed eighty percent. Weather [^1] and and.\n"
     )
     assert "## Sources (web search)" in out and "## Sources (retrieved)" in out
@@ -83,11 +83,11 @@ def test_reconcile_removes_unretrieved_links_and_says_how_many(files, capsys):
     )
     assert main(["reconcile", str(draft), "--sources", str(sources)]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("NATS is a messaging system, [^E1] see [the docs](https://nats.io/about) and a review and.\n")
+    assert out.startswith("NATS is a messaging system [^E1], see [the docs](https://nats.io/about) and a review and.\n")
     assert "fabricated.io" not in out and "bloomberg" not in out
     assert (
         "reconcile: 1 verified (0 retitled), 0 substituted, 0 dropped, 0 out of range, 0 protected; "
-        "2 unretrieved link(s) removed" in err
+        "0 weak, 0 uncited claim(s); 2 unretrieved link(s) removed" in err
     )
     assert "warning: removed the link to https://fabricated.io/review (never retrieved)" in err
     assert "warning: removed https://bloomberg.com/news/fake (never retrieved)" in err
@@ -163,11 +163,12 @@ def test_tidy_rewrites_in_place_and_reports(tmp_path, capsys):
     note.write_text("A[^3]. B [^3]. C[^5][^1].\n\n`x[^3].`\n\n[^1]: one\n[^3]: three\n[^5]: five\n", encoding="utf-8")
     os.chmod(note, 0o640)
     assert main(["tidy", str(note)]) == 0
+    # each sentence keeps its citation: [^3] stays on both A and B
     assert note.read_text(encoding="utf-8") == (
-        "A. B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^3]: one\n[^1]: three\n[^2]: five\n"
+        "A. [^1] B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^3]: one\n[^1]: three\n[^2]: five\n"
     )
     out = capsys.readouterr().out
-    assert "tidied" in out and "1 duplicate" in out and "renumbered" in out and "[^3]→[^1]" in out
+    assert "tidied" in out and "duplicate" not in out and "renumbered" in out and "[^3]→[^1]" in out
     assert stat.S_IMODE(note.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["note.md"]  # no temp file left behind
     assert main(["tidy", str(note)]) == 0 and "already tidy" in capsys.readouterr().out
@@ -189,3 +190,18 @@ def test_tidy_errors_are_clean(tmp_path, capsys):
     assert "missing.md: no such file" in capsys.readouterr().err
     assert main(["tidy", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_reconcile_json_carries_support_weak_and_uncited(files, capsys):
+    draft, sources = files
+    draft.write_text(
+        "NATS is a messaging system. [^E1] Weather in 2023 was wild.\n\nSynadia raised $25M in a Series A. [^x]\n\n"
+        "[^x]: [Invented](https://synadia.com/news/invented)\n",
+        encoding="utf-8",
+    )
+    assert main(["reconcile", str(draft), "--sources", str(sources), "--json", "--subject", "Synadia"]) == 0
+    report = json.loads(capsys.readouterr().out)["report"]
+    by_key = {c["key"]: c for c in report["citations"]}
+    assert by_key["x"]["status"] == "substituted" and by_key["x"]["support"] == "supported"
+    assert by_key["x"]["evidence"] and by_key["E1"]["weak"] is False
+    assert report["uncited"] == [{"claim": "Weather in 2023 was wild.", "reason": "states 2023 with no citation"}]

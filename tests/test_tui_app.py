@@ -100,7 +100,10 @@ def test_the_section_screen_lists_the_kept_sources(sb, tmp_path):
             await pilot.press("2")
             report = app.screen.query_one("#report", DataTable)
             citations = app.last_outcomes["overview"].report["citations"]
-            assert report.row_count == len(citations)
+            uncited = app.last_outcomes["overview"].report["uncited"]
+            assert report.row_count == len(citations) + len(uncited)  # and one per uncited claim
+            assert uncited and column(report, "status")[-1] == "uncited claim"
+            assert {c.get("support") for c in citations} <= {"supported", "partial", "unsupported", "unchecked", None}
             await pilot.press("f")  # filter: verified only
             verified = [c for c in citations if c["status"] == "verified"]
             assert 0 < report.row_count == len(verified) < len(citations)

@@ -130,18 +130,21 @@ def test_a_run_grounds_its_new_note_offline_and_the_checks_tab_shows_the_counts(
             grounding = check.report.grounding
             assert grounding, "the demo overview cites at least one figure"
             supported = sum(g.status == "supported" for g in grounding)
+            # the demo writer states an uncited figure that no retrieved source has: found, and a problem
+            uncited = [g for g in grounding if g.kind == "uncited_statistic"]
+            assert [(g.text, g.status) for g in uncited] == [("140 percent", "not_found")]
             # the run's notice carries the grounding counts
             assert any(
                 m.startswith("overview: ok") and f"grounding: {supported} supported" in m for _s, m in app.notices
             ), app.notices
-            # the memo row has no problem badge (nothing was found wrong)
-            assert "✗" not in cells(app.screen.query_one("#sections", DataTable), "overview")[6]
+            # the memo row's problem badge counts it (every cited figure was found)
+            assert "✗1" in cells(app.screen.query_one("#sections", DataTable), "overview")[6]
             screen = await open_section(pilot, app)
             text = summary(screen)
             assert "grounding only (offline, after the run)" in text
             assert "URLs not checked yet (v checks them over the network)" in text
             assert f"grounding: {len(grounding)} item(s): {supported} supported" in text
-            assert "0 problem(s)" in text
+            assert "1 problem(s)" in text
             table = screen.query_one("#checks", DataTable)
             assert table.row_count == len(grounding)
             first = cells(table, "ground:0")
@@ -151,7 +154,7 @@ def test_a_run_grounds_its_new_note_offline_and_the_checks_tab_shows_the_counts(
             # no DNS, no request: grounding is offline
             assert resolver.calls == []
             saved = app.store.section_state("overview")["last_check"]
-            assert saved["liveness"] is False and saved["problems"] == 0
+            assert saved["liveness"] is False and saved["problems"] == 1
             assert saved["counts"]["grounding"]["supported"] == supported
         await app.check_client.aclose()
 
@@ -180,15 +183,16 @@ def test_a_changed_figure_reads_not_found_and_is_flagged_on_the_memo_screen(sb, 
             table = screen.query_one("#checks", DataTable)
             found = [r for k, r in rows(table).items() if k.startswith("ground:") and r[3] == changed]
             assert found and found[0][0] == f"[^{good.key}]" and found[0][2] == "not found", rows(table)
-            assert "URLs and grounding" in summary(screen) and "1 problem(s)" in summary(screen)
+            # the changed figure, and the demo's uncited figure no retrieved source states
+            assert "URLs and grounding" in summary(screen) and "2 problem(s)" in summary(screen)
             urls = [r for k, r in rows(table).items() if k.startswith("url:")]
             assert urls and all(r[2] == "ok" for r in urls)
             assert requests  # the pages were fetched (by the mock client)
-            assert "✗1 check problem(s)" in str(screen.query_one("#section-head").render())
+            assert "✗2 check problem(s)" in str(screen.query_one("#section-head").render())
             await pilot.press("escape")
             assert isinstance(app.screen, MemoScreen)
-            assert "✗1" in cells(app.screen.query_one("#sections", DataTable), "overview")[6]
-            assert "the last check found 1 problem(s)" in str(app.screen.query_one("#memo-why").render())
+            assert "✗2" in cells(app.screen.query_one("#sections", DataTable), "overview")[6]
+            assert "the last check found 2 problem(s)" in str(app.screen.query_one("#memo-why").render())
         await app.check_client.aclose()
 
     asyncio.run(scenario())
@@ -219,7 +223,8 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
             assert row[0] == "[^99]" and row[2] == "placeholder"
             assert "example.com" not in resolver.calls  # refused before any lookup
             assert not any("example.com" in u for u in requests)
-            assert "1 placeholder" in summary(screen) and "1 problem(s)" in summary(screen)
+            # the placeholder, and the demo's uncited figure that no retrieved source states
+            assert "1 placeholder" in summary(screen) and "2 problem(s)" in summary(screen)
             table.move_cursor(row=[r.key.value for r in table.ordered_rows].index(key))
             await pilot.pause()
             shown = detail(screen)
@@ -227,9 +232,9 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
             assert "never requested" in shown
             assert PLANTED_TITLE in screen_text(app)
             notice = [m for s, m in app.notices if m.startswith("overview: ") and "placeholder" in m]
-            assert notice and "1 problem(s)" in notice[-1]
+            assert notice and "2 problem(s)" in notice[-1]
             saved = app.store.section_state("overview")["last_check"]
-            assert saved["liveness"] is True and saved["problems"] == 1
+            assert saved["liveness"] is True and saved["problems"] == 2
         await app.check_client.aclose()
 
         # a new session on the same memo still flags the note it checked
@@ -238,9 +243,9 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
         )
         async with again.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            assert "✗1" in cells(again.screen.query_one("#sections", DataTable), "overview")[6]
+            assert "✗2" in cells(again.screen.query_one("#sections", DataTable), "overview")[6]
             screen = await open_section(pilot, again)
-            assert "1 problem(s) — v checks again to list them" in summary(screen)
+            assert "2 problem(s) — v checks again to list them" in summary(screen)
 
     asyncio.run(scenario())
 
@@ -257,10 +262,11 @@ def test_an_offline_check_says_so_and_calls_nothing_dead(sb, tmp_path):
             statuses = [r[2] for k, r in rows(table).items() if k.startswith("url:")]
             assert statuses and set(statuses) == {"unreachable"}
             text = summary(screen)
-            assert f"{len(statuses)} unreachable" in text and "0 problem(s)" in text
+            # no URL is a problem offline; the one problem is the uncited figure grounding found offline
+            assert f"{len(statuses)} unreachable" in text and "1 problem(s)" in text
             assert "this machine looks offline, so liveness is unknown (not dead)" in text
             assert any(s == "warning" and "looks offline" in m for s, m in app.notices), app.notices
-            assert "✗" not in str(screen.query_one("#section-head").render())
+            assert "✗1 " in str(screen.query_one("#section-head").render())
         await app.check_client.aclose()
 
     asyncio.run(scenario())

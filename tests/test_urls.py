@@ -172,10 +172,35 @@ def test_normalise_url_keeps_escaped_delimiters_distinct():
     assert not same_url("https://example.org/a%3Fb", "https://example.org/a?b")
 
 
-def test_normalise_url_preserves_the_order_of_real_query_parameters():
-    assert normalise_url("https://cresta.com/s?b=2&utm_source=x&a=1") == "cresta.com/s?b=2&a=1"
-    assert normalise_url("https://cresta.com/s?a=1&b=2") == "cresta.com/s?a=1&b=2"
-    assert not same_url("https://cresta.com/s?b=2&a=1", "https://cresta.com/s?a=1&b=2")
+def test_normalise_url_sorts_query_parameters():
+    # servers read parameters by name: the same page whichever order a writer typed them in
+    assert normalise_url("https://cresta.com/s?b=2&utm_source=x&a=1") == "cresta.com/s?a=1&b=2"
+    assert same_url("https://cresta.com/s?b=2&a=1", "https://cresta.com/s?a=1&b=2")
+    assert not same_url("https://cresta.com/s?a=1&b=2", "https://cresta.com/s?a=1&b=3")
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "https://m.techbriefs.io/2023/lumora",
+        "https://mobile.techbriefs.io/2023/lumora",
+        "https://amp.techbriefs.io/2023/lumora",
+        "https://techbriefs.io/2023/lumora/amp",
+        "https://techbriefs.io/2023/lumora/amp/",
+        "https://techbriefs.io/2023/lumora?amp=1",
+        "https://techbriefs.io/2023/lumora?amp",
+        "https://www.techbriefs.io/2023/lumora?outputType=amp",
+        "https://user:pw@techbriefs.io/2023/lumora#top",
+    ],
+)
+def test_mobile_amp_and_credentialed_variants_are_the_page_itself(variant):
+    assert same_url(variant, "https://techbriefs.io/2023/lumora")
+
+
+def test_a_page_about_amp_is_not_an_amp_variant():
+    assert not same_url("https://techbriefs.io/amp-explained", "https://techbriefs.io/explained")
+    assert not same_url("https://techbriefs.io/a?amp=0", "https://techbriefs.io/a")
+    assert not same_url("https://m.com/a", "https://com/a")
 
 
 def test_normalise_url_root_and_bare_host_agree():

@@ -74,6 +74,7 @@ def test_items_bind_to_the_citation_of_their_sentence_and_uncited_sentences_bind
         (("E3",), "50%"),
         (("E3",), "$10M"),  # after the last marker of its sentence: that marker's
         (("E1", "E2"), "$25M"),  # a cluster
+        ((), "140 percent"),  # uncited: grounded against the whole frozen set, bound to no citation
     }
 
 
@@ -195,3 +196,28 @@ def test_paywall_stubs_are_detected_but_full_articles_with_a_banner_are_not():
         + "Subscribe to continue reading"
     )
     assert sniff_page(full) is None
+
+
+def test_uncited_money_and_percentages_are_looked_for_in_the_whole_frozen_set(tmp_path):
+    from core.verify.check import ground_notes
+    from core.verify.evidence import Evidence
+
+    path = tmp_path / "01-overview.md"
+    path.write_text(
+        "Synadia raised $25M in 2024. Its retention exceeds 140 percent. It has 44 staff.\n\n"
+        "NATS is fast. [^E1]\n\n[^E1]: [A](https://a.site/)\n",
+        encoding="utf-8",
+    )
+    note = read_note(path, "01-overview.md")
+    # uncited money and percentages only: a plain count or a year is not grounded this way
+    assert [(i.keys, i.kind, i.text) for i in note.items] == [
+        ((), "uncited_statistic", "$25M"),
+        ((), "uncited_statistic", "140 percent"),
+    ]
+    evidence = Evidence(sets=1)
+    evidence.add("https://a.site/", ["NATS is fast."], retrieved=True)
+    evidence.add("https://b.site/", ["Synadia raised 25 million dollars in a Series B."], retrieved=True)
+    rows = ground_notes([note], {"01-overview.md": evidence}).grounding
+    assert [(r.key, r.text, r.status) for r in rows] == [("", "$25M", SUPPORTED), ("", "140 percent", NOT_FOUND)]
+    unknown = ground_notes([note], {"01-overview.md": Evidence()}).grounding  # no frozen set: unknown
+    assert {r.status for r in unknown} == {UNVERIFIABLE}

@@ -12,11 +12,13 @@ Public API (stable):
 * ``format_definition(key, source)`` → one house-format definition line.
 * ``render_sources_sections(definitions)`` → the ``## Sources (web search)`` /
   ``## Sources (retrieved)`` block.
-* ``meaningful_tokens`` / ``is_supported`` — the substitution scorer's parts.
+* ``supports_text(claim, passage)`` → ``Verdict`` — the support check on one passage;
+  ``terms`` — what counts as a word in any script.
 
 Modules: ``scan`` (instrumented markdown-it), ``parse`` (markers, definitions,
 source offsets), ``ground`` (ground truth and its namespaces), ``tokens`` /
-``support`` (claim support), ``sentences`` (claim context), ``written`` (what a
+``figures`` / ``support`` (claim support), ``sentences`` (claim binding),
+``uncited`` (claims left without a citation), ``html_links`` (raw HTML), ``written`` (what a
 writer's definition says), ``bare_urls`` (where a URL in plain text ends),
 ``links`` (unretrieved URLs outside citations), ``bibliography`` (a writer's own
 Sources list), ``screening`` (both, before and after citations), ``rewrite`` (marker/line edits), ``tidy``, ``reconcile``,
@@ -33,16 +35,15 @@ from core.citations.house import (
 )
 from core.citations.placeholders import is_placeholder_url
 from core.citations.reconcile import DEFAULT_PROTECTED, ReconcileResult, reconcile
-from core.citations.report import CitationRecord, ReconcileReport, ReportWarning
-from core.citations.support import MIN_RATIO, MIN_SHARED, is_supported, support
+from core.citations.report import CitationRecord, ReconcileReport, ReportWarning, UncitedClaim
+from core.citations.support import SUPPORTED_MIN, Verdict, supports_text
 from core.citations.tidy import tidy, tidy_with_stats
-from core.citations.tokens import meaningful_tokens
+from core.citations.tokens import terms
 
 __all__ = [
     "DEFAULT_PROTECTED",
-    "MIN_RATIO",
-    "MIN_SHARED",
     "RETRIEVED_HEADING",
+    "SUPPORTED_MIN",
     "WEB_HEADING",
     "CitationRecord",
     "GroundSource",
@@ -51,14 +52,15 @@ __all__ = [
     "ReconcileReport",
     "ReconcileResult",
     "ReportWarning",
+    "UncitedClaim",
+    "Verdict",
     "coerce_source",
     "format_definition",
     "is_placeholder_url",
-    "is_supported",
-    "meaningful_tokens",
     "reconcile",
     "render_sources_sections",
-    "support",
+    "supports_text",
+    "terms",
     "tidy",
     "tidy_with_stats",
 ]

@@ -42,6 +42,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "summary": ("summary",),
     "text": ("text",),
     "highlights": ("highlights",),
+    "facts": ("facts",),
 }
 
 
@@ -61,15 +62,26 @@ class GroundSource:
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
     blocked: bool = False  # a web result on a domain the analyst rejected: never citable
+    facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
+    text: str = ""  # the stored page text, when the frozen set holds it
+    about: str | None = None  # "subject" | "namesake" | "other" | "unclear", when known
 
     @property
     def namespace(self) -> str:
         return "retrieved" if self.marker else "web"
 
-    @property
-    def evidence(self) -> str:
-        """The text a claim is scored against: what describes the source, never its full text."""
-        return "\n".join([self.title, self.snippet, self.summary, *self.highlights])
+    def evidence_fields(self) -> list[tuple[str, str]]:
+        """Everything stored for the source, by field: what a claim is checked against."""
+        fields = [("title", self.title), ("snippet", self.snippet), ("summary", self.summary)]
+        fields += [("highlights", h) for h in self.highlights]
+        fields += [("facts", f) for f in self.facts]
+        fields += [
+            ("facts", f"{name}: {value}")
+            for name, value in (("published", self.published), ("updated", self.updated))
+            if value
+        ]
+        fields.append(("text", self.text))
+        return fields
 
 
 def _get(item: object, name: str) -> object:
@@ -117,7 +129,6 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
     marker = _text(item, "marker", where) or None
     if marker is not None and not MARKER_RE.match(marker):
         raise UserError(f"{where}.marker: {marker!r} is not a marker", hint="markers look like E3, V1 or W2")
-    _text(item, "text", where)  # accepted (and type-checked) but never scored: see GroundSource.evidence
     return GroundSource(
         url=url,
         norm=normalise_url(url),
@@ -130,7 +141,39 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         marker=marker,
         rank=rank,
         index=index,
+        facts=tuple(_fact_lines(_get(item, "facts"))),
+        text=_text(item, "text", where) or "",
+        about=_about(item),
     )
+
+
+def _fact_lines(value: object, key: str = "") -> list[str]:
+    """Facts as "key: value" lines (nested values flattened; keys are words a claim may use)."""
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, Mapping):
+        out: list[str] = []
+        for k, v in value.items():
+            label = str(k).replace("_", " ")
+            out += _fact_lines(v, f"{key} {label}".strip())
+        return out
+    if isinstance(value, (list, tuple)):
+        return [line for v in value for line in _fact_lines(v, key)]
+    text = str(value).strip()
+    if not text:
+        return []
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    return [f"{spaced}: {text}" if spaced else text]
+
+
+def _about(item: object) -> str | None:
+    """A source's ``about`` verdict (``{"verdict": …}`` or the verdict itself), when it has one."""
+    value = _get(item, "about")
+    if isinstance(value, Mapping):
+        value = value.get("verdict")
+    else:
+        value = getattr(value, "verdict", value)
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass
@@ -254,8 +297,15 @@ def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:
         highlights = list(first.highlights)
         for other in rest:
             highlights += [h for h in other.highlights if h not in highlights]
+        facts = list(dict.fromkeys([f for src in group for f in src.facts]))
         merged[id(first)] = replace(
-            first, snippet=extra("snippet"), summary=extra("summary"), highlights=tuple(highlights)
+            first,
+            snippet=extra("snippet"),
+            summary=extra("summary"),
+            highlights=tuple(highlights),
+            text=extra("text"),
+            facts=tuple(facts),
+            about=first.about or next((o.about for o in rest if o.about), None),
         )
     return [merged.get(id(s), s) for s in sources]
 

@@ -16,7 +16,14 @@ excluded). Otherwise:
   spaces or separators (``,`` ``;`` ``|`` …) go as one; a paragraph, list item or
   heading left with nothing goes with its line;
 * a reference definition line is removed (its usages become their text);
-* inside raw HTML only the URL's characters are removed.
+* raw HTML (inline tags and HTML blocks) is read with a real HTML tokenizer
+  (``html_links``): an attribute carrying an unretrieved URL is removed whole, the
+  tag's text stays; a bare URL in the text between tags loses its characters;
+* a draft's YAML front matter loses any unretrieved URL written in it.
+
+A link to a retrieved page is rewritten to the exact URL retrieval returned
+(``exact``): a writer's variant — reordered query, ``m.``/AMP page, tracking
+parameters, ``user:password@`` — never reaches the note.
 
 ``strip_remaining`` is the last resort after everything else: any unretrieved
 URL still in the text outside code loses its characters, whatever holds it.
@@ -29,6 +36,7 @@ definitions such a link goes through, and the writer's own footnote definitions
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
@@ -36,6 +44,7 @@ from dataclasses import dataclass, field
 from markdown_it.common.utils import normalizeReference
 
 from core.citations.bare_urls import comparable, find_bare_urls
+from core.citations.html_links import screen_html
 from core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
 from core.citations.rewrite import Edit, apply_edits, removal_edit
 from core.citations.scan import Span
@@ -100,33 +109,88 @@ def citation_references(doc: ParsedDoc) -> set[str]:
     return out
 
 
+Exact = Callable[[str], str | None]
+
+
+def _html_edits(
+    source: str, start: int, end: int, allowed: Callable[[str], bool], exact: Exact | None, screen: LinkScreen
+) -> list[Edit]:
+    """Screen the HTML in ``source[start:end]``: attributes by the tokenizer, bare URLs in its text."""
+    edits: list[Edit] = []
+    fragment = source[start:end]
+    for change in screen_html(fragment, allowed, exact):
+        edits.append(Edit(start + change.start, start + change.end, change.text))
+        for url in change.removed:
+            screen.removed.append(RemovedLink(url, kind="html", position=start + change.start))
+    taken = [(edit.start, edit.end) for edit in edits]
+    for a, b in find_bare_urls(source, start, end):
+        if any(x <= a < y for x, y in taken):
+            continue
+        url = comparable(source[a:b])
+        if not allowed(url):
+            edits.append(Edit(a, b, ""))
+            screen.removed.append(RemovedLink(url, kind="html", position=a))
+        elif exact is not None and (to := exact(url)) is not None and to != source[a:b]:
+            edits.append(Edit(a, b, html.escape(to, quote=False)))  # the URL retrieval returned, never a variant
+    return edits
+
+
+def _front_matter(
+    doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen, exact: Exact | None = None
+) -> None:
+    """A draft's YAML front matter is text a renderer may show or a tool may follow: no unretrieved URL in
+    it, and a retrieved one as retrieval returned it."""
+    if doc.front_matter is None:
+        return
+    start, end = doc.line_span(*doc.front_matter)
+    for a, b in find_web_urls(doc.source, start, end):
+        url = comparable(doc.source[a:b])
+        if not allowed(url):
+            screen.edits.append(Edit(a, b, ""))
+            screen.removed.append(RemovedLink(url, kind="front matter", position=a))
+        elif exact is not None and (to := exact(url)) is not None and to != doc.source[a:b]:
+            screen.edits.append(Edit(a, b, to))
+
+
+_LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
+
+
+def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
+    found = find_bare_urls(text, start, end)
+    for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):
+        if not any(a <= m.start() < b for a, b in found):
+            url = m.group().rstrip(".,;:!?)]}")
+            found.append((m.start(), m.start() + len(url)))
+    return sorted(found)
+
+
 def screen_links(
     doc: ParsedDoc,
     allowed: Callable[[str], bool],
     *,
     skip_blocks: Set[int] = frozenset(),
     skip_lines: Set[int] = frozenset(),
+    exact: Exact | None = None,
 ) -> LinkScreen:
     """Edits that take every unretrieved web URL out of ``doc`` (see the module docstring).
 
-    ``skip_blocks``/``skip_lines`` are left alone (definitions the reconciler rebuilds, lines it deletes)."""
+    ``skip_blocks``/``skip_lines`` are left alone (definitions the reconciler rebuilds, lines it deletes).
+    ``exact(url)`` is the URL retrieval returned for a retrieved page: links to it are rewritten to it."""
     screen = LinkScreen()
-    gone = _references(doc, allowed, screen, skip_lines)
+    gone = _references(doc, allowed, screen, skip_lines, exact)
     for a, b in doc.html_blocks:
         if not any(ln in skip_lines for ln in range(a, b)):
             start, end = doc.line_span(a, b)
-            for s, e in find_bare_urls(doc.source, start, end):
-                url = comparable(doc.source[s:e])
-                if not allowed(url):
-                    screen.edits.append(Edit(s, e, ""))
-                    screen.removed.append(RemovedLink(url, kind="html", position=s))
+            screen.edits += _html_edits(doc.source, start, end, allowed, exact, screen)
+    _front_matter(doc, allowed, screen, exact)
     shared = _shared_lines(doc)
     for bi, block in enumerate(doc.blocks):
-        if bi in skip_blocks or block.line in skip_lines:
+        if bi in skip_blocks or block.line in skip_lines or block.html:
             continue
         owner = doc.definitions[block.definition].label if block.definition is not None else None
         exclusive = not (shared & set(range(block.line, block.line_end)))
-        _BlockScreen(doc, block, allowed, screen, owner, gone, skip_lines).run(exclusive)
+        _BlockScreen(doc, block, allowed, screen, owner, gone, skip_lines, exact).run(exclusive)
     screen.removed.sort(key=lambda r: r.position)
     return screen
 
@@ -146,7 +210,9 @@ def strip_remaining(doc: ParsedDoc, allowed: Callable[[str], bool]) -> LinkScree
     return screen
 
 
-def _references(doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen, skip_lines: Set[int]) -> set[str]:
+def _references(
+    doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScreen, skip_lines: Set[int], exact: Exact | None = None
+) -> set[str]:
     """Screen reference definitions; the labels whose definition line goes (its warning covers its links)."""
     gone: set[str] = set()
     citing = citation_references(doc)
@@ -165,12 +231,24 @@ def _references(doc: ParsedDoc, allowed: Callable[[str], bool], screen: LinkScre
             if not ref.duplicate:
                 gone.add(ref.label)
             continue
+        to = exact(ref.href) if exact is not None else None
+        if to is not None and to != ref.href and ref.label not in citing:
+            at = doc.source.find(ref.href, start, end)
+            if at >= 0:
+                screen.edits.append(Edit(at, at + len(ref.href), _destination(to)))
         for s, e in find_bare_urls(doc.source, start, end):  # a URL in the title
             url = comparable(doc.source[s:e])
             if not allowed(url) and not ref.href.startswith(url):
                 screen.edits.append(Edit(s, e, ""))
                 screen.removed.append(RemovedLink(url, kind="bare", position=s))
     return gone
+
+
+def _destination(url: str) -> str:
+    """A URL as a markdown link destination (angle brackets when it holds spaces or parentheses)."""
+    if any(ch in url for ch in " ()<>"):
+        return "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
+    return url
 
 
 def _shared_lines(doc: ParsedDoc) -> set[int]:
@@ -205,8 +283,10 @@ class _BlockScreen:
         owner: str | None,
         gone: Set[str] = frozenset(),
         skip_lines: Set[int] = frozenset(),
+        exact: Exact | None = None,
     ):
         self.doc, self.block, self.allowed, self.screen, self.owner = doc, block, allowed, screen, owner
+        self.exact = exact
         self.gone, self.skip_lines = gone, skip_lines  # reference labels whose definition goes; lines left alone
         self.c = block.content
         self.citations = {doc.markers[i].cstart for i in block.markers if doc.markers[i].url is not None}
@@ -223,9 +303,11 @@ class _BlockScreen:
     def run(self, exclusive: bool) -> None:
         relevant = [s for s in self.block.spans if s.rule in _RELEVANT]
         if (
-            "://" not in self.c
+            "//" not in self.c
+            and ":/" not in self.c
+            and ":\\" not in self.c
             and "www." not in self.c.lower()
-            and not any(s.rule in ("link", "image") for s in relevant)
+            and not any(s.rule in ("link", "image", "html_inline", "autolink") for s in relevant)
         ):
             return  # no URL can be here (a reference link's URL is not in its text)
         tree = _tree(relevant)
@@ -258,15 +340,24 @@ class _BlockScreen:
             if s.rule in ("backticks", "footnote_ref") or self._skipped(s.start):
                 continue
             if s.rule == "html_inline":
-                for a, b in find_bare_urls(c, s.start, s.end):
-                    url = comparable(c[a:b])
-                    if not self.allowed(url):
-                        edits.append(Edit(block.src_start(a), block.src_end(b), ""))
-                        self._record(url, a, "html")
+                a0, b0 = block.src_start(s.start), block.src_end(s.end)
+                if self.doc.source[a0:b0] == c[s.start : s.end]:  # a tag on one line: screen it in place
+                    local = LinkScreen()
+                    edits += _html_edits(self.doc.source, a0, b0, self.allowed, self.exact, local)
+                    for removed in local.removed:
+                        self._record(removed.url, s.start, "html")
+                else:
+                    for a, b in find_web_urls(c, s.start, s.end):
+                        url = comparable(c[a:b])
+                        if not self.allowed(url):
+                            edits.append(Edit(block.src_start(a), block.src_end(b), ""))
+                            self._record(url, a, "html")
             elif s.rule == "autolink":
                 if is_web_url(s.href) and not self.allowed(s.href or ""):
                     removals.append((s.start, s.end))
                     self._record(s.href or "", s.start, "autolink")
+                elif is_web_url(s.href):
+                    edits += self._exact(s.start + 1, s.end - 1, s.href or "")
             elif s.rule == "footnote_inline":
                 inner, inner_removals = self._range(s.start + 2, s.end - 1, tree.get(id(s), []), tree)
                 edits += inner + self._nested_removals(inner_removals, s.start + 2, s.end - 1)
@@ -278,11 +369,22 @@ class _BlockScreen:
         for a0, b0 in gaps:
             for a, b in find_bare_urls(c, a0, b0):
                 url = comparable(c[a:b])
-                if not self.allowed(url) and not self._skipped(a):
+                if self._skipped(a):
+                    continue
+                if not self.allowed(url):
                     removals.append((a, b))
                     self._record(url, a, "bare")
+                elif self.block.definition is None:
+                    edits += self._exact(a, b, url)
         removals.sort()
         return edits, removals
+
+    def _exact(self, a: int, b: int, url: str) -> list[Edit]:
+        """Content [a, b) holds the retrieved ``url``: an edit pointing it at the exact URL retrieval returned."""
+        to = self.exact(url) if self.exact is not None else None
+        if to is None or to == url or to == self.c[a:b]:
+            return []
+        return [Edit(self.block.src_start(a), self.block.src_end(b), to)]
 
     def _link(self, s: Span, tree) -> tuple[list[Edit], list[tuple[int, int]]]:
         c, block = self.c, self.block
@@ -300,6 +402,8 @@ class _BlockScreen:
                 if not href.startswith(url)
             )
         if not bad:
+            if s.rule == "link" and is_web_url(href) and block.definition is None:
+                inner += self._link_destination(s, href)
             return inner, []
         start, end = block.src_start(la), block.src_end(lb)
         text = apply_edits(self.doc.source[start:end], [Edit(e.start - start, e.end - start, e.text) for e in inner])
@@ -308,6 +412,39 @@ class _BlockScreen:
         if not text.strip():
             return [], [(s.start, s.end)]
         return [Edit(block.src_start(s.start), block.src_end(s.end), text)], []
+
+    def _link_destination(self, s: Span, href: str) -> list[Edit]:
+        """An inline link to a retrieved page: its destination becomes the exact URL retrieval returned."""
+        to = self.exact(href) if self.exact is not None else None
+        if to is None or to == href or s.label_end is None:
+            return []
+        c = self.c
+        i = s.label_end + 1
+        if not c.startswith("(", i):
+            return []  # a reference link: its definition is rewritten instead
+        i += 1
+        while i < s.end and c[i] in " \t\n":
+            i += 1
+        if c.startswith("<", i):
+            j = c.find(">", i)
+            if j < 0 or j >= s.end:
+                return []
+            a, b = i, j + 1
+        else:
+            j, depth = i, 0
+            while j < s.end:
+                ch = c[j]
+                if ch == "\\" and j + 1 < s.end:
+                    j += 2
+                    continue
+                if ch in " \t\n" or (ch == ")" and depth == 0):
+                    break
+                depth += 1 if ch == "(" else -1 if ch == ")" else 0
+                j += 1
+            a, b = i, j
+        if a == b:
+            return []
+        return [Edit(self.block.src_start(a), self.block.src_end(b), _destination(to))]
 
     def _nested_removals(self, removals: list[tuple[int, int]], lo: int, hi: int) -> list[Edit]:
         """Removals inside link text or an inline note: the URL and its leading space, nothing outside."""

@@ -111,6 +111,10 @@ class InlineBlock:
     markers: list[int] = field(default_factory=list)  # indices in ParsedDoc.markers, in order
     line_end: int = 0  # source lines [line, line_end) of the block (a setext heading's underline included)
     cell: bool = False  # a table cell (shares its source line with other cells)
+    html: bool = False  # text between the tags of a raw HTML block (markers found by pattern, not by markdown-it)
+    table: int | None = None  # for a cell: which table of the document, and where in it (row 0 = header)
+    row: int = 0
+    col: int = 0
 
     def src_start(self, i: int) -> int:
         return self.offsets[i]
@@ -163,6 +167,7 @@ class ParsedDoc:
     references: list[Reference] = field(default_factory=list)
     html_blocks: list[tuple[int, int]] = field(default_factory=list)  # source lines [start, end) of raw HTML
     code_blocks: list[tuple[int, int]] = field(default_factory=list)  # fenced/indented code, front matter
+    front_matter: tuple[int, int] | None = None  # source lines [start, end) of YAML front matter
     unmapped: int = 0  # markers whose source position could not be verified (never edited)
 
     def line_of(self, offset: int) -> int:
@@ -258,7 +263,14 @@ def parse(
     def_stack: list[int] = []
     cursors: dict[int, int] = {}
     parent: Token | None = None
+    grid = [-1, -1, -1]  # table, row, column of the current cell
     for tok in tokens:
+        if tok.type == "table_open":
+            grid = [grid[0] + 1, -1, -1]
+        elif tok.type == "tr_open":
+            grid[1], grid[2] = grid[1] + 1, -1
+        elif tok.type in ("th_open", "td_open"):
+            grid[2] += 1
         if tok.type == "footnote_reference_open":
             first, last = tok.map or (0, 0)
             while last > first + 1 and not src[slice(*doc.line_span(last - 1, last))].strip():
@@ -272,10 +284,16 @@ def parse(
             parent = tok
         elif tok.type == "html_block" and tok.map is not None:
             doc.html_blocks.append((tok.map[0], tok.map[1]))
+            _add_html_blocks(doc, tok, def_stack[-1] if def_stack else None, malformed)
         elif tok.type in ("fence", "code_block", "front_matter") and tok.map is not None:
             doc.code_blocks.append((tok.map[0], tok.map[1]))
+            if tok.type == "front_matter":
+                doc.front_matter = (tok.map[0], tok.map[1])
         elif tok.type == "inline" and tok.map is not None:
             _add_block(doc, tok, parent, spans_by_token.get(id(tok), []), def_stack, cursors, malformed)
+            if doc.blocks[-1].cell:
+                block = doc.blocks[-1]
+                block.table, block.row, block.col = grid
         if tok.type not in ("inline",) and tok.nesting == -1:
             parent = None
     return doc
@@ -289,6 +307,57 @@ def _references(env: dict) -> list[Reference]:
         first, last = ref.get("map") or (0, 0)
         out.append(Reference(label, str(ref.get("href", "")), str(ref.get("title", "")), first, last, duplicate))
     return sorted(out, key=lambda r: r.line_start)
+
+
+_FOOTNOTE_IN_HTML = re.compile(r"\[\^([^\]\s]+)\]")
+
+
+def _add_html_blocks(doc: ParsedDoc, tok: Token, definition: int | None, malformed: bool) -> None:
+    """Text between the tags of a raw HTML block, as inline blocks, so markers written there
+    (``<p>claim [^1]</p>``) are citations like any other — never orphans left behind."""
+    from core.citations.html_links import scan_html  # html_links reads web URLs with this module's rule
+
+    assert tok.map is not None
+    start, end = doc.line_span(tok.map[0], tok.map[1])
+    source = doc.source[start:end]
+    if "[" not in source:
+        return
+    for a, b in scan_html(source).text:
+        content = source[a:b]
+        if "[" not in content:
+            continue
+        offset = start + a
+        block = InlineBlock(
+            content,
+            list(range(offset, offset + len(content) + 1)),
+            doc.line_of(offset),
+            [],
+            definition,
+            line_end=doc.line_of(offset + max(len(content) - 1, 0)) + 1,
+            html=True,
+        )
+        bi = len(doc.blocks)
+        doc.blocks.append(block)
+        found: list[tuple[int, int, str, str, str | None]] = []
+        for m in _FOOTNOTE_IN_HTML.finditer(content):
+            found.append((m.start(), m.end(), "footnote", m.group(1), None))
+        taken = [(f[0], f[1]) for f in found]
+        for m in BARE_RE.finditer(content):
+            numbers = bare_numbers(m.group(1))
+            if numbers is None or _overlaps(taken, m.start(), m.end()):
+                continue
+            raw = m.group() if len(numbers) > 1 else None
+            found += [(m.start(), m.end(), "bare", n, raw) for n in numbers]
+        if malformed:
+            taken = [(f[0], f[1]) for f in found]
+            for m in MALFORMED_RE.finditer(content):
+                if not _overlaps(taken, m.start(), m.end()):
+                    found.append((m.start(), m.end(), "footnote", m.group(1) or m.group(2), m.group()))
+        for cstart, cend, kind, label, raw in sorted(found, key=lambda f: f[0]):
+            block.markers.append(len(doc.markers))
+            doc.markers.append(
+                Marker(kind, label, offset + cstart, offset + cend, bi, cstart, cend, definition, raw=raw)
+            )
 
 
 def _defines(content: str, cstart: int, cend: int) -> bool:

@@ -8,6 +8,7 @@ shipped in a "validated" memo and the analyst should see the number.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from core.urls import host_of, strip_www
 
@@ -15,6 +16,7 @@ _PLACEHOLDER_HOSTS = re.compile(r"(^|\.)(example\.(com|org|net|edu)|example|test
 _PLACEHOLDER_TEXT = re.compile(r"x{4,}|/path/to/|\{[^}]*\}|<[^>]*>|your[-_]?(domain|site|company|url)", re.I)
 
 
+@lru_cache(maxsize=4096)
 def is_placeholder_url(url: str) -> bool:
     host = strip_www(host_of(url) or "")
     if host and _PLACEHOLDER_HOSTS.search(host):

@@ -43,14 +43,23 @@ from core.citations.house import HouseDefinition, render_sources_sections
 from core.citations.links import citation_references, reference_label
 from core.citations.parse import ParsedDoc, citation_link_label, normalise_source, parse
 from core.citations.placeholders import is_placeholder_url
-from core.citations.report import CitationRecord, ReconcileReport
+from core.citations.report import CitationRecord, ReconcileReport, UncitedClaim
 from core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
 from core.citations.scan import scan
 from core.citations.screening import Screened, report_screening, screen_body, screen_draft
 from core.citations.sentences import ClaimIndex
-from core.citations.support import Match, SupportIndex
-from core.citations.tidy import tidy_with_stats
-from core.citations.tokens import meaningful_tokens
+from core.citations.support import (
+    UNCHECKED,
+    UNSUPPORTED,
+    Claim,
+    Evidence,
+    SupportScorer,
+    Verdict,
+    clear_winner,
+    verdict_rank,
+)
+from core.citations.tidy import needs_tidy, one_marker_per_source_edits, tidy_with_stats
+from core.citations.uncited import uncited_claims
 from core.citations.written import WrittenDefinition, differs, read_definition
 from core.urls import normalise_url
 
@@ -80,6 +89,9 @@ class _Citation:
     score: float | None = None
     claim: str = ""
     position: int = 0
+    verdict: Verdict | None = None
+    removed: set[int] = field(default_factory=set)  # occurrences whose claim the substitute does not support
+    reason: str = ""  # why it was dropped (for the uncited list)
 
 
 def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation], set[int]]:
@@ -90,17 +102,27 @@ def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation]
         if m.definition in deleted_defs:
             continue  # goes away with the definition around it
         key = (m.kind, m.label, normalise_url(m.url) if m.url else None)
-        c = citations.setdefault(key, _Citation(m.kind, m.label, url=m.url, position=m.start))
+        c = citations.get(key)
+        if c is None:
+            c = citations[key] = _Citation(m.kind, m.label, url=m.url, position=m.start)
         c.occurrences.append(i)
     for di, d in enumerate(doc.definitions):
         key = ("footnote", d.label, None)
-        c = citations.setdefault(key, _Citation("footnote", d.label, position=len(doc.source) + d.start))
+        c = citations.get(key)
+        if c is None:
+            c = citations[key] = _Citation("footnote", d.label, position=len(doc.source) + d.start)
         c.definitions.append(di)
     return sorted(citations.values(), key=lambda c: c.position), deleted_defs
 
 
+def may_substitute(source: GroundSource) -> bool:
+    """Whether a fabricated citation may be substituted with this source — the one place
+    source eligibility is decided (a web result on a rejected domain never is)."""
+    return not source.blocked
+
+
 class _Decider:
-    """Decides one citation's status against the ground truth (design §2.3, in order)."""
+    """Decides one citation's status against the ground truth, and judges its support."""
 
     def __init__(
         self,
@@ -109,13 +131,33 @@ class _Decider:
         protected: frozenset[str],
         report: ReconcileReport,
         numbers: dict[str, str] | None = None,
+        subject: Iterable[str] = (),
     ):
         self.doc, self.truth, self.protected, self.report = doc, truth, protected, report
         # the writer's own [N] → URL list: only when there are no search results for [N] to index
         self.numbers = {} if truth.indexed else dict(numbers or {})
         self.claims = ClaimIndex(doc)
-        candidates = truth.candidates()
-        self.index = SupportIndex(candidates, (s.evidence for s in candidates))
+        self.candidates = truth.candidates()
+        self.position = {id(s): i for i, s in enumerate(self.candidates)}
+        self.scorer = SupportScorer([Evidence.build(s.evidence_fields()) for s in self.candidates], subject)
+        self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
+        self._claims: dict[int, Claim] = {}  # marker → its claim
+
+    def claim(self, occ: int) -> Claim:
+        """The claim a marker binds to (a table cell's labels as context); a clause with nothing
+        to check falls back to its sentence."""
+        found = self._claims.get(occ)
+        if found is None:
+            context = self.claims.context(occ)
+            found = self.scorer.claim(self.claims.clause(occ), context)
+            if not found.checkable:
+                found = self.scorer.claim(self.claims.sentence(occ), context)
+            self._claims[occ] = found
+        return found
+
+    def claim_text(self, occ: int) -> str:
+        context, claim = self.claims.context(occ), self.claim(occ).text
+        return f"{context}; {claim}" if context else claim
 
     def decide(self, c: _Citation) -> None:
         if c.definitions:
@@ -129,7 +171,7 @@ class _Decider:
             c.cited_url = c.url or self.numbers.get(str(int(c.label)))
         if c.cited_url and is_placeholder_url(c.cited_url):
             self.report.placeholder_urls += 1
-        c.claim = self.claims.text(c.occurrences[0]) if c.occurrences else ""
+        c.claim = self.claim_text(c.occurrences[0]) if c.occurrences else ""
         if c.kind == "footnote" and c.label.lower() in self.protected:
             c.status = "protected"
             if not c.definitions and c.occurrences:
@@ -139,6 +181,7 @@ class _Decider:
             self.report.warn("unreferenced_definition", f"[^{c.label}] was defined but never cited; definition removed")
         elif self.truth.empty:
             c.status = "dropped"  # the defence never switches itself off
+            c.reason = "no retrieved sources and no search results to check it against"
         elif c.kind == "bare" and c.cited_url:
             self._footnote(c)  # the writer said which URL: that URL decides, as for a definition
         elif c.kind == "bare":
@@ -147,11 +190,27 @@ class _Decider:
             self._retrieved_marker(c)
         else:
             self._footnote(c)
+        if c.status == "verified":
+            self._judge(c)
+
+    def _judge(self, c: _Citation) -> None:
+        """A verified citation's support: the weakest verdict over the claims it is cited for."""
+        index = self.position.get(id(c.source))
+        if index is None:
+            return
+        worst: tuple[Verdict, int] | None = None
+        for occ in c.occurrences:
+            verdict = self.scorer.judge(self.claim(occ), index)
+            if worst is None or _weakness(verdict) < _weakness(worst[0]):
+                worst = (verdict, occ)
+        if worst is not None:
+            c.verdict, c.claim = worst[0], self.claim_text(worst[1])
 
     def _bare(self, c: _Citation) -> None:
         n, indexed = int(c.label), self.truth.indexed
         if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
             c.status, c.cited_url = "dropped", indexed[n - 1].url
+            c.reason = "it cites a web result this section does not accept (rejected, outside the pin, or unusable)"
             self.report.warn(
                 "rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed"
             )
@@ -160,6 +219,7 @@ class _Decider:
             c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url
             return
         c.status = "out_of_range"
+        c.reason = f"[{c.label}] is out of range"
         self.report.warn(
             "out_of_range",
             f"out of range: [{c.label}] but the writer's search returned "
@@ -171,6 +231,7 @@ class _Decider:
         if src is None:
             prefix = c.label[0].upper()
             c.status = "out_of_range"
+            c.reason = f"[^{c.label}] is out of range"
             self.report.warn(
                 "out_of_range",
                 f"out of range: [^{c.label}] but the retrieved set has "
@@ -191,17 +252,28 @@ class _Decider:
         if src is not None:
             c.status, c.source, c.retitled = "verified", src, differs(c.written, src)
             return
-        best: tuple[Match[GroundSource], int] | None = None
-        for occ in c.occurrences:  # the best-supported sentence wins; ties → earlier source, then earlier use
-            match = self.index.best(meaningful_tokens(self.claims.text(occ)))
-            if match is not None and (best is None or (match.score, -match.rank) > (best[0].score, -best[0].rank)):
-                best = (match, occ)
-        if best is None:
+        # Never retrieved: substituted only with the one source that clearly supports its claim.
+        winners: dict[int, tuple[Verdict, int] | None] = {}
+        for occ in c.occurrences:
+            winners[occ] = clear_winner(self.scorer.rank(self.claim(occ), self.eligible))
+        found = [(w, occ) for occ, w in winners.items() if w is not None]
+        if not found:
             c.status = "dropped"
+            c.reason = "its URL was never retrieved and no retrieved source clearly supports it"
             return
-        match, occ = best
-        c.status, c.source, c.score = "substituted", match.item, round(match.score, 4)
-        c.claim = self.claims.text(occ)
+        (verdict, index), occ = max(found, key=lambda f: (f[0][0].score, -f[1]))
+        c.status, c.source, c.verdict = "substituted", self.candidates[index], verdict
+        c.score, c.claim = round(verdict.score, 4), self.claim_text(occ)
+        c.removed = {o for o, w in winners.items() if w is None or w[1] != index}
+        if c.removed:
+            c.reason = f"the source it was substituted with ({c.source.url}) does not support this claim"
+
+
+def _weakness(v: Verdict) -> tuple[int, float]:
+    """Order of verdicts from weakest (unsupported) up; unchecked is not weak, only unknown."""
+    if v.support == UNCHECKED:
+        return (2, 0.0)
+    return verdict_rank(v)
 
 
 def _apparatus_heading_lines(doc: ParsedDoc, deleted_lines: set[int]) -> set[int]:
@@ -221,32 +293,30 @@ def _apparatus_heading_lines(doc: ParsedDoc, deleted_lines: set[int]) -> set[int
 
 
 def _final_labels(
-    doc: ParsedDoc, citations: list[_Citation], protected: frozenset[str]
+    doc: ParsedDoc,
+    citations: list[_Citation],
+    protected: frozenset[str],
+    claims: ClaimIndex,
+    one_marker_per_source: bool = False,
 ) -> tuple[dict[int, str | None], dict[GroundSource, str]]:
     """Each live marker's final label (None = remove) and each cited source's key.
 
     One source, one key: a retrieved source keeps its marker, web results are
-    numbered 1…n in order of first appearance. Within a paragraph only the last
-    marker of a source stays (the tidy rule), decided here so numbering follows
-    the markers that survive. (GroundSource compares by identity: one object per source.)
+    numbered 1…n in order of first appearance. Every marker stays on its claim; only
+    the opt-in one-marker-per-source-per-paragraph style removes earlier repeats,
+    decided here so numbering follows the markers that survive. (GroundSource
+    compares by identity: one object per source.)
     """
     target: dict[int, str | GroundSource] = {}  # marker → protected label, or the source it resolves to
     for c in citations:
         for occ in c.occurrences:
             if c.status == "protected":
                 target[occ] = c.label
-            elif c.source is not None:
+            elif c.source is not None and occ not in c.removed:
                 target[occ] = c.source
     alive = set(target)
-    for block in doc.blocks:
-        if block.definition is not None:
-            continue
-        last: dict[str | GroundSource, int] = {}
-        for idx in block.markers:
-            if idx in alive:
-                if target[idx] in last:
-                    alive.discard(last[target[idx]])
-                last[target[idx]] = idx
+    if one_marker_per_source:
+        alive -= one_marker_per_source_edits(doc, claims, {i: target[i] for i in alive})
     labels: dict[GroundSource, str] = {}
     next_web = 1
     for idx in sorted(alive, key=lambda i: (doc.markers[i].definition is not None, doc.markers[i].start)):
@@ -300,26 +370,38 @@ def reconcile(
     search_results: Sequence[object] | None = None,
     protected: Iterable[str] = DEFAULT_PROTECTED,
     exclude: Callable[[str], object] | None = None,
+    subject: Iterable[str] = (),
+    one_marker_per_source: bool = False,
 ) -> ReconcileResult:
     """Check every citation in ``markdown`` against the ground truth; see the module docstring.
 
-    ``exclude(url)`` truthy blocks a web result (e.g. on a domain the analyst rejected)."""
+    ``exclude(url)`` truthy blocks a web result (e.g. on a domain the analyst rejected).
+    ``subject`` names the memo's subject (its name and aliases): not a distinctive name in a claim.
+    ``one_marker_per_source`` turns on the one-marker-per-source-per-paragraph style."""
     keys = frozenset(p.lower() for p in ((protected,) if isinstance(protected, str) else protected))
     truth = GroundTruth.build(sources, search_results, exclude=exclude)
+    resolved: dict[str, str | None] = {}
+
+    def exact(url: str) -> str | None:
+        """The URL retrieval returned for the page ``url`` names, or None when it was never retrieved."""
+        if url not in resolved:
+            src = truth.lookup_url(comparable(url))
+            resolved[url] = src.url if src is not None else None
+        return resolved[url]
 
     def allowed(url: str) -> bool:
-        return truth.lookup_url(comparable(url)) is not None
+        return exact(url) is not None
 
     report = ReconcileReport()
     screened = Screened()
     doc = _release_lazy_prose(parse(normalise_source(markdown), malformed=True), keys, report)
-    doc = screen_draft(doc, keys, allowed, screened)
+    doc = screen_draft(doc, keys, allowed, screened, exact=exact)
     citations, deleted_defs = _collect(doc, keys)
-    decider = _Decider(doc, truth, keys, report, numbering(screened.bibliographies))
+    decider = _Decider(doc, truth, keys, report, numbering(screened.bibliographies), subject)
     for c in citations:
         decider.decide(c)
 
-    fates, labels = _final_labels(doc, citations, keys)
+    fates, labels = _final_labels(doc, citations, keys, decider.claims, one_marker_per_source)
     deleted_lines: set[int] = set()
     skip_blocks: set[int] = set()
     for di in deleted_defs:
@@ -330,27 +412,42 @@ def reconcile(
     edits = rewrite_markers(doc, fates, hygiene=True, skip_blocks=skip_blocks, empty_lines=deleted_lines)
     deleted_lines |= _apparatus_heading_lines(doc, deleted_lines)
     edits += delete_lines(doc, deleted_lines)
-    # Hygiene was applied above; this tidy pass is the fixed-point check (it changes nothing
-    # unless punctuation sat between two marker clusters) and keeps .text == tidy(.text).
-    body, stats = tidy_with_stats(apply_edits(doc.source, edits), protected=keys)
-    body = _close_open_fence(screen_body(body, keys, allowed, screened).lstrip("\n").rstrip())
+    body = apply_edits(doc.source, edits)
+    renames: dict[str, str] = {}
+    if needs_tidy(body):  # hygiene was applied above; tidy runs only when something is left for it
+        body, stats = tidy_with_stats(body, protected=keys, one_marker_per_source=one_marker_per_source)
+        renames = stats.renames
+    body = _close_open_fence(screen_body(body, keys, allowed, screened, exact=exact).lstrip("\n").rstrip())
 
-    definitions = [HouseDefinition(stats.renames.get(label, label), src) for src, label in labels.items()]
+    definitions = [HouseDefinition(renames.get(label, label), src) for src, label in labels.items()]
     sections = render_sources_sections(definitions)
     text = "\n\n".join(part for part in (body, sections.rstrip("\n")) if part) + "\n"
 
     for c in citations:
+        v = c.verdict
         report.citations.append(
             CitationRecord(
                 key=c.label,
-                status=c.status,
+                status=c.status,  # type: ignore[arg-type]  # one of the statuses the decider sets
                 retitled=c.retitled,
                 cited_url=c.cited_url,
                 resolved_url=c.source.url if c.source is not None else None,
-                score=c.score,
+                score=c.score if c.score is not None else (round(v.score, 4) if v is not None else None),
                 claim=c.claim,
+                support=v.support if v is not None else None,  # type: ignore[arg-type]  # a verdict name
+                evidence=v.evidence if v is not None else None,
+                weak=c.status == "verified" and v is not None and v.support == UNSUPPORTED,
+                reason=v.reason if v is not None else c.reason,
             )
         )
+    dropped = {
+        occ: c.reason or "its citation was dropped"
+        for c in citations
+        if c.status in ("dropped", "out_of_range") or c.removed
+        for occ in c.occurrences
+        if fates.get(occ) is None
+    }
+    report.uncited = [UncitedClaim(claim=t, reason=r) for t, r in uncited_claims(doc, decider.claims, fates, dropped)]
     report_screening(report, screened, truth, allowed)
     _summarise_warnings(report, doc, truth, citations)
     return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
@@ -411,3 +508,9 @@ def _summarise_warnings(
         )
     if doc.unmapped:
         report.warn("unmapped", f"{doc.unmapped} marker(s) could not be located in the source and were left as written")
+    for record in report.citations:
+        if record.weak:
+            report.warn(
+                "weak_citation",
+                f"weak citation [^{record.key}]: retrieved, but it does not support its claim ({record.reason})",
+            )

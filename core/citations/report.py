@@ -15,6 +15,15 @@ bare ``[N]``). Status values:
   removed, never re-pointed, and named in the warnings;
 * ``protected`` — analyst-declared keys, passed through untouched.
 
+Every verified, retitled and substituted citation also carries its ``support``
+for its claim (``supported``, ``partial``, ``unsupported``, or ``unchecked`` when
+the source has no text to check) with the ``evidence`` passage that best matches
+the claim; a verified citation that is ``unsupported`` keeps its URL (it was
+retrieved) and is ``weak``. Dropped, out-of-range and protected citations are not
+judged (``support`` is null). ``uncited`` lists every claim left without a
+citation: a sentence with a figure or a quotation and no marker, and each claim
+whose citation was dropped.
+
 ``links_removed`` counts web URLs outside citations that were never retrieved
 and were taken out (links, autolinks, bare URLs, reference definitions, URLs in
 protected definitions and in a writer's own sources list); each one is named in
@@ -30,6 +39,8 @@ from pydantic import BaseModel, Field
 
 Status = Literal["verified", "substituted", "dropped", "out_of_range", "protected"]
 STATUSES: tuple[str, ...] = ("verified", "substituted", "dropped", "out_of_range", "protected")
+Support = Literal["supported", "partial", "unsupported", "unchecked"]
+SUPPORTS: tuple[str, ...] = ("supported", "partial", "unsupported", "unchecked")
 
 
 class CitationRecord(BaseModel):
@@ -40,6 +51,15 @@ class CitationRecord(BaseModel):
     resolved_url: str | None = None
     score: float | None = None
     claim: str = ""
+    support: Support | None = None
+    evidence: str | None = None
+    weak: bool = False
+    reason: str = ""  # why the support verdict is what it is (for people)
+
+
+class UncitedClaim(BaseModel):
+    claim: str
+    reason: str
 
 
 class ReportWarning(BaseModel):
@@ -52,6 +72,7 @@ class ReportWarning(BaseModel):
 class ReconcileReport(BaseModel):
     citations: list[CitationRecord] = Field(default_factory=list)
     warnings: list[ReportWarning] = Field(default_factory=list)
+    uncited: list[UncitedClaim] = Field(default_factory=list)
     placeholder_urls: int = 0  # placeholder/fabrication URLs cited (example.com, XXXX, /path/to/, {…})
     links_removed: int = 0  # unretrieved web URLs taken out of the text outside citations
 
@@ -82,11 +103,18 @@ class ReconcileReport(BaseModel):
     def protected(self) -> int:
         return self.count("protected")
 
+    def support_count(self, support: str) -> int:
+        return sum(1 for c in self.citations if c.support == support)
+
+    @property
+    def weak(self) -> int:
+        return sum(1 for c in self.citations if c.weak)
+
     def warn(self, code: str, message: str) -> None:
         self.warnings.append(ReportWarning(code=code, message=message))
 
-    def to_json(self) -> dict:
-        """The design §6 dict: integer counts, one row per citation, warnings as messages."""
+    def to_json(self) -> dict[str, object]:
+        """The stable dict: integer counts, one row per citation, warnings as messages, uncited claims."""
         return {
             "verified": self.verified,
             "retitled": self.retitled,
@@ -97,10 +125,13 @@ class ReconcileReport(BaseModel):
             "citations": [c.model_dump(mode="json") for c in self.citations],
             "warnings": [w.message for w in self.warnings],
             "links_removed": self.links_removed,
+            "uncited": [u.model_dump(mode="json") for u in self.uncited],
+            "support": {s: self.support_count(s) for s in SUPPORTS} | {"weak": self.weak},
         }
 
     def summary(self) -> str:
         return (
             f"{self.verified} verified ({self.retitled} retitled), {self.substituted} substituted, "
-            f"{self.dropped} dropped, {self.out_of_range} out of range, {self.protected} protected"
+            f"{self.dropped} dropped, {self.out_of_range} out of range, {self.protected} protected; "
+            f"{self.weak} weak, {len(self.uncited)} uncited claim(s)"
         )

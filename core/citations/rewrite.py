@@ -10,8 +10,10 @@ space (``A[^1]B``, ``A [^1]B`` → ``A B``).
 
 With ``hygiene`` (the tidy step) a cluster also gets exactly one space before
 it (unless it starts a line or follows an opening bracket), single spaces
-inside it, closing punctuation moved in front of it (``$50B[^1].`` →
-``$50B. [^1]``) and a space after it when a word follows directly.
+inside it, the punctuation that ends its sentence moved in front of it
+(``$50B[^1].`` → ``$50B. [^1]``; a comma or semicolon is not moved) and a space
+after it when a word follows directly. Markers in raw HTML text are renamed or
+removed, never respaced.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from dataclasses import dataclass, field
 from core.citations.parse import InlineBlock, Marker, ParsedDoc
 
 _HWS = " \t"
-_PUNCT = re.compile(r"[.,;:!?…]+")
+# Only punctuation that ends a sentence is moved in front of a marker: the marker then sits at
+# the end of its own sentence. A comma or semicolon after a marker stays after it (the marker
+# cites the clause before it; moving it past the comma would not change that, but it is not
+# the end of a sentence either).
+_PUNCT = re.compile(r"[.!?…。！？]+")
 _OPENERS = "([{“‘«"
 _AFTER_PUNCT_OK = "\"'”’)]»*_"
 _GLUE_BEFORE = "$€£¥#@(“‘«[<`"  # a word or figure, or a link, image, autolink or code span, follows
@@ -229,7 +235,7 @@ def rewrite_markers(
             text = " ".join(kept)
             if _starts_line(block.content, cs) and block.content.startswith(":", ce):
                 text += " "  # "[^1]:" at a line start would turn the claim into a definition
-            if hygiene and block.definition is None:
+            if hygiene and block.definition is None and not block.html:
                 edit = _hygienic(block, cs, ce, text, starts, stats)
                 if edit is not None:
                     edits.append(edit)

@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.citations.bare_urls import comparable, find_bare_urls
+from core.citations.bare_urls import comparable
 from core.citations.bibliography import Bibliography, find_bibliographies, numbering
 from core.citations.ground import GroundTruth
-from core.citations.links import LinkScreen, screen_links, strip_remaining
+from core.citations.html_links import attribute_urls, scan_html
+from core.citations.links import LinkScreen, find_web_urls, screen_links, strip_remaining
 from core.citations.parse import ParsedDoc, parse
 from core.citations.placeholders import is_placeholder_url
 from core.citations.report import ReconcileReport
@@ -42,7 +43,14 @@ class Screened:
     malformed: list[str] = field(default_factory=list)
 
 
-def screen_draft(doc: ParsedDoc, keys: frozenset[str], allowed: Callable[[str], bool], screened: Screened) -> ParsedDoc:
+def screen_draft(
+    doc: ParsedDoc,
+    keys: frozenset[str],
+    allowed: Callable[[str], bool],
+    screened: Screened,
+    *,
+    exact: Callable[[str], str | None] | None = None,
+) -> ParsedDoc:
     """Remove the writer's Sources lists and every unretrieved URL outside citations; re-parse if anything changed.
 
     The writer's own (unprotected) footnote definitions are left alone: their URLs are what the
@@ -52,7 +60,7 @@ def screen_draft(doc: ParsedDoc, keys: frozenset[str], allowed: Callable[[str], 
     def_blocks = {bi for d in rebuilt for bi in d.blocks}
     bibliographies = find_bibliographies(doc, skip_lines=def_lines, removable_lines=def_lines)
     bib_lines = {ln for b in bibliographies for ln in b.lines}
-    screen = screen_links(doc, allowed, skip_blocks=def_blocks, skip_lines=def_lines | bib_lines)
+    screen = screen_links(doc, allowed, skip_blocks=def_blocks, skip_lines=def_lines | bib_lines, exact=exact)
     screened.bibliographies += bibliographies
     screened.screens.append(screen)
     if not (bib_lines or screen.lines or screen.edits):
@@ -69,14 +77,21 @@ def screen_draft(doc: ParsedDoc, keys: frozenset[str], allowed: Callable[[str], 
     return out
 
 
-def screen_body(body: str, keys: frozenset[str], allowed: Callable[[str], bool], screened: Screened) -> str:
+def screen_body(
+    body: str,
+    keys: frozenset[str],
+    allowed: Callable[[str], bool],
+    screened: Screened,
+    *,
+    exact: Callable[[str], str | None] | None = None,
+) -> str:
     """The promise, checked on the finished body: any unretrieved web URL still there is removed.
 
     Cheap when it holds (a scan of the text); only a suspicious URL — in code, say — costs a parse.
     Screened as links first; what an earlier edit hid from that (text that turned into something
     else) then loses its characters (``strip_remaining``)."""
-    for screen_doc in (lambda doc: screen_links(doc, allowed), lambda doc: strip_remaining(doc, allowed)):
-        if all(allowed(comparable(body[a:b])) for a, b in find_bare_urls(body)):
+    for screen_doc in (lambda doc: screen_links(doc, allowed, exact=exact), lambda doc: strip_remaining(doc, allowed)):
+        if all(allowed(comparable(body[a:b])) for a, b in find_web_urls(body)) and not _suspicious_html(body, allowed):
             break
         doc = parse(body)
         screen = screen_doc(doc)
@@ -86,6 +101,16 @@ def screen_body(body: str, keys: frozenset[str], allowed: Callable[[str], bool],
                 apply_edits(doc.source, screen.edits + delete_lines(doc, screen.lines)), protected=keys
             )[0]
     return body
+
+
+def _suspicious_html(body: str, allowed: Callable[[str], bool]) -> bool:
+    """Whether an HTML attribute in ``body`` still carries an unretrieved URL (entity-encoded
+    schemes and ``//host`` forms do not show up as bare URLs)."""
+    if "<" not in body or "=" not in body:
+        return False
+    return any(
+        not allowed(url) for tag in scan_html(body).tags for attr in tag.attributes for url in attribute_urls(attr)
+    )
 
 
 def report_screening(

@@ -1,11 +1,19 @@
-"""Which sentence does a marker cite? (sentence-scoped claim context)
+"""What does a marker cite? The clause before it (claim binding).
 
-A character window bleeds tokens from neighbouring claims, so the claim is one
-sentence. House style puts the marker after the terminator (``$50B. [^1]``):
-a marker that follows a sentence's closing punctuation — possibly after other
-markers — binds to the sentence BEFORE it; any other marker binds to the
-sentence it sits in. Sentences never cross an inline block (paragraph, list
-item, heading, table cell).
+A character window bleeds tokens from neighbouring claims, and a whole sentence
+does too when it makes two claims ("Cresta, which raised $125M [^1], was founded
+in 2017 [^2]."). So a marker binds to its **clause**: from the previous marker (or
+a ``;`` clause boundary) in the same sentence up to the marker. House style puts
+the marker after the terminator (``$50B. [^1]``): a marker that follows a
+sentence's closing punctuation — possibly after other markers — binds to the
+sentence BEFORE it (from its last earlier marker on). A marker with nothing
+before it in its sentence binds to the sentence it opens. Sentences never cross
+an inline block (paragraph, list item, heading, table cell); a table cell's
+claim also carries its row's first cell and its column's header, so "$125M [^1]"
+in the Funding column of Lumora's row reads "Lumora Funding $125M".
+
+Terminators include the CJK full stop, question and exclamation marks, which
+need no space after them.
 """
 
 from __future__ import annotations
@@ -15,9 +23,11 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # parse imports nothing from here; the type is only for readers
-    from core.citations.parse import ParsedDoc
+    from core.citations.parse import InlineBlock, ParsedDoc
 
-_TERMINATORS = ".!?…"
+_TERMINATORS = ".!?…。！？"
+_WIDE_TERMINATORS = "。！？"  # end a sentence with no space after them
+_CLAUSE_BREAKS = ";；"
 _CLOSERS = "\"'”’)]»*_"
 # Abbreviations usually followed by a capitalised word or a number that is NOT a new sentence
 # ("Dr. Smith", "vs. Google", "No. 1"). "Inc."/"Ltd." are left out: followed by a capital they
@@ -65,10 +75,11 @@ class SentenceIndex:
             end = m.end()
             while end < len(c) and c[end] in _CLOSERS:
                 end += 1
-            if end < len(c) and not (c[end].isspace() or end in self._marker_at):
+            wide = m.group()[-1] in _WIDE_TERMINATORS
+            if end < len(c) and not (c[end].isspace() or end in self._marker_at or wide):
                 continue  # "1.5", "nats.io", "e.g.," — not a sentence end
             nxt = self._skip_forward(end)
-            if nxt < len(c) and c[nxt].islower():
+            if nxt < len(c) and c[nxt].islower() and not wide:
                 continue  # "Inc. raised", "U.S. market"
             if m.group().endswith(".") and _ABBREVIATIONS.search(c[max(0, m.end() - 8) : m.end()]):
                 continue
@@ -86,8 +97,34 @@ class SentenceIndex:
         end = self.ends[i] if i < len(self.ends) else len(self.content)
         return start, end
 
+    def clause_for(self, cstart: int) -> tuple[int, int]:
+        """Content range of the clause a marker starting at ``cstart`` cites (see the module docstring)."""
+        s_start, s_end = self.sentence_for(cstart)
+        before = self._skip_back(cstart)
+        end = before if before in self._end_set else cstart
+        start = s_start
+        for ms, me in self.markers:
+            if s_start <= ms and me <= before and me > start:
+                start = me  # an earlier marker in the sentence (not of this cluster) closes the clause before
+        for i in range(end - 1, start - 1, -1):
+            if self.content[i] in _CLAUSE_BREAKS:
+                start = i + 1
+                break
+        if not self.content[start:end].strip(" \t\n,;:—–-"):
+            return s_start, s_end  # nothing before the marker: it cites the sentence it opens
+        return start, end
+
+    def sentences(self) -> list[tuple[int, int]]:
+        """Every sentence of the block as a content range."""
+        out, start = [], 0
+        for end in [*self.ends, len(self.content)]:
+            if self.content[start:end].strip():
+                out.append((start, end))
+            start = end
+        return out
+
     def claim_text(self, start: int, end: int) -> str:
-        """The sentence with every marker removed and whitespace collapsed."""
+        """The text with every marker removed and whitespace collapsed."""
         c = self.content
         parts, i = [], start
         for ms, me in self.markers:
@@ -97,10 +134,41 @@ class SentenceIndex:
             i = max(i, me)
         parts.append(c[i:end])
         text = " ".join("".join(parts).split())
-        return re.sub(r"\s+([.,;:!?])", r"\1", text)
+        text = re.sub(r"\s+([.,;:!?。，；：！？])", r"\1", text)
+        return text.strip(" ,;:—–-")
 
     def claim_for(self, cstart: int) -> str:
+        """The clause a marker cites, as text."""
+        return self.claim_text(*self.clause_for(cstart))
+
+    def sentence_text(self, cstart: int) -> str:
         return self.claim_text(*self.sentence_for(cstart))
+
+
+def _as_read(block: InlineBlock) -> str:
+    """The block's content as a reader reads it, offsets unchanged: link destinations, raw HTML
+    tags and autolinked URLs become spaces (a claim is its words, not its markup)."""
+    content = block.content
+    if not block.spans and "<" not in content:
+        return content
+    chars = list(content)
+
+    def blank(a: int, b: int) -> None:
+        chars[a:b] = " " * (b - a)
+
+    for s in block.spans:
+        if s.rule == "html_inline" or s.rule == "autolink":
+            blank(s.start, s.end)
+        elif s.rule in ("link", "image") and s.label_end is not None:
+            blank(s.start, s.start + (2 if s.rule == "image" else 1))
+            blank(s.label_end, s.end)
+    if block.html:
+        for m in _TAG.finditer(content):
+            blank(m.start(), m.end())
+    return "".join(chars)
+
+
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 
 
 class ClaimIndex:
@@ -115,13 +183,14 @@ class ClaimIndex:
     def __init__(self, doc: ParsedDoc):
         self.doc = doc
         self._index: dict[int, SentenceIndex] = {}
+        self._cells: dict[tuple[int, int, int], int] | None = None
 
     def index(self, block: int) -> SentenceIndex:
         found = self._index.get(block)
         if found is None:
             content = self.doc.blocks[block]
             spans = [(self.doc.markers[i].cstart, self.doc.markers[i].cend) for i in content.markers]
-            found = self._index[block] = SentenceIndex(content.content, spans)
+            found = self._index[block] = SentenceIndex(_as_read(content), spans)
         return found
 
     def range(self, marker_index: int) -> tuple[int, int]:
@@ -129,6 +198,41 @@ class ClaimIndex:
         m = self.doc.markers[marker_index]
         return self.index(m.block).sentence_for(m.cstart)
 
-    def text(self, marker_index: int) -> str:
+    def sentence(self, marker_index: int) -> str:
+        """The whole sentence a marker sits in (or follows), markers removed."""
+        m = self.doc.markers[marker_index]
+        return self.index(m.block).sentence_text(m.cstart)
+
+    def clause(self, marker_index: int) -> str:
+        """The clause a marker cites, as text."""
         m = self.doc.markers[marker_index]
         return self.index(m.block).claim_for(m.cstart)
+
+    def context(self, marker_index: int) -> str:
+        """Labels that frame a table cell's claim: its row's first cell and its column's header."""
+        block = self.doc.blocks[self.doc.markers[marker_index].block]
+        if not block.cell or block.table is None:
+            return ""
+        labels = []
+        if block.col > 0:
+            labels.append(self._cell_text(block.table, block.row, 0))
+        if block.row > 0:
+            labels.append(self._cell_text(block.table, 0, block.col))
+        return "; ".join(dict.fromkeys(t for t in labels if t))
+
+    def text(self, marker_index: int) -> str:
+        """The claim a marker cites, as the analyst reads it: a table cell's labels, then its clause."""
+        context, clause = self.context(marker_index), self.clause(marker_index)
+        return f"{context}; {clause}" if context else clause
+
+    def _cell_text(self, table: int, row: int, col: int) -> str:
+        if self._cells is None:
+            self._cells = {}
+            for bi, b in enumerate(self.doc.blocks):
+                if b.cell and b.table is not None:
+                    self._cells[(b.table, b.row, b.col)] = bi
+        found = self._cells.get((table, row, col))
+        if found is None:
+            return ""
+        idx = self.index(found)
+        return idx.claim_text(0, len(idx.content))

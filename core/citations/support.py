@@ -1,84 +1,593 @@
-"""Does a retrieved source support a claim sentence? Deterministic token overlap.
+"""Does a source support a claim? A deterministic verdict with its evidence sentence.
 
-No model call: it runs inline on every citation. The field write-ups explain the
-two floors — a high ratio on a one-word coincidence is noise, and an undiscriminating
-substitution launders a fabricated URL into a confidently-wrong real one — so a
-claim is supported only with at least ``MIN_SHARED`` shared meaningful tokens AND
-a shared/claim-token ratio of at least ``MIN_RATIO``. Sources are scored on what
-describes them (title, snippet, summary, highlights), never their full text.
+No model call: it runs inline on every citation of every run. A claim (the clause a
+marker binds to) is checked against everything stored for the source — title,
+snippet, summary, highlights, facts and page text — split into passages (sentences;
+a fact is one passage). Three things decide, in this order:
+
+1. **Figures** (``core.citations.figures``). Every figure in the claim must be
+   stated somewhere in the evidence. When one is not, and the passage that best
+   matches the claim gives the same quantity another value (``$150 million`` where
+   the page says ``$125 million``, ``founded in 2015`` where it says 2017), the
+   source contradicts the claim: ``unsupported``.
+2. **Distinctive names.** Capitalised names in the claim (people, firms, products,
+   places — in scripts with letter case), other than the subject's own names, must
+   appear in the evidence: a page about a round led by Tiger Global does not
+   support "led by Andreessen Horowitz".
+3. **Relevance**: the share of the claim's terms found in its best passage (one
+   sentence, or two adjacent ones), each term weighted by its rarity across the
+   section's ground truth (a word every source uses says little; a term no source
+   uses counts fully against the claim). Terms are script-aware
+   (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
+
+Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure and
+name found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
+nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
+title, or a claim with nothing to check). The thresholds and the substitution
+margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
+set by hand; the values below are its output.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from core.citations.tokens import meaningful_tokens
+from core.citations.figures import (
+    Figure,
+    amount,
+    date_of,
+    figures,
+    found_in,
+    matches,
+    plain_numbers,
+    same_quantity,
+)
+from core.citations.tokens import normalise_text, term_set, terms
 
-MIN_SHARED = 2
-MIN_RATIO = 0.20
+SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
+VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
 
-T = TypeVar("T")
+# Calibrated operating point (see the module docstring for how these are produced).
+SUPPORTED_MIN = 0.55
+PARTIAL_MIN = 0.15
+SUBSTITUTION_MARGIN = 0.125
+MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
+
+MAX_EVIDENCE_CHARS = 400
+# Which kinds of evidence figure can state a claim figure of a kind (see ``figures.matches``).
+_COMPARABLE = {
+    "money": ("money", "number"),
+    "number": ("money", "number"),
+    "count": ("count", "number"),
+    "year": ("year", "date"),
+}
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
+_CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
+_CLAUSE_OPENERS = ".!?;:。！？\n"
+
+
+def _opens_clause(text: str, i: int) -> bool:
+    """Whether position ``i`` starts the text, a sentence or a clause (a capitalised word there may
+    be an ordinary word); opening quotes and brackets are skipped over."""
+    j = i - 1
+    while j >= 0 and text[j] in " \t\"'“‘«([*_":
+        j -= 1
+    return j < 0 or text[j] in _CLAUSE_OPENERS
+
+
+# "According to Wikipedia, …", "as reported by Reuters": the name of the source, not of the fact.
+_ATTRIBUTION = re.compile(r"(?i)(?:according\s+to|as\s+reported\s+by|reported\s+by|per)\s+(?:the\s+)?$")
+# Capitalised words that name no one: calendar words, titles, currencies, legal forms.
+_GENERIC = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "series",
+        "round",
+        "ceo",
+        "cto",
+        "cfo",
+        "coo",
+        "founder",
+        "co-founder",
+        "chief",
+        "executive",
+        "president",
+        "chairman",
+        "ai",
+        "api",
+        "apis",
+        "saas",
+        "ipo",
+        "usd",
+        "eur",
+        "gbp",
+        "us",
+        "u.s.",
+        "uk",
+        "eu",
+        "inc",
+        "inc.",
+        "ltd",
+        "ltd.",
+        "llc",
+        "corp",
+        "corp.",
+        "co",
+        "co.",
+        "plc",
+        "gmbh",
+        "sa",
+        "the",
+        "a",
+        "an",
+        "in",
+        "on",
+        "at",
+        "for",
+        "of",
+        "and",
+        "or",
+        "but",
+        "by",
+        "to",
+        "with",
+        "from",
+        "as",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "he",
+        "she",
+        "they",
+        "we",
+        "our",
+        "their",
+        "his",
+        "her",
+        "i",
+        "q1",
+        "q2",
+        "q3",
+        "q4",
+        "h1",
+        "h2",
+        "fy",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+    ]
+)
 
 
 @dataclass(frozen=True)
-class Support:
-    shared: int
-    ratio: float
+class Passage:
+    text: str
+    field: str  # title | snippet | summary | highlights | facts | text
+    terms: frozenset[str]
+    figures: tuple[Figure, ...]
+
+
+@dataclass
+class Evidence:
+    """Everything stored for one source, split into passages, with a term index."""
+
+    passages: list[Passage] = field(default_factory=list)
+    terms: frozenset[str] = frozenset()
+    figures: tuple[Figure, ...] = ()
+    numbers: frozenset[float] = frozenset()
+    has_text: bool = False  # something beyond a title
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
+
+    stated: dict[Figure, bool] = field(default_factory=dict)
+
+    def states(self, figure: Figure) -> bool:
+        """Whether this source states the claim figure (checked only against figures that could)."""
+        found = self.stated.get(figure)
+        if found is None:
+            kinds = _COMPARABLE.get(figure.kind, (figure.kind,))
+            candidates = tuple(f for k in kinds for f in self.by_kind.get(k, ()))
+            found = self.stated[figure] = found_in(figure, candidates, self.numbers)
+        return found
+
+    @classmethod
+    def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
+        ev = cls()
+        all_terms: set[str] = set()
+        figs: list[Figure] = []
+        numbers: set[float] = set()
+        for name, text in fields:
+            if not text or not text.strip():
+                continue
+            if name != "title":
+                ev.has_text = True
+            chunks = [text] if name in ("title", "facts") else _SPLIT.split(text)
+            for chunk in chunks:
+                chunk = " ".join(chunk.split())
+                if not chunk:
+                    continue
+                p = Passage(chunk, name, term_set(chunk), figures(chunk))
+                for t in p.terms:
+                    ev.postings.setdefault(t, []).append(len(ev.passages))
+                ev.passages.append(p)
+                all_terms |= p.terms
+                figs += p.figures
+                numbers |= plain_numbers(chunk)
+        ev.terms, ev.figures, ev.numbers = frozenset(all_terms), tuple(figs), frozenset(numbers)
+        kinds: dict[str, list[Figure]] = {}
+        for f in figs:
+            kinds.setdefault(f.kind, []).append(f)
+        ev.by_kind = {k: tuple(v) for k, v in kinds.items()}
+        return ev
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    terms: frozenset[str]
+    figures: tuple[Figure, ...]
+    names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
+    context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
+
+    @property
+    def checkable(self) -> bool:
+        return bool(self.terms or self.figures)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    support: str
+    score: float  # rarity-weighted share of the claim's terms in its best passage
+    evidence: str | None = None  # that passage
+    reason: str = ""
+    complete: bool = False  # every figure and distinctive name of the claim is in the evidence
+    contradicted: bool = False  # the evidence gives one of the claim's quantities another value
 
     @property
     def supported(self) -> bool:
-        return is_supported(self.shared, self.ratio)
+        return self.support == SUPPORTED
 
 
-def is_supported(shared: int, ratio: float) -> bool:
-    """The operating threshold (the only place it is decided)."""
-    return shared >= MIN_SHARED and ratio >= MIN_RATIO
+def verdict_rank(v: Verdict) -> tuple[int, float]:
+    return ({SUPPORTED: 3, PARTIAL: 2, UNSUPPORTED: 1}.get(v.support, 0), v.score)
 
 
-def support(claim_tokens: frozenset[str], source_tokens: frozenset[str]) -> Support:
-    if not claim_tokens:
-        return Support(0, 0.0)
-    shared = len(claim_tokens & source_tokens)
-    return Support(shared, shared / len(claim_tokens))
+def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str]]]:
+    """Capitalised names in ``text`` with their terms. A capitalised word that opens the text or
+    a sentence is only a name when ``proper`` knows its term as one (seen capitalised mid-sentence)."""
+    norm = normalise_text(text)
+    out: list[tuple[str, frozenset[str]]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            name = " ".join(run)
+            out.append((name, term_set(name)))
+            run.clear()
+
+    pos = skip_until = 0
+    for m in _CAPITALISED.finditer(norm):
+        if m.start() < skip_until:
+            continue
+        word = m.group().rstrip(".")
+        gap = norm[pos : m.start()]
+        if run and gap.strip() not in ("", "&", "-"):
+            flush()
+        pos = m.end()
+        if not word[:1].isupper() or word.lower() in _GENERIC:
+            flush()
+            continue
+        opening = not run and _opens_clause(norm, m.start())
+        if opening and not (term_set(word) & proper):
+            continue
+        if not run and _ATTRIBUTION.search(norm[max(0, m.start() - 30) : m.start()]):
+            pos = skip_until = _skip_name(norm, m.end())
+            continue
+        run.append(word)
+        if m.group().endswith(".") and (m.end() >= len(norm) or norm[m.end()].isspace()):
+            flush()  # "… Priya Raman. Sequoia …": the full stop ends the name
+    flush()
+    return [(name, t) for name, t in out if t]
 
 
-def supports_text(claim: str, passage: str) -> Support:
-    """Convenience for measurement: score a claim string against a passage string."""
-    return support(meaningful_tokens(claim), meaningful_tokens(passage))
+def _skip_name(text: str, pos: int) -> int:
+    """Past the rest of a capitalised run starting before ``pos`` (an attribution's source name)."""
+    for m in _CAPITALISED.finditer(text, pos):
+        if text[pos : m.start()].strip() or not m.group()[:1].isupper():
+            return pos
+        pos = m.end()
+    return pos
 
 
-@dataclass(frozen=True)
-class Match(Generic[T]):
-    item: T
-    rank: int  # position among the candidates (ties go to the lower rank)
-    score: float  # shared / claim tokens
-    shared: int
+def proper_terms(texts: Iterable[str]) -> frozenset[str]:
+    """Terms written capitalised mid-sentence somewhere in ``texts`` (known names)."""
+    found: set[str] = set()
+    for text in texts:
+        found |= _proper_in(text)
+    return frozenset(found)
 
 
-class SupportIndex(Generic[T]):
-    """Inverted index over candidate sources so each claim costs O(its tokens × postings)."""
+@lru_cache(maxsize=8192)
+def _proper_in(text: str) -> frozenset[str]:
+    norm = normalise_text(text)
+    found: set[str] = set()
+    for m in _CAPITALISED.finditer(norm):
+        word = m.group()
+        if word[:1].isupper() and not _opens_clause(norm, m.start()):
+            found |= term_set(word)
+    return frozenset(found)
 
-    def __init__(self, items: Sequence[T], texts: Iterable[str]):
-        self._items = list(items)
-        self._postings: dict[str, list[int]] = {}
-        for rank, text in enumerate(texts):
-            for token in meaningful_tokens(text):
-                self._postings.setdefault(token, []).append(rank)
 
-    def best(self, claim_tokens: frozenset[str]) -> Match[T] | None:
-        """The best-supported candidate that passes the threshold (ties → earlier), or None."""
-        if not claim_tokens:
-            return None
-        counts: dict[int, int] = {}
-        for token in claim_tokens:
-            for rank in self._postings.get(token, ()):
-                counts[rank] = counts.get(rank, 0) + 1
-        if not counts:
-            return None
-        rank, shared = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        ratio = shared / len(claim_tokens)
-        if not is_supported(shared, ratio):
-            return None
-        return Match(self._items[rank], rank, ratio, shared)
+class SupportScorer:
+    """Judges claims against the sources of one section's ground truth.
+
+    Rarity (inverse passage frequency) is computed once over every passage of every
+    source, so "raised" in a funding-heavy section weighs little and "Forgepoint" a lot."""
+
+    def __init__(
+        self,
+        evidence: Sequence[Evidence],
+        subject: Iterable[str] = (),
+        *,
+        supported_min: float = SUPPORTED_MIN,
+        partial_min: float = PARTIAL_MIN,
+    ):
+        self.evidence = list(evidence)
+        self.supported_min, self.partial_min = supported_min, partial_min
+        df: dict[str, int] = {}
+        n = 0
+        for ev in self.evidence:
+            for p in ev.passages:
+                n += 1
+                for t in p.terms:
+                    df[t] = df.get(t, 0) + 1
+        self._df, self._n = df, n
+        self.subject = frozenset(t for name in subject for t in terms(name))
+        self.proper = proper_terms(p.text for ev in self.evidence for p in ev.passages)
+        # A name in most sources is the section's subject (or its field): not distinctive.
+        source_df: dict[str, int] = {}
+        for ev in self.evidence:
+            for t in ev.terms:
+                source_df[t] = source_df.get(t, 0) + 1
+        many = len(self.evidence)
+        self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
+        self._claims: dict[str, Claim] = {}
+        self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
+        self._sources_of: dict[str, list[int]] = {}  # term → sources holding it
+        self._figures_at: dict[tuple[str, object], set[int]] = {}  # coarse figure key → sources stating it
+        for i, ev in enumerate(self.evidence):
+            for t in ev.terms:
+                self._sources_of.setdefault(t, []).append(i)
+            for f in ev.figures:
+                for key in _figure_keys(f):
+                    self._figures_at.setdefault(key, set()).add(i)
+            for number in ev.numbers:
+                self._figures_at.setdefault(("amount", _amount_bin(number)), set()).add(i)
+
+    def idf(self, term: str) -> float:
+        return math.log(1.0 + (self._n + 1) / (self._df.get(term, 0) + 0.5))
+
+    def claim(self, text: str, context: str = "") -> Claim:
+        """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""
+        key = f"{context}\x00{text}"
+        found = self._claims.get(key)
+        if found is None:
+            skip = self.subject | self._ubiquitous
+            names = tuple(
+                (name, t - skip) for name, t in distinctive_names(text, self.proper | self.subject) if t - skip
+            )
+            core = term_set(text)
+            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core)
+        return found
+
+    def weights(self, claim: Claim) -> dict[str, float]:
+        found = self._weights.get(id(claim))
+        if found is None:
+            found = self._weights[id(claim)] = {t: self.idf(t) for t in claim.terms | claim.context}
+        return found
+
+    def judge(self, claim: Claim, index: int) -> Verdict:
+        ev = self.evidence[index]
+        if not ev.has_text:
+            return Verdict(UNCHECKED, 0.0, None, "the source has no stored text beyond its title")
+        if not claim.checkable:
+            return Verdict(UNCHECKED, 0.0, None, "the claim has nothing to check")
+        score, best, matched = self._best_passages(claim, ev)
+        evidence = _excerpt(" ".join(ev.passages[i].text for i in best)) if best else None
+        missing = [f for f in claim.figures if not ev.states(f)]
+        window = [f for i in best for f in ev.passages[i].figures]
+        for f in missing:
+            conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g)]
+            if conflicting:
+                other = min(conflicting, key=lambda g: _distance(f, g))
+                why = f"the source gives {other.text} where the claim says {f.text}"
+                return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
+        absent = [name for name, t in claim.names if not t <= ev.terms]
+        complete = not missing and not absent
+        # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
+        substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
+        if score >= self.supported_min and complete and substantial:
+            return Verdict(SUPPORTED, score, evidence, complete=True)
+        why = "; ".join([f"{f.text} not in the source" for f in missing] + [f"{n} not in the source" for n in absent])
+        if score >= self.partial_min:
+            return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
+        return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
+
+    def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
+        """The claim's best passage — one sentence, two adjacent ones of a field, or a sentence with
+        the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
+        weights = self.weights(claim)
+        core_total = sum(weights[t] for t in claim.terms)
+        hits: dict[int, set[str]] = {}
+        for t in weights:
+            for i in ev.postings.get(t, ()):
+                hits.setdefault(i, set()).add(t)
+
+        def score(found: set[str]) -> float:
+            ctx = sum(weights[t] for t in found if t in claim.context)
+            whole = core_total + ctx
+            return (sum(weights[t] for t in found if t in claim.terms) + ctx) / whole if whole > 0 else 0.0
+
+        if not hits:
+            for i, p in enumerate(ev.passages):  # a claim that is only a figure: the passage stating it
+                if any(matches(f, g) for f in claim.figures for g in p.figures):
+                    return 0.0, [i], 0
+            return 0.0, [], 0
+        title = next((i for i in hits if ev.passages[i].field == "title"), None)
+        best, where, count = -1.0, [min(hits)], 0
+        for i in sorted(hits):
+            found = hits[i]
+            windows = [([i], found)]
+            nxt = i + 1
+            if nxt in hits and ev.passages[nxt].field == ev.passages[i].field and ev.passages[i].field != "facts":
+                windows.append(([i, nxt], found | hits[nxt]))
+            if title is not None and i != title:
+                windows.append(([title, i], found | hits[title]))
+            for span, terms_found in windows:
+                value = score(terms_found)
+                if value > best + 1e-9:
+                    best, where, count = value, span, len(terms_found & claim.terms)
+        return best, where, count
+
+    def rank(self, claim: Claim, candidates: Iterable[int]) -> list[tuple[Verdict, int]]:
+        """Verdicts for the candidates that could support the claim, best first.
+
+        A source that does not state one of the claim's figures or name one of its
+        distinctive names cannot support it, and is no contender for it either (it supports
+        the claim less than one that does): when the claim has figures or names, only sources
+        with all of them are judged. Otherwise every source whose terms could reach
+        ``PARTIAL_MIN`` is."""
+        pool = list(candidates)
+        if claim.figures or claim.names:
+            stating = set(pool)
+            for f in claim.figures:
+                near: set[int] = set()
+                for key in _lookup_keys(f):
+                    near |= self._figures_at.get(key, set())
+                stating &= near
+            pool = [
+                i
+                for i in pool
+                if i in stating
+                and all(self.evidence[i].states(f) for f in claim.figures)
+                and all(t <= self.evidence[i].terms for _, t in claim.names)
+            ]
+        else:
+            bound = self._upper_bounds(claim)
+            pool = [i for i in pool if bound.get(i, 0.0) >= self.partial_min]
+        out = [(self.judge(claim, i), i) for i in pool]
+        out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
+        return out
+
+    def _upper_bounds(self, claim: Claim) -> dict[int, float]:
+        """Per source, the share of the claim's terms it holds anywhere (no passage scores more)."""
+        weights = self.weights(claim)
+        core_total = sum(weights[t] for t in claim.terms)
+        core: dict[int, float] = {}
+        ctx: dict[int, float] = {}
+        for t, w in weights.items():
+            into = core if t in claim.terms else ctx
+            for i in self._sources_of.get(t, ()):
+                into[i] = into.get(i, 0.0) + w
+        out = {}
+        for i in set(core) | set(ctx):
+            whole = core_total + ctx.get(i, 0.0)
+            out[i] = (core.get(i, 0.0) + ctx.get(i, 0.0)) / whole if whole > 0 else 0.0
+        return out
+
+
+def _distance(a: Figure, b: Figure) -> float:
+    """How far apart two figures of one quantity are (the closest one is the one a claim got wrong)."""
+    x, y = amount(a), amount(b)
+    return abs(math.log(x / y)) if x > 0 and y > 0 else 0.0
+
+
+def _amount_bin(value: float) -> int:
+    """Amounts in bins of about 0.5% (the tolerance of a figure match); 0 and negatives in bin 0."""
+    return round(math.log10(value) * 460) if value > 0 else 0
+
+
+def _figure_keys(f: Figure) -> list[tuple[str, object]]:
+    """Coarse keys under which a figure of the evidence is indexed."""
+    if f.kind in ("money", "number", "count"):
+        return [("amount", _amount_bin(amount(f)))]
+    if f.kind == "date":
+        y, m, _ = date_of(f)
+        return [("date", (y, m)), ("year", float(y))]
+    return [(f.kind, f.value)]
+
+
+def _lookup_keys(f: Figure) -> list[tuple[str, object]]:
+    """Keys where evidence that could state the claim figure ``f`` is indexed (then checked exactly)."""
+    if f.kind in ("money", "number", "count"):
+        b = _amount_bin(amount(f))
+        return [("amount", b - 1), ("amount", b), ("amount", b + 1)]
+    if f.kind == "date":
+        y, m, _ = date_of(f)
+        return [("date", (y, m))]
+    return [(f.kind, f.value)]
+
+
+def clear_winner(
+    ranked: Sequence[tuple[Verdict, int]], margin: float = SUBSTITUTION_MARGIN
+) -> tuple[Verdict, int] | None:
+    """The one candidate a fabricated citation may be substituted with: the only ``supported``
+    one, ahead of every other contender (a ``partial`` source) by ``SUBSTITUTION_MARGIN``.
+    Anything less is a drop. A source that contradicts the claim or is about something
+    else is no contender, however many words it shares."""
+    supported = [vi for vi in ranked if vi[0].supported]
+    if len(supported) != 1:
+        return None
+    winner = supported[0]
+    runner_up = max((v.score for v, i in ranked if i != winner[1] and v.support == PARTIAL), default=0.0)
+    return winner if winner[0].score - runner_up >= margin else None
+
+
+def supports_text(
+    claim: str, passage: str, *, supported_min: float = SUPPORTED_MIN, partial_min: float = PARTIAL_MIN
+) -> Verdict:
+    """One claim against one passage of text, the passage being its own ground truth (benchmarks)."""
+    scorer = SupportScorer([Evidence.build([("text", passage)])], supported_min=supported_min, partial_min=partial_min)
+    return scorer.judge(scorer.claim(claim), 0)
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[: MAX_EVIDENCE_CHARS - 1].rstrip() + "…"

@@ -1,9 +1,14 @@
-"""Citation hygiene (design §2.4): spacing, punctuation, one marker per source per paragraph.
+"""Citation hygiene: spacing, punctuation, duplicates — and no claim ever loses its citation.
 
 * one space before a marker (none added at the start of a line or after an
   opening bracket); chains spaced: ``[^a][^b]`` → ``[^a] [^b]``;
-* markers after closing punctuation: ``$50B[^1].`` → ``$50B. [^1]``;
-* one marker per footnote per paragraph — the last one stays;
+* markers after closing punctuation: ``$50B[^1].`` → ``$50B. [^1]`` — a marker
+  only ever moves past the punctuation that ends its own sentence;
+* duplicate markers are removed only inside one cluster of adjacent markers
+  (``[^E5][^E5]`` → ``[^E5]``): the same source cited on two sentences stays on both;
+* opt-in (``one_marker_per_source``, a memo setting): one marker per footnote per
+  paragraph, the last one staying — except that a sentence whose only citation is
+  that marker keeps it;
 * numeric footnotes renumbered 1…n in order of first appearance, so drops leave
   no holes (definitions renamed with them); marker keys like ``E3`` name a
   source in the frozen set and are never renumbered, nor are protected keys;
@@ -17,27 +22,102 @@ even on malformed chains like ``X[^1].[^2].``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Hashable, Iterable, Mapping
 
 from core.citations.parse import ParsedDoc, normalise_source, parse
 from core.citations.rewrite import Edit, TidyStats, apply_edits, rewrite_markers
+from core.citations.sentences import ClaimIndex
 
 _MAX_PASSES = 8
+_HWS = " \t"
 
 
-def _dedupe(doc: ParsedDoc, fates: dict[int, str | None], stats: TidyStats) -> None:
+def marker_clusters(doc: ParsedDoc, block_index: int) -> list[list[int]]:
+    """The block's markers grouped into clusters of adjacent markers (only spaces or tabs between)."""
+    block = doc.blocks[block_index]
+    clusters: list[list[int]] = []
+    for idx in block.markers:
+        m = doc.markers[idx]
+        if clusters and not block.content[doc.markers[clusters[-1][-1]].cend : m.cstart].strip(_HWS):
+            clusters[-1].append(idx)
+        else:
+            clusters.append([idx])
+    return clusters
+
+
+def one_marker_per_source_edits(doc: ParsedDoc, claims: ClaimIndex, targets: Mapping[int, Hashable]) -> set[int]:
+    """Markers the one-marker-per-source-per-paragraph style removes: every earlier repeat of a
+    source in a paragraph, unless it is the only citation of its sentence (no claim loses its citation)."""
+    removed: set[int] = set()
     for block in doc.blocks:
         if block.definition is not None:
             continue
-        last: dict[str, int] = {}
-        for idx in block.markers:
-            m = doc.markers[idx]
-            if m.kind != "footnote":
+        alive = [i for i in block.markers if i in targets]
+        last = {targets[i]: i for i in alive}
+        for i in alive:
+            if last[targets[i]] == i:
                 continue
-            if m.label in last:
-                fates[last[m.label]] = None
-                stats.duplicates_removed += 1
-            last[m.label] = idx
+            sentence = claims.range(i)
+            others = [
+                j
+                for j in alive
+                if j != i and j not in removed and targets[j] != targets[i] and claims.range(j) == sentence
+            ]
+            if others:
+                removed.add(i)
+    return removed
+
+
+def _dedupe(doc: ParsedDoc, fates: dict[int, str | None], stats: TidyStats, one_marker_per_source: bool) -> None:
+    for bi, block in enumerate(doc.blocks):
+        if block.definition is not None or block.html:
+            continue
+        for cluster in marker_clusters(doc, bi):
+            seen: set[str] = set()
+            for idx in cluster:
+                m = doc.markers[idx]
+                if m.kind != "footnote":
+                    continue
+                if m.label in seen:
+                    fates[idx] = None
+                    stats.duplicates_removed += 1
+                seen.add(m.label)
+    if one_marker_per_source:
+        targets = {
+            i: m.label
+            for i, m in enumerate(doc.markers)
+            if m.kind == "footnote"
+            and m.definition is None
+            and not doc.blocks[m.block].html
+            and fates.get(i, "") is not None
+        }
+        for idx in one_marker_per_source_edits(doc, ClaimIndex(doc), targets):
+            fates[idx] = None
+            stats.duplicates_removed += 1
+
+
+_MARKER = r"\[\^[^\]\s]+\]"
+_UNTIDY = re.compile(
+    rf"(?<![\s(\[{{“‘«]){_MARKER}"  # glued to the word before (or to another marker)
+    rf"|{_MARKER}[.!?…。！？]"  # sentence-ending punctuation after a marker
+    rf"|{_MARKER}\w"  # a word glued after
+    rf"|[ \t]{{2,}}{_MARKER}"  # more than one space before
+    rf"|({_MARKER})[ \t]*\1"  # a duplicate in a cluster
+)
+_NUMERIC_REF = re.compile(r"\[\^(\d+)\]")
+
+
+def needs_tidy(text: str) -> bool:
+    """Whether ``tidy`` could change ``text`` — a cheap scan, so text that is already tidy
+    (what the reconciler's own edits produce) is not parsed again. May say yes for text in
+    code (then tidy runs and changes nothing); never says no when tidy would act."""
+    if "[^" not in text:
+        return False
+    if _UNTIDY.search(text):
+        return True
+    order = list(dict.fromkeys(_NUMERIC_REF.findall(text)))
+    return order != [str(n) for n in range(1, len(order) + 1)]
 
 
 def _renumbering(doc: ParsedDoc, fates: dict[int, str | None], protected: frozenset[str]) -> dict[str, str]:
@@ -67,10 +147,12 @@ def _definition_label_edits(doc: ParsedDoc, renames: dict[str, str]) -> list[Edi
     return edits
 
 
-def _tidy_once(src: str, protected: frozenset[str], stats: TidyStats) -> tuple[str, dict[str, str]]:
+def _tidy_once(
+    src: str, protected: frozenset[str], stats: TidyStats, one_marker_per_source: bool = False
+) -> tuple[str, dict[str, str]]:
     doc = parse(src)
     fates: dict[int, str | None] = {}
-    _dedupe(doc, fates, stats)
+    _dedupe(doc, fates, stats, one_marker_per_source)
     renames = _renumbering(doc, fates, protected)
     for i, m in enumerate(doc.markers):
         if m.kind == "footnote" and m.label in renames and fates.get(i, "") is not None:
@@ -80,14 +162,16 @@ def _tidy_once(src: str, protected: frozenset[str], stats: TidyStats) -> tuple[s
     return apply_edits(doc.source, edits), renames
 
 
-def tidy_with_stats(markdown: str, *, protected: Iterable[str] = ()) -> tuple[str, TidyStats]:
+def tidy_with_stats(
+    markdown: str, *, protected: Iterable[str] = (), one_marker_per_source: bool = False
+) -> tuple[str, TidyStats]:
     """``tidy`` plus what it changed (``stats.renames`` maps old → new numeric labels)."""
     keys = frozenset(p.lower() for p in protected)
     stats = TidyStats()
     text = normalise_source(markdown)
     origin: dict[str, str] = {}  # current label → the label it had in the input (renamed ones only)
     for _ in range(_MAX_PASSES):
-        new, renames = _tidy_once(text, keys, stats)
+        new, renames = _tidy_once(text, keys, stats, one_marker_per_source)
         updated = {cur: orig for cur, orig in origin.items() if cur not in renames}
         for cur, label in renames.items():
             updated[label] = origin.get(cur, cur)
@@ -100,6 +184,6 @@ def tidy_with_stats(markdown: str, *, protected: Iterable[str] = ()) -> tuple[st
     return text, stats
 
 
-def tidy(markdown: str, *, protected: Iterable[str] = ()) -> str:
+def tidy(markdown: str, *, protected: Iterable[str] = (), one_marker_per_source: bool = False) -> str:
     """Apply citation hygiene; idempotent: ``tidy(tidy(x)) == tidy(x)``."""
-    return tidy_with_stats(markdown, protected=protected)[0]
+    return tidy_with_stats(markdown, protected=protected, one_marker_per_source=one_marker_per_source)[0]

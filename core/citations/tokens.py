@@ -1,26 +1,29 @@
-"""Meaningful tokens: the one definition of "a word that can carry a claim".
+"""Terms: the one definition of "a word that can carry a claim", in any script.
 
-Substitution asks whether a retrieved source supports a sentence by counting
-shared meaningful tokens. Everything that decides what counts as a token lives
-here so the reconciler, the benchmark and the tests cannot drift apart.
+Support scoring compares a claim's terms with a source's. Everything that decides
+what counts as a term lives here so the reconciler, the benchmarks and the tests
+cannot drift apart.
 
-Rules (in order):
-
-* NFKC-normalise and lower-case.
-* Thousands separators inside numbers are removed (``1,200`` → ``1200``) so a
-  figure written two ways is one token; decimals stay whole (``1.5``).
-* A token is a run of letters or a number; letters and digits split each other,
-  so ``$41m`` → ``41`` + ``m`` and ``2017`` stays ``2017``.
-* A light plural fold (``companies`` → ``company``, ``customers`` →
-  ``customer``) so grammatical number does not hide a match.
-* Stopwords and 1-character tokens are dropped (``m`` from ``$41m`` goes;
-  ``41`` stays, single digits go — they carry almost no evidence).
+* NFKC, case-folded; Arabic-Indic digits read as digits; Arabic diacritics and
+  tatweel removed, alef forms unified (a writer and a page rarely vocalise alike).
+* Words in scripts that separate words with spaces are stemmed with the Snowball
+  stemmer of their script (English for Latin, Russian for Cyrillic, Greek, Arabic),
+  so ``founded``/``founding`` and ``الشركة``/``شركة`` meet.
+* Scripts written without spaces (Han, kana, Hangul, Thai, …) have no word
+  boundaries to trust: a run of them becomes its overlapping character bigrams
+  (``云舟科技`` → ``云舟 舟科 科技``), the usual unit for matching such text.
+* Numbers are not terms: figures are compared as values (``core.citations.figures``).
+* Stopwords and one-letter words are dropped.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from typing import Any
+
+import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
 STOPWORDS = frozenset(
     [
@@ -191,32 +194,141 @@ STOPWORDS = frozenset(
         "including",
         "include",
         "includes",
+        "its",
+        "it's",
+        "في",
+        "من",
+        "على",
+        "إلى",
+        "الى",
+        "عن",
+        "أن",
+        "ان",
+        "إن",
+        "هذا",
+        "هذه",
+        "ذلك",
+        "تلك",
+        "التي",
+        "الذي",
+        "الذين",
+        "و",
+        "او",
+        "أو",
+        "ثم",
+        "قد",
+        "كان",
+        "كانت",
+        "مع",
+        "بعد",
+        "قبل",
+        "حيث",
+        "كما",
+        "أي",
+        "اي",
+        "نحو",
+        "عام",
+        "لدى",
+        "حتى",
+        "بين",
+        "كل",
+        "ما",
+        "لم",
+        "لن",
+        "هو",
+        "هي",
+        "هم",
     ]
 )
 
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
+# Scripts written without spaces between words: matched by character bigrams.
+_UNSPACED = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3100-\u312f"  # Bopomofo
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width katakana
+)
+UNSPACED_RE = re.compile(f"[{_UNSPACED}]+")
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ؤ": "و", "ئ": "ي"})
+DIGITS = str.maketrans({**{chr(0x660 + i): str(i) for i in range(10)}, **{chr(0x6F0 + i): str(i) for i in range(10)}})
+
+_STEMMERS: dict[str, Any] = {name: Stemmer.Stemmer(name) for name in ("english", "russian", "greek", "arabic")}
 
 
-def _fold(token: str) -> str:
-    """Fold a plural to its singular; deliberately tiny (no stemmer dependency)."""
-    if token[0].isdigit() or len(token) <= 3:
-        return token
-    if token.endswith("ies") and len(token) > 4:
-        return token[:-3] + "y"
-    if token.endswith("s") and not token.endswith(("ss", "us", "is")):
-        return token[:-1]
-    return token
+def normalise_text(text: str) -> str:
+    """What every comparison sees: NFKC, ASCII digits, Arabic without diacritics (case kept)."""
+    text = unicodedata.normalize("NFKC", text).translate(DIGITS)
+    if any("\u0600" <= ch <= "\u06ff" for ch in text):
+        text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
+    return text
 
 
-def meaningful_tokens(text: str) -> frozenset[str]:
-    """The set of meaningful tokens in ``text`` (see the module docstring for the rules)."""
-    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text).lower())
-    out = set()
-    for raw in _TOKEN.findall(text):
-        if len(raw) < 2 or raw in STOPWORDS:
-            continue
-        token = _fold(raw)
-        if token not in STOPWORDS:
-            out.add(token)
-    return frozenset(out)
+def _stemmer_for(word: str) -> Any:
+    ch = word[0]
+    if ch < "\u0250":
+        return _STEMMERS["english"]
+    if "\u0600" <= ch <= "\u06ff":
+        return _STEMMERS["arabic"]
+    if "\u0400" <= ch <= "\u04ff":
+        return _STEMMERS["russian"]
+    if "\u0370" <= ch <= "\u03ff":
+        return _STEMMERS["greek"]
+    return None
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The term of one lower-cased word (possessive ``'s`` dropped)."""
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
+    stemmer = _stemmer_for(word)
+    return str(stemmer.stemWord(word)) if stemmer is not None else word
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@lru_cache(maxsize=16384)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """Terms of one word-like run (it may mix spaced and unspaced scripts: ``Coach云舟``)."""
+    if not UNSPACED_RE.search(word):
+        if len(word) < 2 or word in STOPWORDS:
+            return ()
+        term = stem(word)
+        return () if term in STOPWORDS or len(term) < 2 else (term,)
+    out: list[str] = []
+    pos = 0
+    for m in UNSPACED_RE.finditer(word):
+        out += _word_terms(word[pos : m.start()]) if m.start() > pos else ()
+        out += _bigrams(m.group())
+        pos = m.end()
+    if pos < len(word):
+        out += _word_terms(word[pos:])
+    return tuple(out)
+
+
+def terms(text: str) -> list[str]:
+    """The terms of ``text``, in order, repeats kept (see the module docstring)."""
+    text = normalise_text(text).casefold()
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out += _word_terms(word)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct terms of ``text`` (cached: a run scores the same passages and claims many times)."""
+    return frozenset(terms(text))

@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from core.citations.figures import figures, matches
 from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
 from core.urls import host_of
 from core.verify import addresses
@@ -45,7 +46,7 @@ from core.verify.evidence import Evidence
 from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
 from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, ERROR, MAX_BODY_BYTES, Fetch, FetchOptions, fetch_url
 from core.verify.stored import load_evidence
-from core.verify.targets import NoteCitations, display_name, read_note, resolve_target
+from core.verify.targets import UNCITED_STATISTIC, NoteCitations, display_name, read_note, resolve_target
 
 URL_STATUSES = (
     "ok",
@@ -297,6 +298,9 @@ def _grounding_rows(note: NoteCitations, evidence: Evidence | None) -> list[Grou
     rows: list[GroundingRow] = []
     seen: set[tuple[str, str, str]] = set()
     for item in note.items:
+        if item.kind == UNCITED_STATISTIC:
+            rows.append(GroundingRow(note.name, "", item.kind, item.text, _ground_uncited(item.text, evidence)))
+            continue
         verdicts = []
         for key in item.keys:
             url = note.url_by_key.get(key)
@@ -310,6 +314,20 @@ def _grounding_rows(note: NoteCitations, evidence: Evidence | None) -> list[Grou
                 seen.add((key, item.kind, item.text))
                 rows.append(GroundingRow(note.name, key, item.kind, item.text, verdict))
     return rows
+
+
+def _ground_uncited(text: str, evidence: Evidence | None) -> str:
+    """An uncited money amount or percentage against every source of the frozen set: ``supported``
+    when some retrieved source states that value (``$125M`` = ``USD 125 million``), ``not_found`` when
+    none does, ``unverifiable`` when the frozen set or its text is unknown."""
+    if evidence is None or not evidence.sets:
+        return UNVERIFIABLE
+    wanted = [f for f in figures(text) if f.kind in ("money", "percent")]
+    texts = [t for url in evidence.retrieved for t in evidence.texts.get(url, []) + evidence.titles.get(url, [])]
+    if not wanted or not texts:
+        return UNVERIFIABLE
+    stated = [f for t in texts for f in figures(t)]
+    return SUPPORTED if all(any(matches(w, f) for f in stated) for w in wanted) else NOT_FOUND
 
 
 def in_retrieved_set(cited, evidence: Evidence | None) -> bool:

@@ -19,7 +19,9 @@ From each note, with the reconciler's own parser and claim binding:
 * every quotation and statistic (``claims``) in a sentence a marker cites, bound
   to one marker cluster (``[^E1] [^2]``): the first cluster that follows the item
   in its sentence, else the last one before it — so in "A grew 50% [^1] and B
-  20% [^2]." each figure goes to its own citation.
+  20% [^2]." each figure goes to its own citation;
+* every money amount and percentage in a sentence no marker cites (key-less
+  ``uncited_statistic`` items): grounding looks for those in the whole frozen set.
 """
 
 from __future__ import annotations
@@ -28,13 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.citations.figures import figures
 from core.citations.house import RETRIEVED_HEADING, WEB_HEADING
 from core.citations.parse import ParsedDoc, parse
 from core.citations.sentences import ClaimIndex
 from core.citations.written import read_definition
 from core.errors import UserError
 from core.notes import NoteFormatError, parse_note
-from core.verify.claims import find_items
+from core.verify.claims import STATISTIC, find_items
+
+UNCITED_STATISTIC = "uncited_statistic"
 
 NOTE_SUFFIXES = (".md", ".markdown")
 EXPORT_NAME = "memo.md"
@@ -194,7 +199,13 @@ def _claim_items(doc: ParsedDoc, name: str) -> list[ClaimItem]:
     claims = ClaimIndex(doc)
     found: dict[tuple, ClaimItem] = {}
     for bi, block in enumerate(doc.blocks):
-        if block.definition is not None or not block.markers:
+        if block.definition is not None or block.heading:
+            continue
+        if not block.markers:
+            for item in find_items(_prose(doc, bi)):
+                if _money_or_percentage(item.kind, item.text):
+                    entry = ClaimItem(name, (), UNCITED_STATISTIC, item.text)
+                    found.setdefault(((), entry.kind, item.text), entry)
             continue
         clusters = []
         for cluster in _clusters(doc, bi):
@@ -204,12 +215,19 @@ def _claim_items(doc: ParsedDoc, name: str) -> list[ClaimItem]:
         for item in find_items(_prose(doc, bi)):
             candidates = [c for c in clusters if c[2][0] < item.end and item.start < c[2][1]]
             if not candidates:
-                continue  # not in a cited sentence: attributed to no source
+                if _money_or_percentage(item.kind, item.text):  # uncited: looked for in the whole frozen set
+                    entry = ClaimItem(name, (), UNCITED_STATISTIC, item.text)
+                    found.setdefault(((), entry.kind, item.text), entry)
+                continue
             following = [c for c in candidates if c[0] >= item.end]
             keys = following[0][3] if following else candidates[-1][3]
             entry = ClaimItem(name, keys, item.kind, item.text)
             found.setdefault((keys, item.kind, item.text), entry)
     return list(found.values())
+
+
+def _money_or_percentage(kind: str, text: str) -> bool:
+    return kind == STATISTIC and any(f.kind in ("money", "percent") for f in figures(text))
 
 
 def read_note(path: Path, name: str | None = None) -> NoteCitations:

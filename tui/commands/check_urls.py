@@ -154,12 +154,16 @@ def print_human(report, out=None) -> None:
     else:
         print("No cited URLs.", file=out)
     if report.grounding:
-        print(f"\nGrounding ({len(report.grounding)} quotation(s) and statistic(s) in cited sentences)", file=out)
+        print(
+            f"\nGrounding ({len(report.grounding)} quotation(s) and statistic(s) in cited sentences; "
+            "uncited money and percentages against the whole frozen set)",
+            file=out,
+        )
         rows = [
             [
                 _LABELS.get(g.status, g.status),
                 c(g.note),
-                f"[^{c(g.key)}]",
+                f"[^{c(g.key)}]" if g.key else "uncited",
                 g.kind,
                 c(_short(f"“{g.text}”" if g.kind == "quote" else g.text)),
             ]

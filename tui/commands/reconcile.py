@@ -1,9 +1,12 @@
 """``sourcedesk reconcile DRAFT.md --sources SOURCES.json [--json]``.
 
 Reconciles a draft against a sources file offline: the reconciled text goes to
-stdout (or the design §6 JSON with ``--json``, plus ``links_removed``); in human
+stdout (or the report JSON with ``--json``: every citation with its support
+verdict, evidence and weak flag, the uncited claims, ``links_removed``); in human
 mode the report summary — with the number of unretrieved links removed — and
-the warnings (one per removed URL) go to stderr so stdout stays a clean document.
+the warnings (one per removed URL, one per weak citation) go to stderr so stdout
+stays a clean document. ``--subject NAME`` names the memo's subject (and its
+aliases): not a distinctive name a source must repeat.
 
 SOURCES.json is a list of objects with at least ``url`` and ``title``
 (Perplexity ``search_results`` items as they are; optional ``marker``, ``date``,
@@ -36,6 +39,17 @@ def register(sub) -> None:
         action="append",
         metavar="KEY",
         help=f"footnote key to pass through untouched (repeatable; default: {', '.join(DEFAULT_PROTECTED)})",
+    )
+    p.add_argument(
+        "--subject",
+        action="append",
+        metavar="NAME",
+        help="the subject's name or an alias (repeatable): sources need not repeat it to support a claim",
+    )
+    p.add_argument(
+        "--one-marker-per-source",
+        action="store_true",
+        help="the one-marker-per-source-per-paragraph style (a sentence's only citation always stays)",
     )
     p.set_defaults(func=run)
 
@@ -86,7 +100,13 @@ def run(args) -> int:
     sources = load_sources(args.sources)
     protected = tuple(args.protect) if args.protect else DEFAULT_PROTECTED
     try:
-        result = reconcile(draft, sources, protected=protected)
+        result = reconcile(
+            draft,
+            sources,
+            protected=protected,
+            subject=tuple(args.subject or ()),
+            one_marker_per_source=args.one_marker_per_source,
+        )
     except UserError as err:
         raise UserError(f"{args.sources}: {err.message}", hint=err.hint) from None
     if args.json:

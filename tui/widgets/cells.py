@@ -76,7 +76,8 @@ def status_cell(status: str, palette: Palette, stage: str = "", frame: int = 0) 
 
 
 def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int = BAR_WIDTH) -> Text:
-    """Verified / substituted / dropped (incl. out of range) as a proportional bar plus numbers."""
+    """Verified / substituted / dropped (incl. out of range) as a proportional bar plus numbers, and
+    how many verified citations are weak (retrieved, but not supporting their claim)."""
     if not counts:
         return Text("—", style=palette.dim)
     verified = int(counts.get("verified", 0) or 0)
@@ -98,11 +99,16 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     for n, style in zip(cells, (palette.success, palette.warning, palette.error), strict=False):
         bar.append("█" * n, style=style)
     bar.append(f" {verified}✓ {substituted}≈ {dropped}✗")
+    weak = int(counts.get("weak", 0) or 0)
+    if weak:
+        bar.append(f" {weak} weak", style=f"bold {palette.error}")
     return bar
 
 
-def flags_cell(truncated: int, warnings: int, palette: Palette, check_problems: int | None = None) -> Text:
-    """Truncation, warning and (last check of the current note) problem badges."""
+def flags_cell(
+    truncated: int, warnings: int, palette: Palette, check_problems: int | None = None, uncited: int = 0
+) -> Text:
+    """Truncation, warning, (last check of the current note) problem and uncited-claim badges."""
     parts = []
     if truncated:
         parts.append((f"✂{truncated}", f"bold {palette.warning}"))
@@ -110,6 +116,8 @@ def flags_cell(truncated: int, warnings: int, palette: Palette, check_problems: 
         parts.append((f"⚠{warnings}", palette.warning))
     if check_problems:
         parts.append((f"✗{check_problems}", f"bold {palette.error}"))
+    if uncited:
+        parts.append((f"?{uncited}", palette.warning))
     out = Text()
     for i, (text, style) in enumerate(parts):
         if i:

@@ -21,6 +21,7 @@ from typing import Any
 from rich.text import Text
 
 from core.verify.check import PROBLEM_GROUNDING_STATUSES, PROBLEM_URL_STATUSES, CheckReport, GroundingRow, UrlRow
+from core.verify.targets import UNCITED_STATISTIC
 from store.redact import redact_text
 from tui.commands.check_urls import clean
 from tui.widgets.cells import Palette, block, plain
@@ -99,14 +100,29 @@ def url_cells(row: UrlRow, palette: Palette) -> tuple[Text, ...]:
     )
 
 
+# An uncited money amount or percentage is looked for in every source of the frozen set.
+UNCITED_EXPLAIN = {
+    "supported": "uncited, but a retrieved source states it: cite that source",
+    "not_found": "uncited, and no retrieved source states this figure",
+    "unverifiable": "uncited; the frozen set's text is not known",
+}
+
+
+def _explain(row: GroundingRow) -> str:
+    if row.kind == UNCITED_STATISTIC:
+        return UNCITED_EXPLAIN.get(row.status, "")
+    return EXPLAIN.get(row.status, "")
+
+
 def grounding_cells(row: GroundingRow, palette: Palette) -> tuple[Text, ...]:
     text = f"“{row.text}”" if row.kind == "quote" else row.text
+    uncited = row.kind == UNCITED_STATISTIC
     return (
-        _key(row.key),
-        Text(row.kind, style=palette.dim),
+        Text("—", style=palette.warning) if uncited else _key(row.key),
+        Text("uncited figure" if uncited else row.kind, style=palette.dim),
         Text(label(row.status), style=status_style(row.status, palette)),
         plain(safe(text)),
-        plain(EXPLAIN.get(row.status, ""), style=palette.dim),
+        plain(_explain(row), style=palette.dim),
     )
 
 
@@ -211,9 +227,12 @@ def grounding_detail(row: GroundingRow, url: str | None, palette: Palette) -> Te
     """One quotation or figure, the source it is attributed to, and what the verdict means."""
     out = _heading(row.key, row.status, row.kind, palette)
     out.append_text(block(safe(f"“{row.text}”" if row.kind == "quote" else row.text), style="bold"))
-    out.append("\n\ncited source: ", style=palette.dim)
-    out.append_text(block(safe(url) if url else "—", style=palette.primary))
-    out.append("\n")
-    if row.status in EXPLAIN:
-        out.append(f"\n{label(row.status)}: {EXPLAIN[row.status]}\n", style=palette.dim)
+    if row.kind == UNCITED_STATISTIC:
+        out.append("\n\nno citation: looked for in every source of the frozen set\n", style=palette.dim)
+    else:
+        out.append("\n\ncited source: ", style=palette.dim)
+        out.append_text(block(safe(url) if url else "—", style=palette.primary))
+        out.append("\n")
+    if _explain(row):
+        out.append(f"\n{label(row.status)}: {_explain(row)}\n", style=palette.dim)
     return out

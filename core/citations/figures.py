@@ -1,0 +1,317 @@
+"""Figures: the numbers a claim stands or falls on, read as values.
+
+A source supports "$125M" when it says "USD 125 million" or "125,000,000 dollars",
+and contradicts it when, about the same thing, it says "$150 million". So figures
+are compared as values of a kind, never as strings:
+
+* ``money`` — an amount with its scale and currency (``$125M``, ``USD 125 million``,
+  ``€20m``, ``1.25亿美元``, ``30億円``, ``40 مليون دولار``), in units of the currency;
+* ``number`` — a scaled amount without a currency (``2.3 million``, ``200 ألف``);
+  it matches money of the same value (the currency was said elsewhere);
+* ``percent`` — ``12%``, ``12 percent``, ``12 per cent``, ``12٪``;
+* ``year`` — 1800–2099 on its own (``in 2017``, ``2016年``);
+* ``date`` — a day or month with its year (``14 November 2023``, ``June 2022``,
+  ``2023-11-14``, ``2023年8月``); its year also counts as a year;
+* ``count`` — a plain number followed by what it counts (``40 employees``,
+  ``120名``); the counted word (as a term) is its unit;
+* ``round`` — a funding round's letter (``Series D``, ``C轮``, ``シリーズB``, ``الفئة ب``).
+
+Two figures are *the same quantity* when they have the same kind (and, for counts,
+the same unit); a claim figure whose quantity appears with another value in the
+evidence is contradicted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.citations.tokens import normalise_text, terms
+
+_NUM = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SCALES = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mm": 1e6,
+    "mn": 1e6,
+    "mil": 1e6,
+    "million": 1e6,
+    "millions": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "billions": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
+    "万": 1e4,
+    "萬": 1e4,
+    "亿": 1e8,
+    "億": 1e8,
+    "兆": 1e12,
+    "ألف": 1e3,
+    "الف": 1e3,
+    "آلاف": 1e3,
+    "الاف": 1e3,
+    "مليون": 1e6,
+    "ملايين": 1e6,
+    "مليار": 1e9,
+    "مليارات": 1e9,
+    "بليون": 1e9,
+    "تريليون": 1e12,
+}
+_SCALE = (
+    r"(?:thousand|millions?|billions?|trillion|mil|mn|mm|bn|tn|[kmbt](?![a-z])|万|萬|亿|億|兆"
+    r"|ألف|الف|آلاف|الاف|مليون|ملايين|مليارات|مليار|بليون|تريليون)"
+)
+_PREFIX_CURRENCY = {
+    "us$": "USD",
+    "usd": "USD",
+    "$": "USD",
+    "a$": "AUD",
+    "aud": "AUD",
+    "c$": "CAD",
+    "cad": "CAD",
+    "hk$": "HKD",
+    "s$": "SGD",
+    "nz$": "NZD",
+    "€": "EUR",
+    "eur": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "¥": "JPY",
+    "jpy": "JPY",
+    "cny": "CNY",
+    "rmb": "CNY",
+    "₹": "INR",
+    "inr": "INR",
+    "sar": "SAR",
+    "aed": "AED",
+    "chf": "CHF",
+}
+_SUFFIX_CURRENCY = {
+    "dollars": "USD",
+    "dollar": "USD",
+    "usd": "USD",
+    "euros": "EUR",
+    "euro": "EUR",
+    "eur": "EUR",
+    "pounds": "GBP",
+    "gbp": "GBP",
+    "yen": "JPY",
+    "美元": "USD",
+    "元": "CNY",
+    "人民币": "CNY",
+    "日元": "JPY",
+    "円": "JPY",
+    "ドル": "USD",
+    "دولار": "USD",
+    "دولارا": "USD",
+    "ريال": "SAR",
+    "درهم": "AED",
+    "جنيه": "EGP",
+}
+_PREFIX = r"(?:us\$|a\$|c\$|hk\$|s\$|nz\$|\$|€|£|¥|₹|usd|aud|cad|eur|gbp|jpy|cny|rmb|inr|sar|aed|chf)"
+_SUFFIX = r"(?:dollars?|usd|euros?|eur|pounds|gbp|yen|人民币|美元|日元|元|円|ドル|دولارا|دولار|ريال|درهم|جنيه)"
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for name in names
+}
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_YEAR = r"(?:18|19|20)\d\d"
+_ARABIC_ROUND = {"ا": "a", "أ": "a", "ب": "b", "ج": "c", "د": "d", "ه": "e", "هـ": "e", "و": "f"}
+
+_FIGURE = re.compile(
+    rf"""
+    (?P<money_pre>{_PREFIX})\s?(?P<mp_num>{_NUM})(?:\s?(?P<mp_scale>{_SCALE}))?(?:\s?(?P<mp_suffix>{_SUFFIX}))?
+  | (?P<money_num>{_NUM})\s?(?:(?P<ms_scale>{_SCALE})\s?)?(?P<money_suf>{_SUFFIX})
+  | (?P<pct_num>{_NUM})\s?(?:%|٪|percent\b|per\s?cent\b|percentage\s+points?\b)
+  | (?P<date_iso>{_YEAR})-(?P<iso_m>[01]\d)-(?P<iso_d>[0-3]\d)
+  | (?P<dmy_d>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmy_m>{_MONTH})\s*,?\s*(?P<dmy_y>{_YEAR})
+  | (?P<mdy_m>{_MONTH})\s+(?P<mdy_d>[0-3]?\d)(?:st|nd|rd|th)?\s*,?\s*(?P<mdy_y>{_YEAR})
+  | (?P<my_m>{_MONTH})\s*,?\s*(?:of\s+)?(?P<my_y>{_YEAR})
+  | (?P<cjk_y>{_YEAR})年(?:(?P<cjk_m>1[0-2]|0?[1-9])月(?:(?P<cjk_d>[0-3]?\d)日)?)?
+  | (?P<round_en>series|round)\s+(?P<round_l>[a-h])(?![\w-])
+  | (?P<round_cjk_l>[a-h])(?:轮|輪|ラウンド)
+  | シリーズ(?P<round_ja_l>[a-h])
+  | (?:الفئة|الجولة|السلسلة)\s+(?P<round_ar_l>أ|ا|ب|ج|د|هـ|ه|و)(?![\w])
+  | (?P<scaled_num>{_NUM})\s?(?P<scaled>{_SCALE})(?![\w])
+  | (?P<year>{_YEAR})(?![\d.,]\d)
+  | (?P<count_num>{_NUM})(?P<count_rest>\s*[^\W\d_][\w'’-]*|[名人座家个個位台件])
+    """,
+    re.X | re.I,
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str  # money | number | percent | year | date | count | round
+    value: float | str | tuple[int, int, int]  # amount / percentage / year / (y, m, d; 0 = unknown) / letter
+    unit: str = ""  # currency for money, counted term for counts
+    text: str = ""
+    start: int = 0
+    end: int = 0
+
+
+def amount(f: Figure) -> float:
+    """The value of a money, number, count, percent or year figure (0.0 for the others)."""
+    return float(f.value) if isinstance(f.value, (int, float)) else 0.0
+
+
+def date_of(f: Figure) -> tuple[int, int, int]:
+    """(year, month, day) of a date figure, 0 where unknown; a year figure is (year, 0, 0)."""
+    if isinstance(f.value, tuple):
+        return f.value
+    return (int(amount(f)), 0, 0)
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _scale(word: str | None) -> float:
+    return _SCALES.get((word or "").lower(), 1.0)
+
+
+def _round_letter(m: re.Match[str]) -> str | None:
+    for group in ("round_l", "round_cjk_l", "round_ja_l"):
+        if m.group(group):
+            return m.group(group).lower()
+    if m.group("round_ar_l"):
+        return _ARABIC_ROUND.get(m.group("round_ar_l"))
+    return None
+
+
+def _from_match(m: re.Match[str]) -> Figure | None:
+    text = m.group().strip()
+    if m.group("money_pre"):
+        currency = _PREFIX_CURRENCY.get(m.group("money_pre").lower(), "")
+        if m.group("mp_suffix"):
+            currency = _SUFFIX_CURRENCY.get(m.group("mp_suffix").lower(), currency)
+        return Figure("money", _number(m.group("mp_num")) * _scale(m.group("mp_scale")), currency, text)
+    if m.group("money_num"):
+        currency = _SUFFIX_CURRENCY.get(m.group("money_suf").lower(), "")
+        return Figure("money", _number(m.group("money_num")) * _scale(m.group("ms_scale")), currency, text)
+    if m.group("pct_num"):
+        return Figure("percent", _number(m.group("pct_num")), "", text)
+    if m.group("date_iso"):
+        return Figure("date", (int(m.group("date_iso")), int(m.group("iso_m")), int(m.group("iso_d"))), "", text)
+    if m.group("dmy_y"):
+        month = _MONTHS[m.group("dmy_m").lower().rstrip(".")]
+        return Figure("date", (int(m.group("dmy_y")), month, int(m.group("dmy_d"))), "", text)
+    if m.group("mdy_y"):
+        month = _MONTHS[m.group("mdy_m").lower().rstrip(".")]
+        return Figure("date", (int(m.group("mdy_y")), month, int(m.group("mdy_d"))), "", text)
+    if m.group("my_y"):
+        word = m.group("my_m").lower().rstrip(".")
+        if word in ("may", "mar") and m.group("my_m")[0].islower():
+            return Figure("year", float(m.group("my_y")), "", m.group("my_y"))  # "may 2021" is a verb
+        return Figure("date", (int(m.group("my_y")), _MONTHS[word], 0), "", text)
+    if m.group("cjk_y"):
+        if m.group("cjk_m"):
+            day = int(m.group("cjk_d") or 0)
+            return Figure("date", (int(m.group("cjk_y")), int(m.group("cjk_m")), day), "", text)
+        return Figure("year", float(m.group("cjk_y")), "", text)
+    letter = _round_letter(m)
+    if letter is not None:
+        return Figure("round", letter, "", text)
+    if m.group("scaled_num"):
+        return Figure("number", _number(m.group("scaled_num")) * _scale(m.group("scaled")), "", text)
+    if m.group("year"):
+        return Figure("year", float(m.group("year")), "", text)
+    if m.group("count_num"):
+        rest = m.group("count_rest").strip()
+        unit = terms(rest)
+        return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
+    return None
+
+
+@lru_cache(maxsize=8192)
+def figures(text: str) -> tuple[Figure, ...]:
+    """Every figure in ``text``, in order (offsets refer to ``normalise_text(text)``)."""
+    norm = normalise_text(text)
+    out: list[Figure] = []
+    for m in _FIGURE.finditer(norm):
+        glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"
+        if glued and not _cjk_boundary(norm, m.start()):
+            continue  # inside a word or a longer number ("v2019", "A380")
+        fig = _from_match(m)
+        if fig is not None:
+            out.append(Figure(fig.kind, fig.value, fig.unit, fig.text, m.start(), m.end()))
+    return tuple(out)
+
+
+def _cjk_boundary(text: str, i: int) -> bool:
+    """CJK text glues figures to words (``完成1.25亿美元``): a figure may start right after a CJK character."""
+    return not text[i - 1].isascii() and not text[i - 1].isdigit()
+
+
+@lru_cache(maxsize=8192)
+def plain_numbers(text: str) -> frozenset[float]:
+    """Every number written in ``text`` (after digit normalisation), for counts matched against
+    facts and tables that give a bare value (``employees: 350``)."""
+    return frozenset(_number(n) for n in re.findall(_NUM, normalise_text(text)))
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.005 * max(abs(a), abs(b), 1e-9)
+
+
+def matches(claim: Figure, other: Figure) -> bool:
+    """Whether ``other`` (from the evidence) states the claim figure."""
+    kind = claim.kind
+    if kind in ("money", "number"):
+        if other.kind not in ("money", "number"):
+            return False
+        if claim.unit and other.unit and claim.unit != other.unit:
+            return False
+        return _close(amount(claim), amount(other))
+    if kind == "year":
+        return other.kind in ("year", "date") and date_of(other)[0] == int(amount(claim))
+    if kind == "date":
+        if other.kind != "date":
+            return False
+        cy, cm, cd = date_of(claim)
+        oy, om, od = date_of(other)
+        return cy == oy and cm == om and (cd == 0 or cd == od)
+    if kind == "count":
+        return other.kind in ("count", "number") and _close(amount(claim), amount(other))
+    return other.kind == kind and other.value == claim.value
+
+
+def same_quantity(claim: Figure, other: Figure) -> bool:
+    """Whether ``other`` measures what the claim figure measures (so a different value contradicts it)."""
+    if claim.kind in ("money", "number"):
+        return other.kind == "money" or (other.kind == "number" and claim.kind == "number")
+    if claim.kind in ("year", "date"):
+        return other.kind in ("year", "date")
+    if claim.kind == "count":
+        return other.kind == "count" and bool(claim.unit) and claim.unit == other.unit
+    return other.kind == claim.kind
+
+
+def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[float] = frozenset()) -> bool:
+    """Whether the evidence states the claim figure (a count also by a bare number, as facts give it)."""
+    if any(matches(claim, f) for f in evidence):
+        return True
+    if claim.kind == "count":
+        return any(_close(amount(claim), n) for n in numbers)
+    return False

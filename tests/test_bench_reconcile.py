@@ -1,0 +1,34 @@
+"""make bench's reconcile timing: ours alone, or side by side with a file given by path."""
+
+from __future__ import annotations
+
+from sandbox import bench
+
+
+def test_without_the_orchestrator_the_bench_says_which_file_it_needs(capsys):
+    assert bench.main(["--reconcile-only"]) == 0
+    out = capsys.readouterr().out
+    assert bench.ORCHESTRATOR_FILE in out and bench.ORCHESTRATOR_REPO in out and "--orchestrator PATH" in out
+    assert "200 citations against 100 sources" in out and "50 citations against 20 sources" in out
+
+
+def test_a_missing_orchestrator_file_is_a_clean_error(tmp_path, capsys):
+    assert bench.main(["--reconcile-only", "--orchestrator", str(tmp_path / "nope.py")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_the_orchestrator_is_loaded_from_its_path_and_timed_alternating(tmp_path):
+    # a stand-in with the same entry point (the real file is never in the repository)
+    stand_in = tmp_path / "perplexity_sources.py"
+    stand_in.write_text(
+        "from dataclasses import dataclass\n\n@dataclass\nclass R:\n    n: int = 0\n\n"
+        "CALLS = []\n\ndef reconcile_citations(content, search_results):\n"
+        "    CALLS.append(len(search_results))\n    return content, R()\n",
+        encoding="utf-8",
+    )
+    fn = bench.load_orchestrator(stand_in)
+    figures = bench.bench_reconcile(6, 3, repeat=2, orchestrator=fn)
+    assert set(figures) == {"ours_ms", "orchestrator_ms", "speedup"}
+    assert fn.__globals__["CALLS"] == [3, 3]  # one call per repeat, on the same generated section
+    draft, sources = bench.reconcile_section(6, 3)
+    assert "### Citations" in draft and len(sources) == 3
