@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench sandbox clean
+.PHONY: demo test lint bench bench-store sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test: lint
 # ORCHESTRATOR=path/to/src/agents/perplexity_sources.py times its reconcile_citations side by side.
 bench: $(STAMP)
 	$(BIN)/python -m sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
+
+bench-store: $(STAMP)
+	$(BIN)/python -m sandbox.bench --store-only
 
 sandbox: $(STAMP)
 	$(BIN)/sourcedesk sandbox

@@ -1,39 +1,41 @@
-"""The analyst's edits to frozen source sets: reject a domain, un-reject it, promote a web result.
+"""The analyst's edits to frozen source sets: reject a domain or a name, un-reject it,
+drop or restore one source, promote a web result.
 
-No Textual here (the section screen calls these; tests call them directly).
+No Textual here (the section screen and the CLI call these; tests call them directly).
 
-Every edit saves a **new version** of the affected sets (old versions stay in the
-store) with markers re-assigned after packing, so they stay contiguous (E1…En):
-a set that lost E2 does not keep E1, E3.
-
-Why edits also re-key the set: rejections are part of every section's request
-fingerprint (they are sent to Exa as exclusions), so a rejection changes the
-fingerprint of *every* section of the memo. Left alone, the next "re-run against
-the frozen set" would find no set for the new fingerprint and retrieve again —
-new network calls, possibly different sources — for sections the analyst never
-touched. So a set that matched the request before the edit is saved with the
-request after it: it is exactly the old set minus (or plus) that domain, which is
-what the new request means. A set that was already out of date keeps its old
-fingerprint, so the next run still retrieves for it.
+An edit saves a **new version** of each set it changes (old versions stay in the
+store) with markers re-assigned after packing, so they stay contiguous (E1…En): a set
+that lost E2 does not keep E1, E3. A set the edit does not change keeps its version:
+rejections are not part of a set's request fingerprint (``core.retrieval`` enforces
+them on every set it hands out), so rejecting a domain in one section leaves every
+other section's frozen set — and its reuse — exactly as it was.
 
 Re-packing after a removal keeps every source that was already in the set and only
 *adds* omitted sources that now fit the budget, in rank order; it never pushes out
 a source the analyst has been looking at.
+
+Rejecting a domain also teaches namesakes: the organisation names in the titles of
+that domain's pages (``core.namesakes``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.budget import MARKER_PREFIXES, assign_markers
 from core.errors import UserError
-from core.hosts import excluded_by, registrable_domain
+from core.hosts import PinRefused, excluded_by, registrable_domain, validate_pin
+from core.memo import Memo
 from core.memo_loader import LoadedMemo
 from core.models import OmittedSource, RemovedSource, RunWarning, Source, SourceSet
+from core.name_rejects import NameReject, canonical_name, is_name_rule, name_of_rule
+from core.name_rejects import assemble as assemble_names
+from core.namesakes import NamesakeStore, TitleSeen, learn, remember
+from core.phrases import normalise_phrase
 from core.providers import marker_prefixes
-from core.retrieval import SectionPlan, plan_section
+from core.rejected import Rejections
 from core.settings import Settings
 from core.urls import host_of, normalise_url, strip_www
 from store.rejections import canonical_domain
@@ -43,13 +45,18 @@ Scope = Literal["memo", "global"]
 
 @dataclass
 class CurationResult:
-    domain: str
+    domain: str  # the (first) domain, "" for a name
     scope: str = ""
     added: bool = False  # the rejection is new (False: it was already there)
     saved: dict[str, SourceSet] = field(default_factory=dict)  # section -> new version
-    removed: dict[str, list[Source]] = field(default_factory=dict)  # section -> sources taken out
+    removed: dict[str, list[Source]] = field(default_factory=dict)  # section -> kept sources taken out
+    removed_omitted: dict[str, list[Source]] = field(default_factory=dict)  # section -> omitted ones taken out
     restored: dict[str, list[Source]] = field(default_factory=dict)  # section -> sources put back
     refetch: dict[str, int] = field(default_factory=dict)  # section -> results only a refresh can bring back
+    name: str = ""  # the rejected name, for a name reject
+    domains: list[str] = field(default_factory=list)  # every domain of a many-domain reject
+    added_domains: list[str] = field(default_factory=list)  # the ones that were new
+    learned: list[str] = field(default_factory=list)  # namesakes learned from the rejected domains' titles
 
     @property
     def removed_count(self) -> int:
@@ -58,6 +65,19 @@ class CurationResult:
     @property
     def restored_count(self) -> int:
         return sum(len(v) for v in self.restored.values())
+
+
+def subject_hosts(memo: Memo) -> list[str]:
+    """The subject's own hosts (what ``pin: entity`` pins to)."""
+    hosts: list[str] = []
+    for raw in ([memo.subject.url] if memo.subject.url else []) + list(memo.subject.domains):
+        try:
+            host = validate_pin(raw)
+        except PinRefused:
+            continue
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
 
 
 def domain_for(url_or_host: str) -> str | None:
@@ -152,44 +172,71 @@ def rebuild(
     )
 
 
-# ---------------------------------------------------------------- plans (fingerprints)
-
-
-def _plans(
-    loaded: LoadedMemo, settings: Settings, memo_rejects: list[str], global_rejects: list[str]
-) -> dict[str, SectionPlan | None]:
-    plans: dict[str, SectionPlan | None] = {}
-    for section in loaded.memo.sections:
-        try:
-            plans[section.id] = plan_section(
-                loaded, section.id, settings=settings, memo_rejects=memo_rejects, global_rejects=global_rejects
-            )
-        except (UserError, KeyError, ValueError):
-            plans[section.id] = None
-    return plans
-
-
-def _rekeyed(new: SourceSet, latest: SourceSet, before: SectionPlan | None, after: SectionPlan | None) -> SourceSet:
-    """Carry a set that matched the old request over to the new one (see the module docstring)."""
-    current = (
-        before is not None and after is not None and not latest.degraded and latest.fingerprint == before.fingerprint
-    )
-    if current:
-        return new.model_copy(update={"fingerprint": after.fingerprint, "request": after.request})
-    return new
-
-
-def _needs_rekey(latest: SourceSet, before: SectionPlan | None, after: SectionPlan | None) -> bool:
-    return (
-        before is not None
-        and after is not None
-        and not latest.degraded
-        and latest.fingerprint == before.fingerprint
-        and before.fingerprint != after.fingerprint
-    )
-
-
 # ---------------------------------------------------------------- reject / un-reject
+
+Covers = Callable[[Source], RemovedSource | None]
+
+
+def _web(source: Source) -> bool:
+    return source.url.lower().startswith(("http://", "https://"))
+
+
+def _remove_everywhere(loaded: LoadedMemo, store: Any, covers: Covers, result: CurationResult) -> None:
+    """Take what ``covers`` matches out of every section's latest set; untouched sets keep their version."""
+    for section in loaded.memo.sections:
+        sid = section.id
+        latest = store.latest_source_set(sid)
+        if latest is None:
+            continue
+        hit = [(s, r) for s in latest.sources if _web(s) and (r := covers(s)) is not None]
+        hit_omitted = [(o.source, r) for o in latest.omitted if _web(o.source) and (r := covers(o.source)) is not None]
+        if not hit and not hit_omitted:
+            continue
+        gone = hit + hit_omitted
+        new = rebuild(latest, drop_urls={s.url for s, _ in gone}, excluded_add=[r for _, r in gone])
+        result.saved[sid] = store.save_source_set(new)
+        if hit:
+            result.removed[sid] = [s for s, _ in hit]
+        if hit_omitted:
+            result.removed_omitted[sid] = [s for s, _ in hit_omitted]
+
+
+def _removal(source: Source, rule: str) -> RemovedSource:
+    return RemovedSource(url=source.url, host=source.host, title=source.title, reason="rejected", rule=rule)
+
+
+def reject_domains(
+    loaded: LoadedMemo,
+    store: Any,
+    domains: Sequence[str],
+    *,
+    scope: Scope,
+    global_store: Any,
+    settings: Settings | None = None,
+    note: str = "",
+) -> CurationResult:
+    """Reject every domain in ``domains`` (memo or global scope) in one go and take their
+    sources out of the memo's frozen sets at once — each set saved at most once.
+    Every domain is checked before anything is written (``UserError`` names a bad one)."""
+    wanted = list(dict.fromkeys(canonical_domain(d) for d in domains))
+    if not wanted:
+        raise UserError("no domain was given", hint="e.g. sourcedesk reject nats.aero kestramedical.com")
+    target = store if scope == "memo" else global_store
+    had = set(target.rejects())
+    target.add_rejects(wanted, note)
+    result = CurationResult(domain=wanted[0], scope=scope, domains=wanted)
+    result.added_domains = [d for d in wanted if d not in had]
+    result.added = bool(result.added_domains)
+
+    def covers(source: Source) -> RemovedSource | None:
+        for domain in wanted:
+            if on_domain(source.url, domain):
+                return _removal(source, f"{scope}:{domain}")
+        return None
+
+    _learn_from_domains(loaded, store, wanted, result)
+    _remove_everywhere(loaded, store, covers, result)
+    return result
 
 
 def reject_domain(
@@ -198,40 +245,36 @@ def reject_domain(
     domain: str,
     *,
     scope: Scope,
-    settings: Settings,
     global_store: Any,
+    settings: Settings | None = None,
     note: str = "",
 ) -> CurationResult:
     """Reject ``domain`` (memo or global scope) and take its sources out of every section's
     frozen set at once. ``UserError`` for a public suffix or a non-domain."""
-    domain = canonical_domain(domain)
-    before = _plans(loaded, settings, store.rejects(), global_store.rejects())
-    target = store if scope == "memo" else global_store
-    result = CurationResult(domain=domain, scope=scope)
-    result.added = target.add_reject(domain, note)
-    after = _plans(loaded, settings, store.rejects(), global_store.rejects())
+    return reject_domains(loaded, store, [domain], scope=scope, global_store=global_store, note=note)
+
+
+def _learn_from_domains(loaded: LoadedMemo, store: Any, domains: Sequence[str], result: CurationResult) -> None:
+    """Namesakes named in the titles of the rejected domains' pages, wherever the sets saw them."""
+    seen: list[TitleSeen] = []
     for section in loaded.memo.sections:
-        sid = section.id
-        latest = store.latest_source_set(sid)
+        latest = store.latest_source_set(section.id)
         if latest is None:
             continue
-        hit = [s for s in latest.sources if on_domain(s.url, domain)]
-        hit_omitted = [o.source for o in latest.omitted if on_domain(o.source.url, domain)]
-        if not hit and not hit_omitted and not _needs_rekey(latest, before[sid], after[sid]):
-            continue
-        gone = hit + hit_omitted
-        new = rebuild(
-            latest,
-            drop_urls={s.url for s in gone},
-            excluded_add=[
-                RemovedSource(url=s.url, host=s.host, title=s.title, reason="rejected", rule=f"{scope}:{domain}")
-                for s in gone
-            ],
-        )
-        result.saved[sid] = store.save_source_set(_rekeyed(new, latest, before[sid], after[sid]))
-        if hit:
-            result.removed[sid] = hit
-    return result
+        pages = [(s.url, s.title) for s in [*latest.sources, *(o.source for o in latest.omitted)]]
+        pages += [(r.url, r.title) for r in [*latest.namesakes, *latest.excluded]]
+        seen += [TitleSeen(url, title) for url, title in pages if title and any(on_domain(url, d) for d in domains)]
+    subject = loaded.memo.subject
+    learned = learn(
+        seen,
+        origin="reject",
+        subject_name=subject.name,
+        aliases=subject.aliases,
+        subject_hosts=subject_hosts(loaded.memo),
+        declared=[n.name for n in subject.namesakes],
+    )
+    if isinstance(store, NamesakeStore) and remember(store, learned):
+        result.learned = [n.name for n in learned]
 
 
 def rejected_scopes(store: Any, global_store: Any, domain: str) -> list[str]:
@@ -242,13 +285,58 @@ def rejected_scopes(store: Any, global_store: Any, domain: str) -> list[str]:
     return [name for name, s in (("memo", store), ("global", global_store)) if key in s.rejects()]
 
 
+def _current(store: Any, global_store: Any) -> Rejections:
+    return Rejections.of(
+        memo_domains=store.rejects(),
+        global_domains=global_store.rejects(),
+        memo_names=store.reject_names(),
+        global_names=global_store.reject_names(),
+    )
+
+
+def _put_back(
+    loaded: LoadedMemo,
+    store: Any,
+    lifted: Callable[[RemovedSource], bool],
+    still: Rejections,
+    result: CurationResult,
+) -> None:
+    """Restore the sources a lifted rejection had removed, from the set versions they were in.
+    One that another rejection still covers stays out, under that rule."""
+    for section in loaded.memo.sections:
+        sid = section.id
+        versions = store.source_set_versions(sid)
+        if not versions:
+            continue
+        latest = versions[-1]
+        gone = [r for r in latest.excluded if r.reason == "rejected" and lifted(r)]
+        if not gone:
+            continue
+        restored: list[Source] = []
+        relabelled: list[RemovedSource] = []
+        for removed in gone:
+            full = _find_in_versions(versions[:-1], removed.url)
+            if full is None:
+                result.refetch[sid] = result.refetch.get(sid, 0) + 1
+                continue
+            other = still.removal(full)
+            if other is not None:
+                relabelled.append(other)
+            else:
+                restored.append(full)
+        new = rebuild(latest, add=restored, excluded_add=relabelled, excluded_drop={r.url for r in gone})
+        result.saved[sid] = store.save_source_set(new)
+        if restored:
+            result.restored[sid] = restored
+
+
 def unreject_domain(
     loaded: LoadedMemo,
     store: Any,
     domain: str,
     *,
-    settings: Settings,
     global_store: Any,
+    settings: Settings | None = None,
     scope: Scope | None = None,
 ) -> CurationResult:
     """Lift the rejection of ``domain`` (the scope that has it, or ``scope``) and put back the
@@ -265,33 +353,120 @@ def unreject_domain(
     lift = scope or scopes[0]
     if lift not in scopes:
         raise UserError(f"{domain} is not rejected {'in this memo' if lift == 'memo' else 'globally'}")
-    before = _plans(loaded, settings, store.rejects(), global_store.rejects())
     (store if lift == "memo" else global_store).remove_reject(domain)
-    result = CurationResult(domain=domain, scope=lift)
+    result = CurationResult(domain=domain, scope=lift, domains=[domain])
     if rejected_scopes(store, global_store, domain):
         return result  # still rejected in the other scope: the sets stay as they are
-    after = _plans(loaded, settings, store.rejects(), global_store.rejects())
-    for section in loaded.memo.sections:
-        sid = section.id
-        versions = store.source_set_versions(sid)
-        if not versions:
-            continue
-        latest = versions[-1]
-        gone = [r for r in latest.excluded if r.reason == "rejected" and on_domain(r.url, domain)]
-        if not gone and not _needs_rekey(latest, before[sid], after[sid]):
-            continue
-        restored: list[Source] = []
-        for removed in gone:
-            full = _find_in_versions(versions[:-1], removed.url)
-            if full is not None:
-                restored.append(full)
-            else:
-                result.refetch[sid] = result.refetch.get(sid, 0) + 1
-        new = rebuild(latest, add=restored, excluded_drop={r.url for r in gone})
-        result.saved[sid] = store.save_source_set(_rekeyed(new, latest, before[sid], after[sid]))
-        if restored:
-            result.restored[sid] = restored
+    _put_back(
+        loaded,
+        store,
+        lambda r: not is_name_rule(r.rule) and on_domain(r.url, domain),
+        _current(store, global_store),
+        result,
+    )
     return result
+
+
+# ---------------------------------------------------------------- reject / un-reject a name
+
+
+def _check_not_the_subject(loaded: LoadedMemo, key: str, shown: str) -> None:
+    subject = loaded.memo.subject
+    if key in {normalise_phrase(n) for n in [subject.name, *subject.aliases]}:
+        raise UserError(
+            f"{shown!r} is the subject's own name: rejecting it would remove every page about {subject.name}",
+            hint=f'reject what tells the namesake apart, e.g. "{subject.name} Medical" or "{subject.name} air traffic"',
+        )
+
+
+def name_covers(name: str) -> Callable[[Source], bool]:
+    """Whether a source's title or stored text contains ``name`` (whole words, any case)."""
+    names = assemble_names(memo_names=[name])
+    return lambda source: _web(source) and names.match(source) is not None
+
+
+def preview_reject_name(store: Any, section_ids: Iterable[str], name: str) -> dict[str, list[Source]]:
+    """The kept sources a rejection of ``name`` takes out of each section's frozen set."""
+    try:
+        canonical_name(name)
+    except UserError:
+        return {}
+    covers = name_covers(name)
+    hits: dict[str, list[Source]] = {}
+    for sid in section_ids:
+        latest = store.latest_source_set(sid)
+        found = [s for s in (latest.sources if latest else []) if covers(s)]
+        if found:
+            hits[sid] = found
+    return hits
+
+
+def reject_name(
+    loaded: LoadedMemo,
+    store: Any,
+    name: str,
+    *,
+    scope: Scope,
+    global_store: Any,
+    note: str = "",
+) -> CurationResult:
+    """Reject a name ("Kestra Medical") in the memo or globally: every source whose title or
+    text contains it leaves the frozen sets at once; retrieval and the writer's search results
+    drop it from now on. ``UserError`` for a phrase with no words or the subject's own name."""
+    shown, key = canonical_name(name)
+    _check_not_the_subject(loaded, key, shown)
+    target = store if scope == "memo" else global_store
+    result = CurationResult(domain="", scope=scope, name=shown)
+    result.added = target.add_reject_name(shown, note)
+    rule = NameReject(shown, key, scope).rule
+    names = assemble_names(memo_names=[shown])
+    _remove_everywhere(loaded, store, lambda s: _removal(s, rule) if names.match(s) is not None else None, result)
+    return result
+
+
+def rejected_name_scopes(store: Any, global_store: Any, name: str) -> list[str]:
+    key = normalise_phrase(name)
+    return [
+        scope
+        for scope, s in (("memo", store), ("global", global_store))
+        if key and key in {normalise_phrase(n) for n in s.reject_names()}
+    ]
+
+
+def unreject_name(
+    loaded: LoadedMemo,
+    store: Any,
+    name: str,
+    *,
+    global_store: Any,
+    scope: Scope | None = None,
+) -> CurationResult:
+    """Lift a name reject and put back what it removed (unless another rejection still covers it)."""
+    scopes = rejected_name_scopes(store, global_store, name)
+    shown = " ".join(name.split())
+    if not scopes:
+        raise UserError(f"the name {shown!r} is not rejected in this memo or globally")
+    lift = scope or scopes[0]
+    if lift not in scopes:
+        raise UserError(f"the name {shown!r} is not rejected {'in this memo' if lift == 'memo' else 'globally'}")
+    (store if lift == "memo" else global_store).remove_reject_name(name)
+    result = CurationResult(domain="", scope=lift, name=shown)
+    if rejected_name_scopes(store, global_store, name):
+        return result
+    key = normalise_phrase(name)
+    _put_back(
+        loaded,
+        store,
+        lambda r: is_name_rule(r.rule) and normalise_phrase(name_of_rule(r.rule)) == key,
+        _current(store, global_store),
+        result,
+    )
+    return result
+
+
+def find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
+    """The newest stored copy of the source at ``url`` in ``versions`` (removed ones included)."""
+    return _find_in_versions(versions, url)
 
 
 def _find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
@@ -352,6 +527,7 @@ def promote_web_result(
     result: dict[str, Any],
     *,
     rejects: Iterable[str] = (),
+    names: Iterable[str] = (),
 ) -> Source:
     """Keep one of the writer's search results in the section's frozen set as a ``W`` source.
 
@@ -370,6 +546,9 @@ def promote_web_result(
     rule = excluded_by(url, list(rejects))
     if rule:
         raise UserError(f"{host_of(url)} is rejected ({rule})", hint="un-reject it first (u)")
+    named = assemble_names(memo_names=names).match(result)
+    if named is not None:
+        raise UserError(f"this result names {named.phrase!r}, a rejected name", hint="un-reject the name first")
     section = loaded.memo.section(section_id)
     existing = [s for s in latest.sources if s.provider == "writer"]
     source = Source(
@@ -392,12 +571,20 @@ __all__ = [
     "CurationResult",
     "domain_for",
     "drop_source",
+    "find_in_versions",
+    "name_covers",
     "on_domain",
     "preview_reject",
+    "preview_reject_name",
     "promote_web_result",
     "rebuild",
     "reject_domain",
+    "reject_domains",
+    "reject_name",
+    "rejected_name_scopes",
     "rejected_scopes",
     "restore_source",
+    "subject_hosts",
     "unreject_domain",
+    "unreject_name",
 ]

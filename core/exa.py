@@ -53,8 +53,9 @@ RETIRED_FIELDS = frozenset(
     {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
 )
 CHARS_PER_SENTENCE = 1333
-# Exa answers 400 when excludeDomains or date filters are combined with these categories.
+# Exa answers 400 when excludeDomains, excludeText or date filters are combined with these categories.
 CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
+MAX_EXCLUDE_TEXT_WORDS = 5
 # Exa counts requests on *arrival*, our limiter on *send*; two of the ten tokens are
 # held back so arrivals bunched by up to 200 ms (connection set-up, a loaded machine)
 # still fit the service's bucket. Twelve concurrent sections: eight searches at once,
@@ -172,6 +173,7 @@ def build_search_body(
     highlights: dict[str, Any] | bool | None = None,
     start_published_date: str | None = None,
     end_published_date: str | None = None,
+    exclude_text: list[str] | None = None,
 ) -> dict[str, Any]:
     """The camelCase ``/search`` body. Raises ValueError for what Exa would refuse anyway
     (so a caller's bug shows up here, not as a 400 at run time)."""
@@ -195,6 +197,11 @@ def build_search_body(
         body["startPublishedDate"] = start_published_date
     if end_published_date:
         body["endPublishedDate"] = end_published_date
+    if exclude_text:
+        # Exa takes one string of at most five words (a list, for future growth).
+        if len(exclude_text) > 1 or len(exclude_text[0].split()) > MAX_EXCLUDE_TEXT_WORDS:
+            raise ValueError("excludeText takes one phrase of at most five words")
+        body["excludeText"] = list(exclude_text)
     contents: dict[str, Any] = {}
     for key, value in (("summary", summary), ("text", text), ("highlights", highlights)):
         if value is True:

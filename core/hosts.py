@@ -22,6 +22,7 @@ dot, in Unicode or Punycode; all parsing goes through ``core.urls``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -31,8 +32,15 @@ from publicsuffixlist import PublicSuffixList
 
 from core.urls import host_of
 
-# Built once from the bundled snapshot (no source argument → the packaged file).
-_PSL = PublicSuffixList(accept_unknown=True, only_icann=False)
+
+@functools.cache
+def _psl() -> PublicSuffixList:
+    """Built from the bundled snapshot (no source argument → the packaged file) on first use:
+    building it takes tens of milliseconds that a command which never looks at a host
+    (``sourcedesk --help``) should not pay."""
+    return PublicSuffixList(accept_unknown=True, only_icann=False)
+
+
 _HOST_LABEL_RE = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
 
 
@@ -52,7 +60,7 @@ def _is_ip(host: str) -> bool:
 
 def _drop_www(host: str) -> str:
     """``www.`` is insignificant — unless what remains is a public suffix (``www.ck`` is a site)."""
-    if host.startswith("www.") and not _PSL.is_public(host[4:]):
+    if host.startswith("www.") and not _psl().is_public(host[4:]):
         return host[4:]
     return host
 
@@ -89,7 +97,7 @@ def registrable_domain(host: str | None) -> str | None:
     canonical = host_of(host)
     if not canonical or _is_ip(canonical):
         return None
-    found = _PSL.privatesuffix(canonical)
+    found = _psl().privatesuffix(canonical)
     return _in_callers_script(found, host) if found else None
 
 
@@ -98,7 +106,7 @@ def is_public_suffix(host: str | None) -> bool:
     canonical = host_of(host) if host else None
     if not canonical or _is_ip(canonical):
         return False
-    return _PSL.is_public(canonical)
+    return _psl().is_public(canonical)
 
 
 def _pin_host(pin: str | None) -> str:
@@ -117,12 +125,12 @@ def _pin_host(pin: str | None) -> str:
             f"pin {shown} is not a plain host name (no wildcards or leading dots); "
             "a pin already covers every subdomain, so write it like 'cresta.com'"
         )
-    if _PSL.is_public(host, accept_unknown=False):
+    if _psl().is_public(host, accept_unknown=False):
         raise PinRefused(
             f"pin {shown} is a public suffix: it would admit every site registered under it; "
             "pin the organisation's own domain instead (e.g. 'example.co.uk')"
         )
-    if _PSL.is_public(host):
+    if _psl().is_public(host):
         raise PinRefused(
             f"pin {shown} is a bare name under no known top-level domain, not a registrable domain; "
             "pin the organisation's own domain instead (e.g. 'cresta.com')"

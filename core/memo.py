@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from core.phrases import normalise_phrase
+
 
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
@@ -21,12 +23,44 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=_kebab)
 
 
+class Namesake(_Model):
+    """A name that is *not* the subject (``Kestra Medical Technologies``), with what it is."""
+
+    name: str
+    note: str = ""  # what it is: "a medical device maker"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _has_words(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if not normalise_phrase(value):
+            raise ValueError("a namesake needs a name with at least one letter or digit")
+        return value
+
+
 class Subject(_Model):
     name: str
     url: str | None = None
     domains: list[str] = Field(default_factory=list)  # extra pinned domains (e.g. synadia.com)
     aliases: list[str] = Field(default_factory=list)
     description: str = ""
+    namesakes: list[Namesake] = Field(default_factory=list)  # names that are NOT the subject
+
+    @model_validator(mode="after")
+    def _namesakes_are_not_the_subject(self) -> Subject:
+        own = {normalise_phrase(n) for n in [self.name, *self.aliases]}
+        for namesake in self.namesakes:
+            if normalise_phrase(namesake.name) in own:
+                raise ValueError(
+                    f"namesake {namesake.name!r} is the subject's own name or alias; "
+                    "namesakes list other organisations that share or resemble the name"
+                )
+        return self
 
 
 class Firm(_Model):

@@ -38,6 +38,9 @@ class Source(BaseModel):
     query: str = ""
     full_text: bool = False  # the entry opted into full text: ``text`` counts toward the budget
     marker: str | None = None  # "E1", "V2", "W1" — assigned only after packing
+    # The ``about`` verdict ({"verdict", "reason"}) for this run only: computed from the stored
+    # text whenever it is needed (namesakes change), so never persisted with the set.
+    about: dict[str, str] | None = Field(default=None, exclude=True)
 
     @property
     def host(self) -> str:

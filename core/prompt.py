@@ -30,6 +30,7 @@ Why it is shaped the way it is:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -37,6 +38,7 @@ from urllib.parse import quote
 
 import yaml
 
+from core.about import NamesakeRef
 from core.memo import Memo, Section
 from core.models import Source, SourceSet
 
@@ -183,6 +185,21 @@ def effective_web_search(memo: Memo, section: Section) -> bool:
     return memo.writer.web_search if section.web_search is None else section.web_search
 
 
+def _namesake_rule(subject: str, namesakes: Sequence[NamesakeRef]) -> str | None:
+    """ "- Known namesakes of Kestra, never to be used or cited: not Kestra Medical Technologies,
+    a medical device maker; not Kestra Financial." In the system message, like the reader's
+    firm: the writer's own search follows the user message and must not go looking for them."""
+    named = []
+    for n in namesakes:
+        name = _one_line(neutralise_markers(n.name))
+        note = _one_line(neutralise_markers(n.note))
+        if name:
+            named.append(f"not {name}, {note}" if note else f"not {name}")
+    if not named:
+        return None
+    return f"- Known namesakes of {subject}, never to be used or cited: " + "; ".join(named) + "."
+
+
 def _subject_block(memo: Memo) -> str:
     s = memo.subject
     lines = ["## Research subject", "", f"Subject: {_one_line(neutralise_markers(s.name))}"]
@@ -294,8 +311,10 @@ def build_prompt(
     *,
     today: date | None = None,
     web_search: bool = True,
+    namesakes: Sequence[NamesakeRef] | None = None,
 ) -> Prompt:
-    """The complete prompt for ``section``; ``web_search`` False is strict mode."""
+    """The complete prompt for ``section``; ``web_search`` False is strict mode. ``namesakes``
+    (default: the ones memo.yaml declares) are named as what the subject is not."""
     today = today or date.today()
     sources = source_set.sources if source_set is not None else []
     markers = _check_markers(source_set) if sources else []
@@ -313,6 +332,12 @@ def build_prompt(
         "",
         f"- Write only about the research subject described in the request ({subject}). Never use facts "
         "about namesakes: other organisations or products with the same or a similar name.",
+    ]
+    refs = namesakes if namesakes is not None else [NamesakeRef(n.name, n.note) for n in memo.subject.namesakes]
+    namesake_rule = _namesake_rule(subject, refs)
+    if namesake_rule:
+        rules.append(namesake_rule)
+    rules += [
         "- Write Markdown prose for the section body only: no title heading and no sources list at the end.",
         "- Keep close to the target length and answer the guiding questions.",
     ]

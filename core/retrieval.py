@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,7 +42,9 @@ from core.exa import ExaClient, ExaError
 from core.http_policy import EXA_RETRY
 from core.memo_loader import LoadedMemo, load_memo
 from core.models import RemovedSource, RunWarning, Source, SourceSet
+from core.namesakes import NamesakeStore, learn_from_set, remember
 from core.providers import ProviderContext, ProviderResult, get_provider, marker_prefixes
+from core.rejected import Rejections
 from core.settings import Settings
 from core.templates import template_variables
 from core.urls import normalise_url
@@ -83,9 +86,16 @@ def plan_section(
     settings: Settings,
     memo_rejects: list[str],
     global_rejects: list[str],
+    memo_name_rejects: Sequence[str] = (),
+    global_name_rejects: Sequence[str] = (),
     now: datetime | None = None,
 ) -> SectionPlan:
-    """Resolve the section's request without any I/O beyond the memo already loaded."""
+    """Resolve the section's request without any I/O beyond the memo already loaded.
+
+    The fingerprint covers the request *without* the analyst's rejected domains and
+    names: those are enforced on every set, retrieved or reused (``enforce_rejections``),
+    so a rejection curates the frozen sets instead of making every section's request new
+    — and a set it does not touch keeps its version."""
     memo = loaded.memo
     section = memo.section(section_id)
     now = now or datetime.now(UTC)
@@ -97,15 +107,24 @@ def plan_section(
         memo_dir=loaded.dir,
         memo_rejects=list(memo_rejects),
         global_rejects=list(global_rejects),
+        memo_name_rejects=list(memo_name_rejects),
+        global_name_rejects=list(global_name_rejects),
         now=now,
+    )
+    identity = dataclasses.replace(
+        ctx, memo_rejects=[], global_rejects=[], memo_name_rejects=[], global_name_rejects=[]
     )
     budget = memo.settings.budget_chars or settings.budget_chars
     entries = []
+    bare = []
     for index, entry in enumerate(section.include_sources):
-        entries.append(get_provider(entry.provider).describe(entry, ctx.with_entry(index)))
+        provider = get_provider(entry.provider)
+        entries.append(provider.describe(entry, ctx.with_entry(index)))
+        bare.append(provider.describe(entry, identity.with_entry(index)))
     request = {"entries": entries, "budget_chars": budget}
     ttl = memo.settings.source_ttl_hours if memo.settings.source_ttl_hours is not None else settings.source_ttl_hours
-    return SectionPlan(section_id, request, fingerprint_of(request), budget, float(ttl), ctx)
+    fingerprint = fingerprint_of({"entries": bare, "budget_chars": budget})
+    return SectionPlan(section_id, request, fingerprint, budget, float(ttl), ctx)
 
 
 def _aware(dt: datetime) -> datetime:
@@ -113,9 +132,9 @@ def _aware(dt: datetime) -> datetime:
 
 
 def _good_versions(store: Any, section_id: str, fingerprint: str) -> list[SourceSet]:
-    """Stored non-degraded sets for this exact request, newest first."""
-    versions = store.source_set_versions(section_id)
-    return [v for v in reversed(versions) if v.fingerprint == fingerprint and not v.degraded]
+    """The newest stored non-degraded set for this exact request (only that one is read)."""
+    latest = store.latest_source_set(section_id, fingerprint=fingerprint, degraded=False)
+    return [latest] if latest is not None else []
 
 
 def exa_client_from_settings(settings: Settings) -> ExaClient:
@@ -270,6 +289,57 @@ def _same_outcome(a: SourceSet, b: SourceSet) -> bool:
     ]
 
 
+def rejections_of(plan: SectionPlan) -> Rejections:
+    """The analyst's rejected domains and names in force for this plan."""
+    ctx = plan.context
+    return Rejections.of(
+        memo_domains=ctx.memo_rejects,
+        global_domains=ctx.global_rejects,
+        memo_names=ctx.memo_name_rejects,
+        global_names=ctx.global_name_rejects,
+    )
+
+
+def enforce_rejections(source_set: SourceSet, rejections: Rejections) -> SourceSet | None:
+    """``source_set`` without the sources the current rejections cover (re-packed and
+    renumbered, not saved), or None when it holds none. No network: a reject made since
+    the set was retrieved — in another memo, or globally — applies to it at once."""
+    from core.curation import rebuild  # curation builds on this module
+
+    covered = rejections.covered([*source_set.sources, *(o.source for o in source_set.omitted)])
+    if not covered:
+        return None
+    curated = rebuild(
+        source_set, drop_urls={s.url for s, _ in covered}, excluded_add=[removal for _, removal in covered]
+    )
+    rules = ", ".join(dict.fromkeys(r.rule for _, r in covered))
+    warning = RunWarning(
+        code="excluded",
+        message=f"removed {len(covered)} source(s) from the frozen set {source_set.id or source_set.section} "
+        f"that a rejection covers: {rules}",
+    )
+    return curated.model_copy(update={"warnings": [*curated.warnings, warning], "requests": 0, "cost_dollars": 0.0})
+
+
+def _learn_namesakes(store: object, loaded: LoadedMemo, source_set: SourceSet) -> None:
+    """Impostors the pin removed and rejected domains' titles teach namesakes (``core.namesakes``)."""
+    if not isinstance(store, NamesakeStore):
+        return
+    subject = loaded.memo.subject
+    pins = [p for e in source_set.request.get("entries", []) if isinstance(e, dict) for p in e.get("pins") or []]
+    learned = learn_from_set(
+        source_set,
+        subject_name=subject.name,
+        aliases=subject.aliases,
+        subject_hosts=pins,
+        declared=[n.name for n in subject.namesakes],
+    )
+    try:
+        remember(store, learned)
+    except Exception:  # learning is a bonus: never fail a retrieval over it
+        log.exception("could not store learned namesakes")
+
+
 async def retrieve_section_outcome(
     loaded_memo: LoadedMemo,
     section_id: str,
@@ -280,6 +350,7 @@ async def retrieve_section_outcome(
     refresh: bool = False,
     exa_client: ExaClient | None = None,
     now: datetime | None = None,
+    global_name_rejects: Sequence[str] = (),
 ) -> RetrievalOutcome:
     outcome = await _retrieve(
         loaded_memo,
@@ -290,6 +361,7 @@ async def retrieve_section_outcome(
         refresh=refresh,
         exa_client=exa_client,
         now=now,
+        global_name_rejects=global_name_rejects,
     )
     # Damaged stored data met on the way (set aside, treated as missing) is reported with this
     # run; it is not saved into the set, so it is said once.
@@ -311,6 +383,7 @@ async def _retrieve(
     refresh: bool,
     exa_client: ExaClient | None,
     now: datetime | None,
+    global_name_rejects: Sequence[str],
 ) -> RetrievalOutcome:
     now = _aware(now or datetime.now(UTC))
     plan = plan_section(
@@ -319,13 +392,19 @@ async def _retrieve(
         settings=settings,
         memo_rejects=store.rejects(),
         global_rejects=global_rejects,
+        memo_name_rejects=store.reject_names(),
+        global_name_rejects=global_name_rejects,
         now=now,
     )
+    rejections = rejections_of(plan)
     good = _good_versions(store, section_id, plan.fingerprint)
     if good and not refresh:
         age = now - _aware(good[0].created_at)
         if age < timedelta(hours=plan.ttl_hours):
-            return RetrievalOutcome(source_set=good[0], reused=True)
+            curated = enforce_rejections(good[0], rejections)
+            if curated is None:
+                return RetrievalOutcome(source_set=good[0], reused=True)
+            return RetrievalOutcome(source_set=store.save_source_set(curated), reused=True)
 
     owned = None
     wants_exa = any(e.provider == "exa" for e in plan.context.section.include_sources)
@@ -337,6 +416,7 @@ async def _retrieve(
         if owned is not None:
             await owned.aclose()
     fresh = _assemble(plan, loaded_memo, results)
+    fresh = enforce_rejections(fresh, rejections) or fresh  # providers that do not know every rule
 
     if fresh.degraded and good:
         previous = good[0]
@@ -346,6 +426,9 @@ async def _retrieve(
             message=f"retrieval failed, so the frozen set {previous.id} from "
             f"{_aware(previous.created_at):%Y-%m-%d %H:%M} UTC was kept instead of an incomplete one",
         )
+        curated = enforce_rejections(previous, rejections)
+        if curated is not None:
+            previous = store.save_source_set(curated)
         kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})
         return RetrievalOutcome(source_set=kept, requests=fresh.requests, kept_previous=True)
 
@@ -360,6 +443,7 @@ async def _retrieve(
             # The same failure again: don't pile up identical empty versions.
             return RetrievalOutcome(source_set=latest, requests=fresh.requests)
     saved = store.save_source_set(fresh)
+    _learn_namesakes(store, loaded_memo, saved)
     return RetrievalOutcome(source_set=saved, requests=fresh.requests)
 
 
@@ -373,6 +457,7 @@ async def retrieve_section(
     refresh: bool = False,
     exa_client: ExaClient | None = None,
     now: datetime | None = None,
+    global_name_rejects: Sequence[str] = (),
 ) -> SourceSet:
     """The section's source set: reused when fresh, retrieved (and saved as a new version) when not."""
     outcome = await retrieve_section_outcome(
@@ -384,6 +469,7 @@ async def retrieve_section(
         refresh=refresh,
         exa_client=exa_client,
         now=now,
+        global_name_rejects=global_name_rejects,
     )
     return outcome.source_set
 
@@ -395,78 +481,26 @@ def reapply_rejections(
     store: Any,
     settings: Settings,
     global_rejects: list[str],
+    global_name_rejects: Sequence[str] = (),
     now: datetime | None = None,
 ) -> SourceSet | None:
-    """After the analyst rejects a domain: drop it from the frozen set at once, no network.
-
-    The newest good set is filtered against the current memo and global rejects,
-    re-packed (an omitted source may fit now) and re-numbered, and saved as a new
-    version under the *current* request's fingerprint, so the next retrieve reuses
-    it instead of paying for a search. Returns None when there is no set to curate
-    or nothing changed. (Un-rejecting cannot bring a result back without a search:
-    the fingerprint then differs and the next retrieve fetches again.)"""
-    from core.exclusions import assemble
-
+    """Apply the current rejections to the section's newest good set now (no network) and
+    save the result as a new version; None when there is no set or nothing to remove."""
     plan = plan_section(
         loaded_memo,
         section_id,
         settings=settings,
         memo_rejects=store.rejects(),
         global_rejects=global_rejects,
+        memo_name_rejects=store.reject_names(),
+        global_name_rejects=global_name_rejects,
         now=now,
     )
     versions = [v for v in reversed(store.source_set_versions(section_id)) if not v.degraded]
     if not versions:
         return None
-    base = versions[0]
-    rejects = assemble(memo_rejects=plan.context.memo_rejects, global_rejects=global_rejects)
-    candidates = sorted([*base.sources, *(o.source for o in base.omitted)], key=lambda s: (s.entry, s.rank))
-    keep: list[Source] = []
-    removed: list[RemovedSource] = []
-    for source in candidates:
-        hit = rejects.match(source.url) if source.url.lower().startswith(("http://", "https://")) else None
-        if hit is None:
-            keep.append(source.model_copy(update={"marker": None}))
-        else:
-            removed.append(
-                RemovedSource(url=source.url, host=source.host, title=source.title, reason=hit.reason, rule=hit.rule)
-            )
-    if not removed and base.fingerprint == plan.fingerprint:
-        return None
-    kept, omitted = pack(keep, plan.budget_chars)
-    kept = assign_markers(kept, {**MARKER_PREFIXES, **marker_prefixes()})
-    warnings = [w for w in base.warnings if w.code not in ("truncated", "stale")]
-    if removed:
-        warnings.append(
-            RunWarning(
-                code="excluded",
-                message=f"removed {len(removed)} source(s) from the frozen set "
-                f"{base.id} after rejecting: " + ", ".join(sorted({r.rule for r in removed})),
-            )
-        )
-    if omitted:
-        warnings.append(
-            RunWarning(
-                code="truncated",
-                message=f"{len(omitted)} source(s) omitted by the "
-                f"{plan.budget_chars:,}-character budget: " + _size_list([(_label(o.source), o.size) for o in omitted]),
-            )
-        )
-    curated = base.model_copy(
-        update={
-            "fingerprint": plan.fingerprint,
-            "request": plan.request,
-            "sources": kept,
-            "omitted": omitted,
-            "excluded": [*base.excluded, *removed],
-            "warnings": warnings,
-            "budget_chars": plan.budget_chars,
-            "created_at": base.created_at,
-            "requests": 0,
-            "cost_dollars": 0.0,
-        }
-    )
-    return store.save_source_set(curated)
+    curated = enforce_rejections(versions[0], rejections_of(plan))
+    return store.save_source_set(curated) if curated is not None else None
 
 
 def check_section_ids(loaded: LoadedMemo, section_ids: list[str] | None) -> list[str]:
@@ -510,7 +544,9 @@ async def retrieve_memo_outcomes(
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir))
     ids = check_section_ids(loaded, section_ids)
-    global_rejects = GlobalStore().rejects()
+    global_store = GlobalStore()
+    global_rejects = global_store.rejects()
+    global_names = global_store.reject_names()
     owned = None
     if exa_client is None and settings.retrieval_enabled:
         exa_client = owned = exa_client_from_settings(settings)
@@ -530,6 +566,7 @@ async def retrieve_memo_outcomes(
                             refresh=refresh,
                             exa_client=exa_client,
                             now=now,
+                            global_name_rejects=global_names,
                         )
                     except Exception as exc:
                         log.exception("retrieval of section %s failed", section_id)
@@ -556,10 +593,12 @@ __all__ = [
     "RetrievalOutcome",
     "SectionPlan",
     "check_section_ids",
+    "enforce_rejections",
     "exa_client_from_settings",
     "fingerprint_of",
     "plan_section",
     "reapply_rejections",
+    "rejections_of",
     "retrieve_memo",
     "retrieve_memo_outcomes",
     "retrieve_section",

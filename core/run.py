@@ -17,6 +17,7 @@ its own note file.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
@@ -39,10 +40,13 @@ from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, host_matches_any, validate_pin
 from core.http_policy import WRITER_RETRY
 from core.memo import Memo, Section
+from core.memo_judge import annotate, annotate_results, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
 from core.models import SourceSet
+from core.name_rejects import assemble as assemble_names
 from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
+from core.records import RunRecord
 from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
 from core.settings import Settings
 from core.urls import host_of, normalise_url
@@ -85,6 +89,9 @@ class RunOutcome:
     timings: dict[str, float] = field(default_factory=lambda: {"retrieval_s": 0.0, "writer_s": 0.0, "total_s": 0.0})
     requests: dict[str, int] = field(default_factory=lambda: {"exa": 0, "writer": 0})
     raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
+    sources: list[dict[str, Any]] = field(default_factory=list)  # the frozen set, each with its about verdict
+    web_results: list[dict[str, Any]] = field(default_factory=list)  # the writer's results, with about
+    recorded: bool = False  # the memo store holds this run's record (a later record replaces it)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +114,8 @@ class RunOutcome:
             "timings": dict(self.timings),
             "requests": dict(self.requests),
             "raw_citation_classes": self.raw_citation_classes,
+            "sources": list(self.sources),
+            "web_results": list(self.web_results),
         }
 
 
@@ -158,6 +167,20 @@ def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> l
             except PinRefused:
                 continue
     return list(dict.fromkeys(pins))
+
+
+def _source_json(source: Any) -> dict[str, Any]:
+    return {
+        "marker": source.marker,
+        "title": source.title,
+        "url": source.url,
+        "provider": source.provider,
+        "about": source.about,
+    }
+
+
+def _result_json(n: int, result: dict[str, Any]) -> dict[str, Any]:
+    return {"n": n, "title": result.get("title"), "url": result.get("url"), "about": result.get("about")}
 
 
 def _classes(raw: dict[str, Any]) -> dict[str, int] | None:
@@ -275,6 +298,7 @@ async def run_section(
     progress: Progress | None = None,
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
+    global_name_rejects: list[str] | None = None,
 ) -> RunOutcome:
     """Run one section end to end. Never raises for writer or retrieval trouble: the
     outcome says ``failed`` and why, and the previous note is untouched. Setting ``cancel``
@@ -316,10 +340,14 @@ async def run_section(
     try:
         # 1. Resolve sources (degrades with warnings; never blocks).
         _emit(progress, section_id, "retrieving")
-        if global_rejects is None:
+        if global_rejects is None or global_name_rejects is None:
             from store.global_store import GlobalStore
 
-            global_rejects = newest_first(GlobalStore().reject_entries())
+            global_store = GlobalStore()
+            if global_rejects is None:
+                global_rejects = newest_first(global_store.reject_entries())
+            if global_name_rejects is None:
+                global_name_rejects = global_store.reject_names()
         retrieval = await _until_cancelled(
             retrieve_section_outcome(
                 loaded_memo,
@@ -330,10 +358,14 @@ async def run_section(
                 refresh=refresh,
                 exa_client=exa_client,
                 now=now,
+                global_name_rejects=global_name_rejects,
             ),
             cancel,
         )
         source_set = retrieval.source_set
+        judge = memo_judge(memo, store, extra=[source_set], global_name_rejects=global_name_rejects or [])
+        sources = annotate(judge, source_set.sources)
+        outcome.sources = [_source_json(s) for s in sources]
         outcome.timings["retrieval_s"] = round(time.monotonic() - t0, 4)
         outcome.source_set_id = source_set.id or None
         outcome.source_set_reused = retrieval.reused
@@ -345,7 +377,9 @@ async def run_section(
         # 2. Write.
         stage = "writing"
         _emit(progress, section_id, "writing")
-        prompt = build_prompt(memo, section, source_set, today=started.date(), web_search=web_search)
+        prompt = build_prompt(
+            memo, section, source_set, today=started.date(), web_search=web_search, namesakes=judge.namesake_refs
+        )
         pins = writer_pins(memo, section, source_set)
         memo_rejects = newest_first(store.reject_entries())
         rejects = list(dict.fromkeys([*memo_rejects, *global_rejects]))
@@ -396,7 +430,8 @@ async def run_section(
         # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.
         stage = "reconciling"
         _emit(progress, section_id, "reconciling")
-        web_results = response.web.indexed() if web_search else []
+        web_results = annotate_results(judge, response.web.indexed()) if web_search else []
+        outcome.web_results = [_result_json(i + 1, r) for i, r in enumerate(web_results)]
         if not web_search and len(response.web):
             outcome.warnings.append(
                 f"writer: strict mode, but the writer returned {len(response.web)} web result(s); "
@@ -419,12 +454,22 @@ async def run_section(
             outcome.warnings.append(
                 f"writer: its own search returned results {why} ({', '.join(refused)}); they were not accepted as sources"
             )
+        # A result naming a rejected name keeps its [N] slot (other numbers must not shift),
+        # but nothing can cite it: a citation to it is dropped.
+        names = assemble_names(memo_names=store.reject_names(), global_names=global_name_rejects or [])
+        named = {normalise_url(str(r.get("url"))): hit for r in web_results if (hit := names.match(r)) is not None}
+        if named:
+            phrases = ", ".join(f"'{p}'" for p in dict.fromkeys(h.phrase for h in named.values()))
+            outcome.warnings.append(
+                f"writer: its own search returned {len(named)} result(s) naming a rejected name ({phrases}); "
+                "they were not accepted as sources"
+            )
         result = reconcile(
             response.content,
-            list(source_set.sources),
+            sources,
             search_results=web_results,
             protected=tuple(memo.settings.protected_keys),
-            exclude=lambda url: is_placeholder(url) or blocked(url),
+            exclude=lambda url: is_placeholder(url) or blocked(url) or named.get(normalise_url(url)),
             subject=[memo.subject.name, *memo.subject.aliases],
             one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
         )
@@ -465,13 +510,24 @@ async def run_section(
             outcome.warnings.append(
                 f"the previous note had edits made outside sourcedesk; its text is kept in run {run_id} (previous_note)"
             )
-        write_note_atomic(path, note)
-        outcome.note_path = path
         record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
+        outcome.note_path = path
+        # The record (with any hand-edited text it keeps) and the new note's hash are stored
+        # before the note is replaced: a kill at any point leaves a note sourcedesk knows as
+        # its own (the new one, or the previous one whose hash the state still remembers).
+        await _finish_off_loop(store, record, outcome, t0, progress)
+        if not outcome.recorded and previous is not None:
+            raise UserError(
+                f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
+                "so it was not replaced",
+                hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
+            )
+        write_note_atomic(path, note)
         _emit(progress, section_id, "saved")
+        return outcome
     except asyncio.CancelledError:
         _cancelled(outcome, stage)
-        _finish(store, record, outcome, t0, progress)
+        _finish(store, record, outcome, t0, progress, replace=outcome.recorded)
         raise
     except RunCancelled:
         _cancelled(outcome, stage)
@@ -491,7 +547,7 @@ async def run_section(
     except Exception as exc:
         log.exception("section %s failed while %s", section_id, stage)
         _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    _finish(store, record, outcome, t0, progress)
+    await _finish_off_loop(store, record, outcome, t0, progress, replace=outcome.recorded)
     return outcome
 
 
@@ -514,13 +570,69 @@ def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
         return None
     except OSError:
         return None
-    written = store.section_state(section_id).get("note_sha256")
-    if written == hashlib.sha256(current).hexdigest():
+    state = store.section_state(section_id)
+    if hashlib.sha256(current).hexdigest() in (state.note_sha256, state.prior_note_sha256):
         return None
     return current.decode("utf-8", errors="replace")
 
 
-def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, progress: Progress | None) -> None:
+def _finish(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """Record the run and the section's state in one store write; True when it was stored.
+    ``replace``: the run was recorded as about to write its note, and then did not."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    return _store_record(store, run, state, outcome, replace=replace)
+
+
+async def _finish_off_loop(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool = False,
+) -> bool:
+    """``_finish`` with the store write in a worker thread: the other sections' work goes on
+    while this one's record reaches the disk, and records finished at the same moment share
+    one write (the store's group commit). A cancellation arriving meanwhile waits for the
+    write to land, so the record it then stores replaces this one instead of racing it."""
+    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    future = _store_writer().submit(_store_record, store, run, state, outcome, replace=replace)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.result()  # a few milliseconds at most: the thread needs nothing from this loop
+        raise
+
+
+_WRITER: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _store_writer() -> concurrent.futures.ThreadPoolExecutor:
+    global _WRITER
+    if _WRITER is None:
+        _WRITER = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="sourcedesk-store")
+    return _WRITER
+
+
+def _closing_record(
+    store: Any,
+    record: dict[str, Any],
+    outcome: RunOutcome,
+    t0: float,
+    progress: Progress | None,
+    *,
+    replace: bool,
+) -> tuple[RunRecord, dict[str, Any]]:
+    """The record and the section-state changes to store, once the outcome is decided."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
     if outcome.status in ("failed", "cancelled"):
@@ -534,15 +646,28 @@ def _finish(store: Any, record: dict[str, Any], outcome: RunOutcome, t0: float, 
         timings=dict(outcome.timings),
         cost=dict(outcome.cost),
     )
+    state: dict[str, Any] = {"last_run": record["id"], "last_status": outcome.status}
+    before = store.section_state(outcome.section)
+    if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
+        state["note_sha256"] = record.get("note_sha256")
+        state["prior_note_sha256"] = before.note_sha256
+    elif replace:  # the new note never landed: the note on disk is the one before it
+        record.pop("note_sha256", None)
+        state["note_sha256"] = before.prior_note_sha256
+    return RunRecord.model_validate(record), state
+
+
+def _store_record(store: Any, run: RunRecord, state: dict[str, Any], outcome: RunOutcome, *, replace: bool) -> bool:
     try:
-        outcome.run_id = store.save_run(record)
-        state = {"last_run": outcome.run_id, "last_status": outcome.status}
-        if outcome.ok:  # only a written note has a new hash
-            state["note_sha256"] = record.get("note_sha256")
-        store.update_section_state(outcome.section, state)
+        # One write: the record and the section's state land together, so no crash can leave
+        # a record without its state (or the reverse) and make sourcedesk's own note look edited.
+        outcome.run_id = store.save_run(run, section_state=state, replace=replace)
+        outcome.recorded = True
+        return True
     except Exception as exc:
         log.exception("could not record run of section %s", outcome.section)
         outcome.warnings.append(_short(f"the run could not be recorded in the memo store: {exc}"))
+        return False
 
 
 # ---------------------------------------------------------------- a whole memo
@@ -571,7 +696,9 @@ async def run_memo(
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir), writer_api=settings.writer_api)
     ids = check_section_ids(loaded, section_ids)
-    global_rejects = newest_first(GlobalStore().reject_entries())
+    global_store = GlobalStore()
+    global_rejects = newest_first(global_store.reject_entries())
+    global_names = global_store.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
     exa_client = exa_client_from_settings(settings) if settings.retrieval_enabled else None
     own_store = store is None
@@ -595,6 +722,7 @@ async def run_memo(
                         progress=progress,
                         now=now,
                         cancel=cancel,
+                        global_name_rejects=global_names,
                     )
                 if on_outcome is not None:
                     try:

@@ -10,8 +10,9 @@ Statuses, in the order they are decided:
 - ``never run`` — there is no note;
 - ``degraded`` — the note was written with degraded retrieval (writer-only, or a kept stale set);
 - ``stale``    — the note no longer matches what a run would use now: the section's source set
-  changed since the note was written (a rejection, a promotion, a refresh), memo.yaml or the
-  rejection lists changed since the set was retrieved, or the set outlived its TTL;
+  changed since the note was written (a rejection, a promotion, a refresh), the set holds a
+  source a rejection made elsewhere covers, memo.yaml changed since the set was retrieved,
+  or the set outlived its TTL;
 - ``fresh``    — otherwise.
 
 ``running`` is not decided here: only the app knows which workers are alive, and it
@@ -21,6 +22,7 @@ shows ``running`` over whatever this module says.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +33,8 @@ from core.memo import Section
 from core.memo_loader import LoadedMemo
 from core.models import SourceSet
 from core.notes import COUNT_KEYS, find_note, parse_note
+from core.records import RunRecord
+from core.rejected import Rejections
 from core.retrieval import plan_section
 from core.settings import Settings
 
@@ -125,15 +129,14 @@ def describe_section(
     settings: Settings,
     global_rejects: list[str],
     now: datetime | None = None,
+    global_name_rejects: Sequence[str] = (),
 ) -> SectionView:
     memo = loaded.memo
     section = memo.section(section_id)
     view = SectionView(section=section, index=memo.section_index(section_id), status="never run")
     view.source_set = store.latest_source_set(section_id)
     try:
-        plan = plan_section(
-            loaded, section_id, settings=settings, memo_rejects=store.rejects(), global_rejects=global_rejects, now=now
-        )
+        plan = plan_section(loaded, section_id, settings=settings, memo_rejects=[], global_rejects=[], now=now)
         view.fingerprint_now = plan.fingerprint
         ttl_hours = plan.ttl_hours
     except (UserError, KeyError, ValueError) as exc:  # a provider that cannot plan: said, not raised
@@ -150,12 +153,13 @@ def describe_section(
         except (OSError, UnicodeDecodeError) as exc:
             view.note_error = f"cannot read {path.name}: {exc}"
 
-    last_status = store.section_state(section_id).get("last_status")
-    if last_status == "failed" and _was_cancelled(_last_run(store, section_id)):
+    last_status = store.section_state(section_id).last_status
+    last_run = _last_run(store, section_id)
+    if last_status == "failed" and last_run is not None and last_run.was_cancelled:
         last_status = "cancelled"  # recorded before runs had a status of their own for it
     if last_status == "failed":
         view.status = "failed"
-        message = _message(_last_run(store, section_id))
+        message = (last_run.message if last_run is not None else "") or "the last run failed"
         kept = path is not None and "previous note" not in message
         view.why = message + ("; the previous note is kept" if kept else "")
         return view
@@ -174,16 +178,30 @@ def describe_section(
         view.why = "written with degraded retrieval: " + (cause.split(": ", 1)[1] if cause else "see the warnings")
         return view
     view.status, view.why = "fresh", ""
-    stale = _why_stale(view, store, ttl_hours, now)
+    rejections = Rejections.of(
+        memo_domains=store.rejects(),
+        global_domains=global_rejects,
+        memo_names=store.reject_names(),
+        global_names=global_name_rejects,
+    )
+    stale = _why_stale(view, store, ttl_hours, now, rejections)
     if stale:
         view.status, view.why = "stale", stale
     return view
 
 
-def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: datetime | None) -> str:
+def _why_stale(
+    view: SectionView, store: Any, ttl_hours: float | None, now: datetime | None, rejections: Rejections
+) -> str:
     latest = view.source_set
     if latest is None:
         return ""
+    covered = rejections.covered([*latest.sources, *(o.source for o in latest.omitted)]) if rejections else []
+    if covered:
+        return (
+            f"{len(covered)} source(s) in the frozen set are covered by a rejection made since "
+            "(another memo or globally); a run (r) takes them out, with no new search"
+        )
     note_set = view.note_set_id
     if note_set != latest.id:
         older = store.get_source_set(note_set) if note_set else None
@@ -191,7 +209,7 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
             was = f"v{older.version}" if older is not None else "an unknown set"
             return f"the sources changed since the note was written ({was} → v{latest.version}); re-run (r)"
     if view.fingerprint_now and view.fingerprint_now != latest.fingerprint:
-        return "memo.yaml or the rejections changed since the sources were retrieved; a run retrieves again"
+        return "memo.yaml changed since the sources were retrieved; a run retrieves again"
     if ttl_hours is not None:
         age = _aware(now or datetime.now(UTC)) - _aware(latest.created_at)
         if age >= timedelta(hours=ttl_hours):
@@ -199,26 +217,29 @@ def _why_stale(view: SectionView, store: Any, ttl_hours: float | None, now: date
     return ""
 
 
-def _last_run(store: Any, section_id: str) -> dict[str, Any]:
-    runs = store.runs(section_id, with_payloads=False)
-    return runs[0] if runs else {}
-
-
-def _was_cancelled(run: dict[str, Any]) -> bool:
-    outcome = run.get("outcome") if isinstance(run.get("outcome"), dict) else {}
-    error = run.get("error") if isinstance(run.get("error"), dict) else {}
-    return "cancelled" in (outcome.get("error_kind"), outcome.get("status"), error.get("kind"))
-
-
-def _message(run: dict[str, Any]) -> str:
-    message = run.get("message")
-    return message if isinstance(message, str) and message else "the last run failed"
+def _last_run(store: Any, section_id: str) -> RunRecord | None:
+    runs = store.runs(section_id, with_payloads=False, limit=1)
+    return runs[0] if runs else None
 
 
 def describe_memo(
-    loaded: LoadedMemo, *, store: Any, settings: Settings, global_rejects: list[str], now: datetime | None = None
+    loaded: LoadedMemo,
+    *,
+    store: Any,
+    settings: Settings,
+    global_rejects: list[str],
+    now: datetime | None = None,
+    global_name_rejects: Sequence[str] = (),
 ) -> list[SectionView]:
     return [
-        describe_section(loaded, s.id, store=store, settings=settings, global_rejects=global_rejects, now=now)
+        describe_section(
+            loaded,
+            s.id,
+            store=store,
+            settings=settings,
+            global_rejects=global_rejects,
+            now=now,
+            global_name_rejects=global_name_rejects,
+        )
         for s in loaded.memo.sections
     ]

@@ -8,14 +8,21 @@ file) and are never written to the store or notes.
 from __future__ import annotations
 
 import os
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-import yaml
-from platformdirs import user_config_dir, user_data_dir
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from platformdirs import user_config_dir, user_data_dir, user_log_dir
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    YamlConfigSettingsSource,
+)
 
+from core.errors import UserError
 from core.secrets import register_secret
 
 APP = "sourcedesk"
@@ -36,23 +43,49 @@ def data_dir() -> Path:
     return Path(os.environ.get("SOURCEDESK_DATA_DIR") or user_data_dir(APP))
 
 
-class _YamlConfigSource(PydanticBaseSettingsSource):
-    """Reads ``config.yaml``; keys may be written with dashes or underscores."""
+def log_dir() -> Path:
+    """Where unexpected errors are written down with their tracebacks."""
+    return Path(os.environ.get("SOURCEDESK_LOG_DIR") or user_log_dir(APP))
 
-    def get_field_value(self, field, field_name):  # pragma: no cover - unused by pydantic-settings here
-        return None, field_name, False
 
-    def __call__(self) -> dict[str, Any]:
-        path = config_path()
-        if not path.is_file():
-            return {}
+class SettingsProblem(UserError):
+    """The settings could not be read: names the file or variable, the field, and a hint."""
+
+
+class _ConfigFile(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source; keys may be written with dashes or underscores."""
+
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: not valid YAML ({exc}). Hint: fix or delete the file.") from None
+            data = super()._read_file(file_path)
+        except UnicodeDecodeError as exc:
+            raise SettingsProblem(
+                f"the config file {file_path} is not UTF-8 text ({exc.reason})",
+                hint=f"save it as UTF-8, or delete it; {_PATH_HINT}",
+            ) from None
+        except OSError as exc:
+            raise SettingsProblem(
+                f"the config file {file_path} cannot be read: {exc.strerror or exc}",
+                hint="check its permissions",
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - yaml's errors: the file does not parse
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise SettingsProblem(
+                f"the config file {file_path} is not valid YAML{where}: {problem}",
+                hint=f"fix the file or delete it; {_PATH_HINT}",
+            ) from None
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping of settings at the top level.")
+            raise SettingsProblem(
+                f"the config file {file_path} must be a mapping of settings (key: value lines), "
+                f"not a {type(data).__name__}",
+                hint="e.g. `budget-chars: 12000`; " + _PATH_HINT,
+            )
         return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+_PATH_HINT = "`sourcedesk config path` shows where it is"
 
 
 class Settings(BaseSettings):
@@ -151,9 +184,14 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-    ):
-        return (init_settings, env_settings, _YamlConfigSource(settings_cls))
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _ConfigFile(settings_cls, yaml_file=config_path()))
 
 
 def is_set(key: SecretStr | None) -> bool:
@@ -161,5 +199,88 @@ def is_set(key: SecretStr | None) -> bool:
     return key is not None and bool(key.get_secret_value().strip())
 
 
+def _env_names(name: str) -> list[str]:
+    """The environment variables that set field ``name``."""
+    alias = Settings.model_fields[name].validation_alias
+    names = [f"SOURCEDESK_{name.upper()}"]
+    if isinstance(alias, AliasChoices):
+        names = [c for c in alias.choices if isinstance(c, str) and c.isupper()] + names
+    return names
+
+
+def _field_of(loc: object) -> str | None:
+    key = str(loc)
+    for name, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else []
+        if key == name or key in choices:
+            return name
+    return None
+
+
+def _expected(name: str) -> str:
+    if name == "writer_api":
+        from core.writers import writer_apis
+
+        return "one of " + ", ".join(repr(api) for api in writer_apis())
+    annotation = str(Settings.model_fields[name].annotation)
+    for kind, words in (
+        ("bool", "true or false"),
+        ("int", "a whole number"),
+        ("float", "a number"),
+        ("list", 'a list (in the environment: JSON, e.g. ["a.com", "b.com"])'),
+        (
+            "Literal",
+            "one of " + ", ".join(repr(a) for a in getattr(Settings.model_fields[name].annotation, "__args__", ())),
+        ),
+    ):
+        if kind in annotation:
+            return words
+    return "a valid value"
+
+
+def _where(name: str) -> str:
+    """Where a field's value came from: the first variable set in the environment, else the file."""
+    environ = {k.upper() for k in os.environ}
+    for env in _env_names(name):
+        if env.upper() in environ:
+            return f"the environment variable {env}"
+    return f"the config file {config_path()}"
+
+
+def _problem(exc: Exception) -> SettingsProblem:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = first.get("loc") or ("?",)
+        name = _field_of(loc[0])
+        if name is None:
+            return SettingsProblem(f"invalid setting {loc[0]}: {first.get('msg')}", hint=_PATH_HINT)
+        got = first.get("input")
+        shown = f" (got {got!r})" if isinstance(got, str | int | float | bool) and "api_key" not in name else ""
+        where = _where(name)
+        fix = f"unset {where.rsplit(' ', 1)[1]} or set it" if where.startswith("the environment") else "set it"
+        more = f"; {len(exc.errors()) - 1} more problem(s) after this one" if len(exc.errors()) > 1 else ""
+        return SettingsProblem(
+            f"invalid setting {name} in {where}: {first.get('msg')}{shown}{more}",
+            hint=f"{fix} to {_expected(name)}" + ("" if where.startswith("the environment") else f"; {_PATH_HINT}"),
+        )
+    # pydantic-settings' own parse errors (a list or mapping given in the environment as bad JSON)
+    text = str(exc)
+    name = next((n for n in Settings.model_fields if f'"{n}"' in text), None)
+    if name is not None:
+        where = _where(name)
+        return SettingsProblem(
+            f"invalid setting {name} in {where}: it could not be parsed",
+            hint=f"set it to {_expected(name)}",
+        )
+    return SettingsProblem(f"the settings could not be read: {text.splitlines()[0] if text else exc}", hint=_PATH_HINT)
+
+
 def load_settings(**overrides: Any) -> Settings:
-    return Settings(**overrides)
+    """The settings, or ``SettingsProblem`` naming the file or variable, the field and a hint."""
+    try:
+        return Settings(**overrides)
+    except SettingsProblem:
+        raise
+    except (ValidationError, SettingsError, ValueError) as exc:
+        raise _problem(exc) from None

@@ -1,8 +1,8 @@
 """The sandbox's Exa ``POST /search``: real request validation, real response quirks.
 
 Quirks reproduced on purpose (each one has bitten the product in the field):
-substring domain filters (see ``sandbox.search``), 400 when ``excludeDomains`` or
-date filters meet ``category: company``/``people``, schema summaries returned as a
+substring domain filters (see ``sandbox.search``), 400 when ``excludeDomains``,
+``excludeText`` or date filters meet ``category: company``/``people``, schema summaries returned as a
 JSON *string* with the word ``"null"`` for facts the page lacks, company
 ``entities`` as an array with explicit nulls, ``title: ""`` for some pages,
 omitted ``score``/``author``/``publishedDate`` and a ``costDollars`` whose shape
@@ -83,6 +83,7 @@ class SearchParams:
     text: dict[str, Any] | None = None
     summary: dict[str, Any] | None = None
     highlights: dict[str, Any] | None = None
+    exclude_text: str | None = None  # one phrase of at most five words
     warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
@@ -149,6 +150,24 @@ def _iso(body: dict[str, Any], key: str) -> str | None:
     return str(value)
 
 
+MAX_TEXT_FILTER_WORDS = 5
+
+
+def _exclude_text(body: dict[str, Any]) -> str | None:
+    """``excludeText``: a list with one string of at most five words (Exa's current limits)."""
+    value = body.get("excludeText")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest("excludeText must be an array of strings")
+    phrases = [v for v in value if v.strip()]
+    if len(phrases) > 1:
+        raise BadRequest("excludeText currently supports only 1 string")
+    if phrases and len(phrases[0].split()) > MAX_TEXT_FILTER_WORDS:
+        raise BadRequest(f"excludeText strings may have at most {MAX_TEXT_FILTER_WORDS} words")
+    return phrases[0] if phrases else None
+
+
 def parse_search(body: Any) -> SearchParams:
     """Validate a ``/search`` body like the API does; BadRequest names the field."""
     if not isinstance(body, dict):
@@ -180,9 +199,12 @@ def parse_search(body: Any) -> SearchParams:
             warnings.append({"code": "deprecated_parameter", "message": message})
     include, exclude = _domains(body, "includeDomains"), _domains(body, "excludeDomains")
     dates = {key: _iso(body, key) for key in _DATE_KEYS}
+    exclude_text = _exclude_text(body)
     if category in _STRICT_CATEGORIES:
         if exclude:
             raise BadRequest(f"excludeDomains is not supported with category '{category}'", "INVALID_REQUEST")
+        if exclude_text:
+            raise BadRequest(f"excludeText is not supported with category '{category}'", "INVALID_REQUEST")
         if any(dates.values()):
             raise BadRequest(f"date filters are not supported with category '{category}'", "INVALID_REQUEST")
     if include and exclude:
@@ -228,6 +250,7 @@ def parse_search(body: Any) -> SearchParams:
         text=text,
         summary=summary,
         highlights=highlights,
+        exclude_text=exclude_text,
         warnings=warnings,
     )
 
@@ -451,6 +474,7 @@ def search_response(params: SearchParams, ctx: SandboxContext) -> dict[str, Any]
         category=params.category,
         start=params.start,
         end=params.end,
+        exclude_text=params.exclude_text,
     )
     query_hash = _h(ctx.seed, "query", params.query, params.type)
     with_score = query_hash % 3 != 0  # scores are often left out

@@ -57,9 +57,9 @@ def check_memo(memo_dir: Path) -> list[SectionCheck]:
             if run is None:
                 check.missing = "the note's run is not in the store"
                 continue
-            check.writer_api = str(run.get("writer_api") or "")
-            truth = {normalise_url(r["url"]) for r in run_search_results(run) if isinstance(r, dict) and r.get("url")}
-            set_id = run.get("source_set_id")
+            check.writer_api = run.writer_api or ""
+            truth = {normalise_url(r["url"]) for r in run_search_results(run) if r.get("url")}
+            set_id = run.source_set_id
             source_set = store.get_source_set(set_id) if set_id else None
             if source_set is not None:
                 truth |= {normalise_url(s.url) for s in source_set.sources}

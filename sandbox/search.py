@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from urllib.parse import urlsplit
 
+from core.phrases import contains_phrase
 from core.urls import host_of
 from sandbox.corpus import Page
 
@@ -306,6 +307,11 @@ def _passes(
     return True
 
 
+def _contains_text(page: Page, phrase: str) -> bool:
+    first_words = " ".join(page.text.split()[:1000])
+    return contains_phrase([page.title, first_words], phrase)
+
+
 def rank(
     query: str,
     pages: Sequence[Page],
@@ -316,12 +322,15 @@ def rank(
     category: str | None = None,
     start: str | date | datetime | None = None,
     end: str | date | datetime | None = None,
+    exclude_text: str | None = None,
 ) -> list[tuple[Page, float]]:
     """The best ``limit`` pages for ``query`` (score > 0), best first, with their raw scores.
 
     Filters: domain substring include/exclude, ``category`` (``company`` filters to company
     pages; any other category only prefers matching pages), published-date window (pages
-    without a date are dropped when a window is given). Raises ValueError on a bad date.
+    without a date are dropped when a window is given), ``exclude_text`` (pages whose title or
+    first 1000 words contain the phrase, ignoring case and punctuation, as Exa documents it).
+    Raises ValueError on a bad date.
     """
     include = [k for k in (_filter_key(d) for d in include_domains or ()) if k]
     exclude = [k for k in (_filter_key(d) for d in exclude_domains or ()) if k]
@@ -340,6 +349,8 @@ def rank(
     for entry in indexed:
         page = entry.page
         if not _passes(entry, include, exclude, category, start_d, end_d):
+            continue
+        if exclude_text and _contains_text(page, exclude_text):
             continue
         score = 0.0
         norm = _K1 * (1 - _B + _B * entry.length / avg_len)

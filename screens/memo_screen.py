@@ -4,7 +4,8 @@ One row per section: number, title, status (never run / fresh / stale / running 
 degraded / failed), pin mode, kept sources, a verified/substituted/dropped bar,
 truncation and warning badges (and ✗N: problems the last check of the current note
 found — dead, soft-404 or placeholder URLs, figures not found in their source; ?N:
-claims left without a citation), cost. The citations bar also says how many verified
+claims left without a citation; ⚑N: citations of the current note whose source is about
+a namesake, judged now), cost. The citations bar also says how many verified
 citations are weak (retrieved, but not supporting their claim).
 Under the table, the highlighted section's "why" (what makes it stale, why it failed).
 Enter opens the section.
@@ -20,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from core.about import About
 from core.section_state import SectionView
 from core.text_safety import clean_text
 from tui.widgets.cells import (
@@ -39,7 +41,7 @@ COLUMNS = (
     ("pin", "Pin", 6),
     ("sources", "Sources", 7),
     ("citations", "Verified / substituted / dropped", 32),
-    ("flags", "Flags", 10),
+    ("flags", "Flags", 13),
     ("cost", "Cost", 7),
 )
 
@@ -52,11 +54,13 @@ class MemoScreen(Screen[None]):
         Binding("a", "run_all", "Run all"),
         Binding("c", "cancel", "Cancel"),
         Binding("e", "export", "Export"),
+        Binding("N", "namesakes", "Namesakes", key_display="N"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[str, SectionView] = {}
+        self.namesake_cites: dict[str, list[tuple[str, About]]] = {}  # section -> citations of namesake sources
         self._frame = 0
 
     def compose(self) -> ComposeResult:
@@ -118,6 +122,7 @@ class MemoScreen(Screen[None]):
                 palette,
                 self.app.check_problems(view.id, view.note_path),
                 uncited=counts.get("uncited", 0) if counts else 0,
+                namesakes=len(self.namesake_cites.get(view.id, [])),
             ),
             cost_cell(view.cost),
         ]
@@ -128,6 +133,8 @@ class MemoScreen(Screen[None]):
         keep = self.current_section()
         views = self.app.describe_all()
         self.views = {v.id: v for v in views}
+        judge = self.app.about_judge()
+        self.namesake_cites = {v.id: self.app.namesake_citations(v, judge) for v in views}
         self.query_one("#memo-head", Static).update(self._head())
         table.clear()
         for view in views:
@@ -152,6 +159,7 @@ class MemoScreen(Screen[None]):
     def _update_row(self, section_id: str, *, fresh: bool) -> None:
         if fresh:
             self.views[section_id] = self.app.describe(section_id)
+            self.namesake_cites[section_id] = self.app.namesake_citations(self.views[section_id])
         cells = self._row(self.views[section_id])
         for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
             self.table.update_cell(section_id, key, cell)
@@ -191,6 +199,18 @@ class MemoScreen(Screen[None]):
                     "or a quote or figure not in its source): enter, then 7.",
                     style=self.app.palette.error,
                 )
+            cited = self.namesake_cites.get(view.id, [])
+            if cited:
+                out.append(
+                    f"\n⚑ the note cites {len(cited)} source(s) about a namesake: ",
+                    style=f"bold {self.app.palette.error}",
+                )
+                first_key, first = cited[0]
+                out.append(f"[^{first_key}] ")
+                out.append(first.reason)
+                if len(cited) > 1:
+                    out.append(f" (and {len(cited) - 1} more)")
+                out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
             weak = view.counts.get("weak", 0) if view.note_path is not None else 0
             uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
             if weak or uncited:
@@ -246,3 +266,6 @@ class MemoScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.app.action_export()
+
+    def action_namesakes(self) -> None:
+        self.app.action_namesakes()

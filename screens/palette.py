@@ -17,6 +17,7 @@ class SourcedeskCommands(Provider):
             ("Run all sections", app.action_run_all, "run every section against its frozen sources"),
             ("Export memo.md", app.action_export, "assemble the section notes into memo.md"),
             ("Toggle light/dark theme", app.action_toggle_theme, "switch between the two themes"),
+            ("Namesakes", app.action_namesakes, "what the subject is not: declared in memo.yaml or learned"),
         ]
         for section in app.loaded.memo.sections:
             label = f"{section.title} ({section.id})"

@@ -1,4 +1,5 @@
-"""The section screen's curation actions: pin mode, reject / un-reject, drop / restore, keep.
+"""The section screen's curation actions: pin mode, reject / un-reject a domain or a name,
+drop / restore, keep, the memo's namesakes.
 
 Kept apart from the screen's layout (``screens.section_screen``) so each file says one
 thing; the work on disk is in ``core.curation`` and ``core.memo_edit``.
@@ -6,37 +7,35 @@ thing; the work on disk is in ``core.curation`` and ``core.memo_edit``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widgets import TabbedContent
 
 from core.curation import (
     domain_for,
     drop_source,
     preview_reject,
+    preview_reject_name,
     promote_web_result,
     reject_domain,
+    reject_name,
+    rejected_name_scopes,
     rejected_scopes,
     restore_source,
+    subject_hosts,
     unreject_domain,
+    unreject_name,
 )
 from core.errors import UserError
-from core.hosts import PinRefused, validate_pin
 from core.memo_edit import toggle_section_pin
-
-
-def subject_hosts(memo) -> list[str]:
-    """The subject's own hosts (what ``pin: entity`` pins to)."""
-    hosts = []
-    for raw in ([memo.subject.url] if memo.subject.url else []) + list(memo.subject.domains):
-        try:
-            hosts.append(validate_pin(raw))
-        except PinRefused:
-            continue
-    return list(dict.fromkeys(hosts))
+from core.name_rejects import assemble as assemble_names
 
 
 class SectionActions:
     """Mixed into ``SectionScreen``: needs ``section_id``, ``view``, ``highlighted_source()``,
-    ``highlighted_web_result()`` and ``_reject_target()``."""
+    ``highlighted_web_result()``, ``_reject_target()``, ``_name_target()`` and ``web_results``."""
+
+    web_results: list[dict[str, Any]]
 
     def _active_tab(self) -> str:
         return self.query_one("#section-tabs", TabbedContent).active  # type: ignore[attr-defined]
@@ -101,12 +100,87 @@ class SectionActions:
             return
         where = "in this memo" if scope == "memo" else "globally"
         already = "" if result.added else " (it already was)"
+        learned = f" Learned namesake(s): {', '.join(result.learned)} (N lists them)." if result.learned else ""
         app.say(
             f"Rejected {result.domain} {where}{already}: {result.removed_count} source(s) left the frozen "
             f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
-            "r re-runs against the curated set."
+            f"r re-runs against the curated set.{learned}"
         )
         app.section_changed(None)
+
+    # ------------------------------------------------------------------ names
+
+    def action_reject_name(self) -> None:
+        from screens.reject_name_modal import RejectNameScreen
+
+        app = self.app
+        phrase, verdict = self._name_target()
+        memo = app.loaded.memo
+        ids = [s.id for s in memo.sections]
+        titles = {s.id: s.title for s in memo.sections}
+        results = list(self.web_results)
+
+        def web_matches(name: str) -> int:
+            names = assemble_names(memo_names=[name])
+            return sum(1 for r in results if names.match(r) is not None)
+
+        if not phrase and verdict not in ("namesake", "unclear"):
+            app.say("Type the phrase a namesake goes by (the highlighted row names none).", "information")
+        app.push_screen(
+            RejectNameScreen(
+                phrase,
+                lambda name: preview_reject_name(app.store, ids, name),
+                titles,
+                web_matches=web_matches,
+                subject_names=[memo.subject.name, *memo.subject.aliases],
+                subject_hosts=subject_hosts(memo),
+            ),
+            self._name_rejected,
+        )
+
+    def _name_rejected(self, choice: tuple[str, str] | None) -> None:
+        if not choice:
+            return
+        app = self.app
+        name, scope = choice
+        try:
+            result = reject_name(
+                app.loaded,
+                app.store,
+                name,
+                scope="global" if scope == "global" else "memo",
+                global_store=app.global_store,
+            )
+        except UserError as exc:
+            app.say_error(exc, "reject name")
+            return
+        where = "in this memo" if scope == "memo" else "globally"
+        already = "" if result.added else " (it already was)"
+        app.say(
+            f"Rejected the name '{result.name}' {where}{already}: {result.removed_count} source(s) left the frozen "
+            f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}; web results naming it are "
+            "dropped from now on. r re-runs against the curated set."
+        )
+        app.section_changed(None)
+
+    def _unreject_name(self, name: str) -> None:
+        app = self.app
+        try:
+            result = unreject_name(app.loaded, app.store, name, global_store=app.global_store)
+        except UserError as exc:
+            app.say_error(exc, "un-reject name")
+            return
+        still = rejected_name_scopes(app.store, app.global_store, name)
+        text = f"Un-rejected the name '{result.name}' ({'this memo' if result.scope == 'memo' else 'globally'})"
+        if still:
+            text += f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}"
+        else:
+            text += f": {result.restored_count} source(s) back in the frozen sets"
+        app.say(text + ".")
+        app.section_changed(None)
+
+    def action_namesakes(self) -> None:
+        self.app.action_namesakes()
 
     def action_drop(self) -> None:
         app = self.app
@@ -136,6 +210,9 @@ class SectionActions:
                 return
             app.say(f"Restored {row.host} to {saved.id}.")
             app.section_changed(None)
+            return
+        if row is not None and row.rejected_name is not None:
+            self._unreject_name(row.rejected_name)
             return
         domain = row.rejected_domain if row else None
         if domain is None and row is not None:
@@ -176,8 +253,9 @@ class SectionActions:
             app.say("The last run returned no web results to keep.", "warning")
             return
         rejects = list(dict.fromkeys([*app.store.rejects(), *app.global_rejects()]))
+        names = [*app.store.reject_names(), *app.global_reject_names()]
         try:
-            source = promote_web_result(app.loaded, app.store, self.section_id, result, rejects=rejects)
+            source = promote_web_result(app.loaded, app.store, self.section_id, result, rejects=rejects, names=names)
         except UserError as exc:
             app.say_error(exc, "keep")
             return

@@ -9,9 +9,13 @@ every run of the section (failed and cancelled ones included), and the checks of
 the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
 pane on the right follows the highlighted row of whichever table has focus.
 
-Curation happens here (``screens.section_actions``): reject a domain (x), un-reject
-it (u), drop one source from the set (d; u restores it), keep a web result (k),
-toggle the pin mode (p); then re-run against the frozen set (r) or refresh
+Every source and web result shows its ``about`` verdict (``core.about``) and why:
+the subject, a namesake, some other company, or unclear.
+
+Curation happens here (``screens.section_actions``): reject a domain (x) or a name (n,
+offered from the namesake phrase the verdict found), un-reject either (u), drop one
+source from the set (d; u restores it), keep a web result (k), toggle the pin mode (p),
+see the memo's namesakes (N); then re-run against the frozen set (r) or refresh
 retrieval (R). ``core.curation`` and ``core.memo_edit`` do the work on disk.
 """
 
@@ -26,13 +30,16 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
+from core.about import About, AboutJudge, SourceText
+from core.curation import find_in_versions
+from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
 from core.text_safety import clean_text
 from core.urls import host_of, normalise_url
-from core.verify.evidence import run_search_results
 from screens.section_actions import SectionActions
 from tui.checks import note_sha256
 from tui.widgets import check_rows, run_history
+from tui.widgets.about_cells import about_block, reason_cell, verdict_cell
 from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
 from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
 from tui.widgets.source_rows import SourceRow, row_cells, source_rows
@@ -45,6 +52,7 @@ REPORT_COLUMNS = (
     ("key", "Key", 5),
     ("status", "Status", 18),
     ("support", "Support", 12),
+    ("about", "About", 10),
     ("claim", "Claim", 30),
     ("evidence", "Evidence", 30),
     ("cited", "Cited URL", 20),
@@ -53,10 +61,12 @@ REPORT_COLUMNS = (
 )
 WEB_COLUMNS = (
     ("n", "#", 3),
-    ("title", "Title", 48),
-    ("host", "Host", 22),
+    ("title", "Title", 26),
+    ("host", "Host", 16),
     ("date", "Date", 10),
     ("inset", "In set", 6),
+    ("about", "About", 10),
+    ("why", "Why", 24),
 )
 PANE_FOCUS = {
     "tab-sources": "#sources",
@@ -100,11 +110,13 @@ class SectionScreen(SectionActions, Screen[None]):
         Binding("c", "cancel", "Cancel"),
         Binding("p", "toggle_pin", "Pin"),
         Binding("x", "reject", "Reject"),
+        Binding("n", "reject_name", "Reject name"),
         Binding("d", "drop", "Drop"),
         Binding("u", "unreject", "Un-reject"),
         Binding("k", "keep", "Keep"),
         Binding("f", "cycle_filter", "Filter"),
         Binding("v", "verify", "Verify"),
+        Binding("N", "namesakes", "Namesakes", key_display="N", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
     ]
 
@@ -113,9 +125,12 @@ class SectionScreen(SectionActions, Screen[None]):
         self.section_id = section_id
         self.view: SectionView | None = None
         self.rows: dict[str, SourceRow] = {}
-        self.run_record: dict[str, Any] | None = None
+        self.run_record: RunRecord | None = None
         self.web_results: list[dict[str, Any]] = []
-        self.history: dict[str, dict[str, Any]] = {}
+        self.judge: AboutJudge | None = None
+        self.abouts: dict[str, About] = {}  # source row key -> verdict
+        self.web_abouts: list[About] = []
+        self.history: dict[str, RunRecord] = {}
         self.report_filter: str | None = None
         self._frame = 0
         self._note_sha: str | None = None  # the note's bytes as last read (for the check badge)
@@ -185,7 +200,9 @@ class SectionScreen(SectionActions, Screen[None]):
             app.pop_screen()
             return
         self.run_record = app.store.get_run(self.view.run_id) if self.view.run_id else None
-        self.web_results = [r for r in run_search_results(self.run_record) if isinstance(r, dict)]
+        self.web_results = self.run_record.writer_results() if self.run_record is not None else []
+        self.judge = app.about_judge()
+        self.web_abouts = [self.judge.judge(SourceText.of(r)) for r in self.web_results]
         self.sub_title = self.view.section.title
         self._read_check_state()
         self._fill_head()
@@ -276,31 +293,48 @@ class SectionScreen(SectionActions, Screen[None]):
         view = self.view
         rows = source_rows(view.source_set if view else None)
         self.rows = {r.key: r for r in rows}
+        self.abouts = self._judge_rows(rows)
         palette = self.app.palette
         for row in rows:
-            table.add_row(*row_cells(row, view.source_set, palette), key=row.key)
+            table.add_row(*row_cells(row, view.source_set, palette, self.abouts.get(row.key)), key=row.key)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
 
-    def _citations(self) -> list[dict[str, Any]]:
-        report = (self.run_record or {}).get("report")
-        cites = report.get("citations") if isinstance(report, dict) else None
-        return [c for c in cites if isinstance(c, dict)] if isinstance(cites, list) else []
+    def _judge_rows(self, rows: list[SourceRow]) -> dict[str, About]:
+        """Each row's verdict; a removed result is judged on the text an earlier version of the
+        set stored for it (its title alone would say too little)."""
+        judge = self.judge
+        if judge is None:
+            return {}
+        versions = None
+        out: dict[str, About] = {}
+        for row in rows:
+            text = row.text
+            if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
+                if versions is None:
+                    versions = self.app.store.source_set_versions(self.section_id)
+                stored = find_in_versions(versions, row.url)
+                text = SourceText.of(stored) if stored is not None else text
+            out[row.key] = judge.judge(text)
+        return out
 
-    def _uncited(self) -> list[dict[str, Any]]:
-        report = (self.run_record or {}).get("report")
-        found = report.get("uncited") if isinstance(report, dict) else None
-        return [u for u in found if isinstance(u, dict)] if isinstance(found, list) else []
+    def _citations(self) -> list[StoredCitation]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.citations) if report is not None else []
 
-    def _shown(self, cite: dict[str, Any]) -> bool:
+    def _uncited(self) -> list[UncitedClaim]:
+        report = self.run_record.the_report if self.run_record is not None else None
+        return list(report.uncited) if report is not None else []
+
+    def _shown(self, cite: StoredCitation) -> bool:
         wanted = self.report_filter
         if wanted is None:
             return True
         if wanted == "weak":
-            return bool(cite.get("weak"))
+            return cite.weak
         if wanted in REPORT_SUPPORTS:
-            return cite.get("support") == wanted
-        return cite.get("status") == wanted
+            return cite.support == wanted
+        return cite.status == wanted
 
     def _fill_report(self) -> None:
         view = self.view
@@ -350,21 +384,22 @@ class SectionScreen(SectionActions, Screen[None]):
             for i, cite in enumerate(self._citations()):
                 if not self._shown(cite):
                     continue
-                status = str(cite.get("status", ""))
-                label = status.replace("_", " ") + (" (retitled)" if cite.get("retitled") else "")
-                support = str(cite.get("support") or "")
+                status = cite.status
+                label = status.replace("_", " ") + (" (retitled)" if cite.retitled else "")
+                support = cite.support or ""
                 support_cell = Text(support, style=support_styles.get(support, ""))
-                if cite.get("weak"):
+                if cite.weak:
                     support_cell = Text("weak", style=f"bold {palette.error}")  # retrieved, but unsupported
-                score = cite.get("score")
+                score = cite.score
                 table.add_row(
-                    plain(cite.get("key")),
+                    plain(cite.key),
                     Text(label, style=styles.get(status, "")),
                     support_cell,
-                    plain(cite.get("claim")),
-                    plain(cite.get("evidence") or cite.get("reason")),
-                    plain(cite.get("cited_url")),
-                    plain(cite.get("resolved_url")),
+                    verdict_cell(self._cite_about(cite), palette),
+                    plain(cite.claim),
+                    plain(cite.evidence or cite.reason),
+                    plain(cite.cited_url),
+                    plain(cite.resolved_url),
                     Text("" if score is None else f"{float(score):.2f}", justify="right"),
                     key=f"cite:{i}",
                 )
@@ -374,13 +409,32 @@ class SectionScreen(SectionActions, Screen[None]):
                     Text("—", style="dim"),
                     Text("uncited claim", style=f"bold {palette.warning}"),
                     Text(""),
-                    plain(claim.get("claim")),
-                    plain(claim.get("reason")),
+                    Text(""),
+                    plain(claim.claim),
+                    plain(claim.reason),
                     Text(""),
                     Text(""),
                     Text(""),
                     key=f"uncited:{i}",
                 )
+
+    def _cite_about(self, cite: StoredCitation) -> About | None:
+        """The verdict of a citation's resolved source, judged now (namesakes may have changed)."""
+        url = cite.resolved_url
+        if cite.status not in ("verified", "substituted") or not url or self.judge is None:
+            return None
+        key = normalise_url(url)
+        ss = self.view.source_set if self.view else None
+        for source in ss.sources if ss else []:
+            if normalise_url(source.url) == key:
+                return self.judge.judge(SourceText.of(source))
+        for result, about in zip(self.web_results, self.web_abouts, strict=False):
+            if normalise_url(str(result.get("url") or "")) == key:
+                return about
+        stored = cite.about  # as the reconciler recorded it
+        if stored is not None and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
+            return About(stored["verdict"], str(stored.get("reason") or ""))
+        return None
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -423,9 +477,11 @@ class SectionScreen(SectionActions, Screen[None]):
         table.clear()
         ss = self.view.source_set if self.view else None
         in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
+        palette = self.app.palette
         for i, result in enumerate(self.web_results):
             url = str(result.get("url") or "")
             marker = in_set.get(normalise_url(url)) if url else None
+            about = self.web_abouts[i] if i < len(self.web_abouts) else None
             number = result.get("n")  # the [n] that cites it (skipped results keep their numbers)
             table.add_row(
                 Text(str(number if isinstance(number, int) else i + 1), justify="right"),
@@ -433,6 +489,8 @@ class SectionScreen(SectionActions, Screen[None]):
                 plain(host_of(url) or ""),
                 plain(str(result.get("date") or result.get("last_updated") or "")[:10]),
                 Text(marker or "", style="bold"),
+                verdict_cell(about, palette),
+                reason_cell(about),
                 key=f"web:{i}",
             )
 
@@ -441,7 +499,7 @@ class SectionScreen(SectionActions, Screen[None]):
         keep = table.cursor_row
         table.clear()
         records = self.app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
-        self.history = {str(r.get("id")): r for r in records if r.get("id")}
+        self.history = {r.id: r for r in records if r.id}
         current = self.view.run_id if self.view else None
         palette = self.app.palette
         for run_id, record in self.history.items():
@@ -469,8 +527,8 @@ class SectionScreen(SectionActions, Screen[None]):
         elif check is None:
             saved = app.saved_check(self.section_id) if checking is None else None
             if saved and self._check_problems is not None:
-                problems = int(saved.get("problems") or 0)
-                head.append(f"Checked {str(saved.get('at', ''))[:16].replace('T', ' ')} UTC: ", style=palette.dim)
+                problems = saved.problems
+                head.append(f"Checked {saved.at[:16].replace('T', ' ')} UTC: ", style=palette.dim)
                 head.append(f"{problems} problem(s)", style=f"bold {palette.error}" if problems else palette.success)
                 head.append(" — v checks again to list them.", style=palette.dim)
             elif checking is None:
@@ -525,6 +583,21 @@ class SectionScreen(SectionActions, Screen[None]):
         key = self._row_key(self.query_one("#sources", DataTable))
         return self.rows.get(key) if key else None
 
+    def _name_target(self) -> tuple[str, str]:
+        """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
+        active = self._active_tab()
+        about = None
+        if active == "tab-web":
+            key = self._row_key(self.query_one("#web", DataTable))
+            index = int(key.split(":", 1)[1]) if key else -1
+            about = self.web_abouts[index] if 0 <= index < len(self.web_abouts) else None
+        else:
+            row = self.highlighted_source()
+            about = self.abouts.get(row.key) if row is not None else None
+        if about is None:
+            return "", ""
+        return about.phrase or "", about.verdict
+
     def highlighted_web_result(self) -> dict[str, Any] | None:
         key = self._row_key(self.query_one("#web", DataTable))
         if not key:
@@ -540,8 +613,9 @@ class SectionScreen(SectionActions, Screen[None]):
         if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
             row = self.rows.get(key)
             if row is not None and row.source is not None:
-                out = source_detail(
-                    row.source, palette, state="included" if row.kind == "kept" else "omitted by budget"
+                out = about_block(self.abouts.get(key), palette)
+                out.append_text(
+                    source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
                 )
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))
@@ -549,46 +623,58 @@ class SectionScreen(SectionActions, Screen[None]):
                 out.append("\n" + row.url + "\n", style=palette.primary)
                 out.append(f"\nremoved: {row.removed.reason}", style="bold")
                 if row.removed.rule:
-                    out.append(f" ({row.removed.rule})")
-                out.append("\n\nx rejects its domain; u un-rejects a rejected one.", style="dim")
+                    out.append(" (")
+                    out.append(row.removed.rule)
+                    out.append(")")
+                out.append("\n")
+                out.append_text(about_block(self.abouts.get(key), palette))
+                out.append("\nx rejects its domain; n rejects a name; u un-rejects a rejected one.", style="dim")
         elif key and key.startswith("cite:"):
             cite = self._citations()[int(key.split(":", 1)[1])]
-            out.append(f"[^{cite.get('key')}]  {cite.get('status')}", style="bold")
-            if cite.get("support"):
-                out.append(f"  ·  {cite.get('support')}")
-            if cite.get("weak"):
+            out.append(f"[^{cite.key}]  {cite.status}", style="bold")
+            if cite.support:
+                out.append(f"  ·  {cite.support}")
+            if cite.weak:
                 out.append("  ·  WEAK: retrieved, but it does not support its claim", style=f"bold {palette.error}")
             out.append("\n\nclaim\n", style="dim")
-            out.append(str(cite.get("claim") or "") + "\n")
-            if cite.get("evidence"):
+            out.append(cite.claim + "\n")
+            if cite.evidence:
                 out.append("\nevidence (the source's best passage)\n", style="dim")
-                out.append(str(cite.get("evidence")) + "\n")
-            if cite.get("reason"):
+                out.append(cite.evidence + "\n")
+            if cite.reason:
                 out.append("\nwhy: ", style="dim")
-                out.append(str(cite.get("reason")) + "\n")
+                out.append(cite.reason + "\n")
             out.append("\ncited: ", style="dim")
-            out.append(str(cite.get("cited_url") or "—") + "\n")
+            out.append((cite.cited_url or "—") + "\n")
             out.append("resolved: ", style="dim")
-            out.append(str(cite.get("resolved_url") or "—") + "\n")
+            out.append((cite.resolved_url or "—") + "\n")
+            about = self._cite_about(cite)
+            if about is not None:
+                out.append("\n")
+                out.append_text(about_block(about, palette))
         elif key and key.startswith("uncited:"):
             found = self._uncited()
             index = int(key.split(":", 1)[1])
-            claim = found[index] if index < len(found) else {}
+            claim = found[index] if index < len(found) else UncitedClaim()
             out.append("Uncited claim\n\n", style=f"bold {palette.warning}")
-            out.append(str(claim.get("claim") or "") + "\n\n")
+            out.append(claim.claim + "\n\n")
             out.append("why: ", style="dim")
-            out.append(str(claim.get("reason") or "") + "\n")
+            out.append(claim.reason + "\n")
             out.append("\nCite a retrieved source for it, or soften it.", style="dim")
         elif key and key.startswith("web:"):
             result = self.highlighted_web_result() or {}
             out.append_text(plain(result.get("title") or host_of(str(result.get("url") or "")) or ""))
             out.stylize("bold")
             out.append("\n" + str(result.get("url") or "") + "\n", style=palette.primary)
-            out.append("\n" + str(result.get("snippet") or "") + "\n")
+            out.append("\n" + str(result.get("snippet") or "") + "\n\n")
+            index = int(key.split(":", 1)[1])
+            out.append_text(about_block(self.web_abouts[index] if index < len(self.web_abouts) else None, palette))
             out.append("\nk keeps it in the frozen set as a W source; x rejects its domain.", style="dim")
         elif key and key.startswith("run:"):
-            record = self.history.get(key.split(":", 1)[1])
+            run_id = key.split(":", 1)[1]
+            record = self.history.get(run_id)
             if record is not None:
+                record = self.app.store.get_run(run_id) or record  # the rows are a listing; the detail is all of it
                 out = run_history.detail(record, self.view.run_id if self.view else None, palette)
         elif key and key.startswith(("url:", "ground:")):
             out = self._check_detail(key) or out

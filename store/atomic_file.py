@@ -54,7 +54,9 @@ def _create_temp(path: Path) -> tuple[int, Path]:
     raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` in one step. ``durable=False`` skips the flushes to disk
+    (still all-or-nothing, but a power cut may bring the old file back): for notes to self."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _existing_mode(path)
@@ -65,14 +67,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
                 os.chmod(tmp, mode)  # by path: os.fchmod does not exist everywhere
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)

@@ -2,7 +2,9 @@
 
 Several sourcedesk processes may run at once (one per memo), so unlike the
 memo store this one is not held open: each operation takes the file lock,
-reads the file fresh, writes atomically and lets go.
+reads the file if another process replaced it since (the storage compares the
+file's identity; an unchanged file is not parsed again), writes atomically and
+lets go.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tinydb import TinyDB
+from tinydb.table import Table
 
 from core.settings import data_dir
 from store import rejections
@@ -28,15 +30,16 @@ def default_global_path() -> Path:
 
 
 class GlobalStore:
-    def __init__(self, path: Path | None = None):
+    def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_global_path()
         self._mutex = threading.RLock()
+        self._storage = AtomicJSONStorage(self.path, label="global rejection list")
 
     def __repr__(self) -> str:
         return f"GlobalStore({str(self.path)!r})"
 
     @contextmanager
-    def _rejects_table(self) -> Iterator[Any]:
+    def _rejects_table(self, name: str = "rejects") -> Iterator[Table]:
         with self._mutex:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = ProcessLock(
@@ -47,11 +50,7 @@ class GlobalStore:
             )
             lock.acquire(LOCK_WAIT_S)
             try:
-                db = TinyDB(self.path, storage=AtomicJSONStorage, label="global rejection list", cache=False)
-                try:
-                    yield db.table("rejects", cache_size=0)
-                finally:
-                    db.close()
+                yield Table(self._storage, name, cache_size=0)
             finally:
                 lock.release()
 
@@ -74,3 +73,19 @@ class GlobalStore:
     def remove_reject(self, domain: str) -> bool:
         with self._rejects_table() as table:
             return rejections.remove_domain(table, domain)
+
+    def reject_names(self) -> list[str]:
+        with self._rejects_table("reject_names") as table:
+            return rejections.list_names(table)
+
+    def reject_name_entries(self) -> list[dict[str, Any]]:
+        with self._rejects_table("reject_names") as table:
+            return rejections.list_name_entries(table)
+
+    def add_reject_name(self, name: str, note: str = "") -> bool:
+        with self._rejects_table("reject_names") as table:
+            return rejections.add_name(table, name, note)
+
+    def remove_reject_name(self, name: str) -> bool:
+        with self._rejects_table("reject_names") as table:
+            return rejections.remove_name(table, name)

@@ -1,8 +1,13 @@
-"""TinyDB storage that never truncates in place and never silently drops a damaged file.
+"""TinyDB storage that never truncates in place, never re-reads what it just wrote, and never
+silently drops a damaged file.
 
 - writes go through ``atomic_write_text`` (temp file, fsync, ``os.replace``), so a
   crash mid-write leaves the previous ``db.json`` byte-identical;
 - every write is redacted (``store.redact``) so API keys cannot reach the disk;
+- the last state read or written is kept in memory with the file's identity (inode,
+  size, modification and change times) at that moment. A read whose file still has
+  that identity costs no I/O and no parsing; a file replaced by another process has a
+  new inode (every write is a rename of a new file), so its write is picked up;
 - a missing or empty file is an empty database;
 - a file that is not a TinyDB JSON document is renamed to
   ``<name>.corrupt-<timestamp>`` and reported as a ``UserError`` naming both files.
@@ -10,57 +15,130 @@
 - a single document TinyDB cannot hold (a string where an object belongs, an id
   that is not a number) is moved to ``quarantine/`` with a warning
   (``store.quarantine``) and the rest of the store opens as usual.
+
+The document is read and validated in one place (``_load``), so a stricter check of a
+document's shape belongs there.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tinydb.storages import Storage
 
 from core.errors import UserError
-from store.atomic_file import atomic_write_text
+from core.secrets import secret_values
+from store.atomic_file import atomic_write_bytes
 from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
+
+Tables = dict[str, dict[str, Any]]
+FileIdentity = tuple[int, int, int, int, int]
 
 
 class CorruptStore(UserError):
     """A store file could not be read as JSON; it has been moved aside, not deleted."""
 
 
+def _identity(path: Path) -> FileIdentity | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def encode(value: Any) -> bytes:
+    """Compact UTF-8 JSON (orjson: several times faster than the standard library, which
+    matters because the whole database is encoded on every write)."""
+    return orjson.dumps(value)
+
+
+def decode(raw: bytes | str) -> Any:
+    return orjson.loads(raw)
+
+
+def _contains_secret(data: bytes, secrets: list[str]) -> bool:
+    """Whether ``data`` (a JSON document) holds a secret, raw or JSON-escaped."""
+    return any(secret.encode("utf-8") in data or orjson.dumps(secret)[1:-1] in data for secret in secrets)
+
+
 class AtomicJSONStorage(Storage):
-    def __init__(self, path: str | Path, *, label: str = "store", cache: bool = True):
-        """``cache=True`` keeps the last state read or written in memory (reads then cost no
-        parsing): only valid while this process holds the store's lock."""
+    def __init__(self, path: str | Path, *, label: str = "store") -> None:
         super().__init__()
         self.path = Path(path)
         self.label = label
-        self._cache = cache
-        self._data: dict[str, dict[str, Any]] | None = None
+        self._data: Tables | None = None
+        self._identity: FileIdentity | None = None
+        self.reads = 0  # times the file was parsed (tests and the bench read this)
+        self.writes = 0
         self.quarantine = Quarantine(self.path.parent)
 
-    def read(self) -> dict[str, dict[str, Any]] | None:
-        data = self._data if self._cache else None
-        if data is None:
-            text = self._read_file()
-            data = self._set_aside_malformed(json.loads(text) if text else {})
-            if self._cache:
-                self._data = data
+    def read(self) -> Tables | None:
+        data = self.current()
         # TinyDB edits what it reads before writing it back; hand out copies of the tables and
-        # documents so that a failed write leaves the cached state (like the file) unchanged.
+        # documents so that a failed write leaves the kept state (like the file) unchanged.
         return {name: {doc_id: dict(doc) for doc_id, doc in table.items()} for name, table in data.items()}
 
-    def write(self, data: dict[str, dict[str, Any]]) -> None:
-        text = json.dumps(redact(data), ensure_ascii=False, separators=(",", ":"))
-        atomic_write_text(self.path, text)
-        if self._cache:
-            self._data = json.loads(text)  # exactly what a fresh process would read
+    def current(self) -> Tables:
+        """The document as it is on disk now (kept in memory; never edit what this returns)."""
+        identity = _identity(self.path)
+        if self._data is None or identity != self._identity:
+            # The identity is taken before reading: a write racing the read leaves a stale
+            # identity behind, and the next call reads again rather than trusting old data.
+            self._data = self._load()
+            self._identity = identity
+        return self._data
 
-    def _set_aside_malformed(self, data: dict[str, Any]) -> dict[str, Any]:
+    def committed(self) -> Tables | None:
+        """The last state read or written, without looking at the file (None: nothing yet)."""
+        return self._data
+
+    def write(self, data: Tables) -> None:
+        raw = encode(data)
+        secrets = secret_values()
+        if secrets and _contains_secret(raw, secrets):
+            data = redact(data, secrets)
+            raw = encode(data)
+        atomic_write_bytes(self.path, raw)
+        self.writes += 1
+        # What was just written is what a fresh process would read: every document reaching
+        # here is plain JSON data (the store converts values with pydantic's JSON mode first).
+        self._data = data
+        self._identity = _identity(self.path)
+
+    def forget(self) -> None:
+        """Drop the in-memory copy (the next read parses the file)."""
+        self._data = None
+        self._identity = None
+
+    def _load(self) -> Tables:
+        self.reads += 1
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise UserError(
+                f"cannot read {self.label} {self.path}: {exc.strerror or exc}",
+                hint="check the file's permissions",
+            ) from None
+        if not raw.strip():
+            return {}
+        try:
+            data = decode(raw)
+        except ValueError as exc:  # orjson.JSONDecodeError (also for text that is not UTF-8)
+            self._quarantine(f"not valid JSON: {exc}")
+        if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
+            self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
+        return self._set_aside_malformed(data)  # type: ignore[arg-type]  # checked just above
+
+    def _set_aside_malformed(self, data: Tables) -> Tables:
+        """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""
         clean, bad = split_malformed(data)
         if not bad:
             return data
@@ -71,28 +149,7 @@ class AtomicJSONStorage(Storage):
             f"were moved aside to {self.quarantine.shown(kept)}; the rest of the store is used as usual"
         )
         self.write(clean)  # the store no longer holds them; the quarantine file does
-        return json.loads(json.dumps(clean))
-
-    def _read_file(self) -> str:
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        except OSError as exc:
-            raise UserError(
-                f"cannot read {self.label} {self.path}: {exc.strerror or exc}",
-                hint="check the file's permissions",
-            ) from None
-        if not raw.strip():
-            return ""
-        try:
-            text = raw.decode("utf-8")
-            data = json.loads(text)
-        except (UnicodeDecodeError, ValueError) as exc:
-            self._quarantine(f"not valid JSON: {exc}")
-        if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
-            self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
-        return text
+        return clean
 
     def _quarantine(self, reason: str) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")

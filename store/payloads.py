@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.errors import UserError
 from store.atomic_file import atomic_write_bytes
 from store.quarantine import Quarantine
@@ -24,6 +26,7 @@ from store.redact import redact_bytes
 
 LARGE_CHARS = 2048  # strings longer than this leave db.json
 REF_KEY = "__sourcedesk_payload__"
+PART_KEY = "part"  # a ref to one entry of a JSON payload that holds several (a batch of run bodies)
 _KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -79,7 +82,8 @@ class PayloadDir:
         return self._path(key).exists()
 
 
-def _ref(key: str, kind: str, size: int) -> dict[str, Any]:
+def payload_ref(key: str, kind: str, size: int) -> dict[str, Any]:
+    """What stands in a document for a value kept in a payload file (``kind``: text or json)."""
     return {REF_KEY: key, "kind": kind, "chars": size}
 
 
@@ -106,12 +110,12 @@ def externalise(
             if k in whole and not isinstance(v, str) and v is not None:
                 encoded = json.dumps(v, ensure_ascii=False, separators=(",", ":"))
                 if len(encoded) > threshold:
-                    out[k] = _ref(put(encoded), "json", len(encoded))
+                    out[k] = payload_ref(put(encoded), "json", len(encoded))
                     continue
             out[k] = externalise(v, put, threshold=threshold)
         return out
     if isinstance(value, str):
-        return _ref(put(value), "text", len(value)) if len(value) > threshold else value
+        return payload_ref(put(value), "text", len(value)) if len(value) > threshold else value
     if isinstance(value, dict):
         return {k: externalise(v, put, threshold=threshold) for k, v in value.items()}
     if isinstance(value, list):
@@ -127,7 +131,9 @@ def restore(
     if is_ref(value):
         try:
             raw = get(value[REF_KEY]).decode("utf-8")
-            return json.loads(raw) if value.get("kind") == "json" else raw
+            if value.get("kind") != "json":
+                return raw
+            loaded = orjson.loads(raw)
         except (MissingPayload, UnicodeDecodeError, ValueError) as exc:
             if missing is not None:
                 return missing(value, exc)
@@ -137,8 +143,23 @@ def restore(
                 f"payload {str(value[REF_KEY])[:12]}… cannot be read ({type(exc).__name__})",
                 hint="it is treated as missing",
             ) from None
+        part = value.get(PART_KEY)
+        if isinstance(part, str):
+            loaded = loaded.get(part) if isinstance(loaded, dict) else None
+        return restore(loaded, get, missing=missing)
     if isinstance(value, dict):
         return {k: restore(v, get, missing=missing) for k, v in value.items()}
     if isinstance(value, list):
         return [restore(v, get, missing=missing) for v in value]
+    return value
+
+
+def unloaded(value: Any) -> Any:
+    """``value`` with every payload ref replaced by None (a listing that reads no payload file)."""
+    if is_ref(value):
+        return None
+    if isinstance(value, dict):
+        return {k: unloaded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unloaded(v) for v in value]
     return value

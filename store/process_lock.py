@@ -78,7 +78,7 @@ class ProcessLock:
             "since": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         with contextlib.suppress(OSError):  # only informational
-            atomic_write_text(self.owner_path, json.dumps(info))
+            atomic_write_text(self.owner_path, json.dumps(info), durable=False)  # gone with the process anyway
 
     def release(self) -> None:
         if not self._held:

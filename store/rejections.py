@@ -1,4 +1,4 @@
-"""Rejected domains: what a valid one is, and the table operations both scopes share.
+"""Rejected domains and names: what a valid one is, and the table operations both scopes share.
 
 A rejection excludes a domain and all of its subdomains from retrieval, so a
 rejection of a public suffix (``com``, ``co.uk``) would silently exclude whole
@@ -23,6 +23,8 @@ from tinydb.table import Table
 
 from core.errors import UserError
 from core.exclusions import canonical_domain as exclusion_domain
+from core.name_rejects import canonical_name
+from core.phrases import normalise_phrase
 
 _LABEL_RE = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$")
 _EXAMPLE_HINT = "give a registrable domain such as example.com (a URL is fine: its host is used)"
@@ -116,3 +118,35 @@ def remove_domain(table: Table, domain: str) -> bool:
     except UserError:
         key = (domain or "").strip().lower()  # let junk that predates validation be removed
     return bool(table.remove(_Q.domain == key))
+
+
+# -- rejected names ------------------------------------------------------------------------
+#
+# A rejected name ("Kestra Medical") removes every result whose title or text contains it
+# as whole words, ignoring case and punctuation (``core.phrases``). Stored as typed (shown
+# back to the analyst) with its normalised key (what matching and de-duplication use).
+
+
+def list_names(table: Table) -> list[str]:
+    return [doc["name"] for doc in sorted(table.all(), key=lambda d: (d["key"], d["name"]))]
+
+
+def list_name_entries(table: Table) -> list[dict[str, Any]]:
+    return [
+        {"name": d["name"], "note": d.get("note", ""), "added_at": d.get("added_at", "")}
+        for d in sorted(table.all(), key=lambda d: (d["key"], d["name"]))
+    ]
+
+
+def add_name(table: Table, name: str, note: str = "") -> bool:
+    """False when the same phrase (ignoring case and punctuation) is already rejected."""
+    shown, key = canonical_name(name)
+    if table.contains(_Q.key == key):
+        return False
+    table.insert({"name": shown, "key": key, "note": note or "", "added_at": _now()})
+    return True
+
+
+def remove_name(table: Table, name: str) -> bool:
+    key = normalise_phrase(name or "")
+    return bool(key) and bool(table.remove(_Q.key == key))

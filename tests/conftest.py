@@ -20,6 +20,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     base = tmp_path_factory.mktemp("sourcedesk-env")
     monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("SOURCEDESK_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("SOURCEDESK_LOG_DIR", str(base / "logs"))
     for name in ("EXA_API_KEY", "PERPLEXITY_API_KEY", "SOURCEDESK_EXA_URL", "SOURCEDESK_WRITER_URL"):
         monkeypatch.delenv(name, raising=False)
     yield

@@ -225,6 +225,7 @@ def test_definitions_without_inline_markers_are_removed_and_reported():
         "evidence": None,
         "weak": False,
         "reason": "",
+        "about": None,
     }
     assert any("[^4]" in w and "never cited" in w for w in result.report.to_json()["warnings"])
 
@@ -287,6 +288,7 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
         "evidence": None,
         "weak": False,
         "reason": "",
+        "about": None,
     }
     retrieved = reconcile(draft.replace("https://sec.gov/filing", "https://news5.test-site.org/story-5"), SOURCES)
     assert retrieved.body == "See the filing [^1] for details.\n"
@@ -343,6 +345,7 @@ def test_sentence_scope_binds_a_marker_after_the_full_stop_to_the_sentence_befor
         "evidence": None,
         "weak": False,
         "reason": "its URL was never retrieved and no retrieved source clearly supports it",
+        "about": None,
     }
     assert [u.model_dump() for u in b.report.uncited] == [
         {"claim": "Synadia raised $25M in a Series A round led by Forbion.", "reason": "states $25M with no citation"},
@@ -441,6 +444,7 @@ def test_report_has_the_design_section_6_shape():
         "evidence",
         "weak",
         "reason",
+        "about",
     ]
     # "A" and "E" say nothing a source could support: unchecked, not weak
     assert report["support"] == {"supported": 0, "partial": 0, "unsupported": 0, "unchecked": 2, "weak": 0}
@@ -448,6 +452,7 @@ def test_report_has_the_design_section_6_shape():
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
     for c in report["citations"]:  # the §6 keys first, in order, then what support adds
         assert list(c)[:7] == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim"]
+        assert list(c)[7:] == ["support", "evidence", "weak", "reason", "about"]
     assert [c["key"] for c in report["citations"]] == ["E1", "E9", "deck", "z", "3"]
     assert all(isinstance(w, str) for w in report["warnings"])
     json.dumps(report)

@@ -161,4 +161,5 @@ def test_generated_yaml_is_plain_yaml_too():
         "domains": ["synadia.com"],
         "aliases": [],
         "description": "",
+        "namesakes": [],
     }

@@ -199,3 +199,24 @@ def test_failed_replace_leaves_the_old_note_byte_identical(tmp_path, monkeypatch
         write_note_atomic(path, "new text that must not land\n")
     assert path.read_bytes() == old
     assert [p.name for p in tmp_path.iterdir()] == ["01-overview.md"]
+
+
+def test_frontmatter_is_parsed_with_libyaml_when_it_is_installed(monkeypatch):
+    import yaml
+
+    import core.notes
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        assert core.notes._FRONTMATTER_LOADER is yaml.SafeLoader
+        return
+    assert core.notes._FRONTMATTER_LOADER is yaml.CSafeLoader
+    used = []
+
+    class Spy(yaml.CSafeLoader):
+        def __init__(self, stream):
+            used.append(stream)
+            super().__init__(stream)
+
+    monkeypatch.setattr(core.notes, "_FRONTMATTER_LOADER", Spy)
+    data, body = core.notes.parse_note("---\nrun_id: run-1\ngenerated_at: 2026-01-02T03:04:05+00:00\n---\n# T\n")
+    assert used and data["run_id"] == "run-1" and data["generated_at"].year == 2026 and body == "# T\n"

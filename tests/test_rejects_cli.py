@@ -222,9 +222,10 @@ def test_reject_takes_the_domains_sources_out_of_the_frozen_sets_and_says_which(
     assert {r.rule for r in news.excluded if r.reason == "rejected"} == {"memo:nats.aero"}
     with MemoStore(retrieved) as store:
         assert store.rejects() == ["nats.aero"]
-    # every section's request changed; the sets were re-keyed, so nothing is searched again
+    # nothing is searched again, and a set the reject did not touch keeps its version
     assert _retrieve_requests(exa, retrieved, capsys) == 0
     assert [v.version for v in _sets(retrieved)["news"]] == [1, 2]
+    assert [v.version for v in _sets(retrieved)["overview"]] == [1]
 
 
 def test_unreject_puts_the_sources_back_with_their_markers(retrieved, exa, capsys):
@@ -256,12 +257,17 @@ def test_global_with_a_memo_also_curates_that_memo(retrieved, exa, capsys):
     assert any(_on(s.url, "nats.aero") for s in _sets(retrieved)["news"][-1].sources)
 
 
-def test_global_alone_edits_only_the_list_and_the_next_retrieve_searches_again(retrieved, exa, capsys):
+def test_global_alone_edits_only_the_list_and_the_next_retrieve_curates_without_a_search(retrieved, exa, capsys):
     assert main(["reject", "nats.aero", "--global"]) == 0
     assert "not changed now" in capsys.readouterr().out
     assert [v.version for v in _sets(retrieved)["news"]] == [1]
-    assert _retrieve_requests(exa, retrieved, capsys) == 2  # both sections' requests changed
-    assert not any(_on(s.url, "nats.aero") for s in _sets(retrieved)["news"][-1].sources)
+    # The next retrieve applies the global reject to the frozen sets: no search, and only
+    # the set that held nats.aero pages gets a new version.
+    assert _retrieve_requests(exa, retrieved, capsys) == 0
+    sets = _sets(retrieved)
+    assert [v.version for v in sets["news"]] == [1, 2] and [v.version for v in sets["overview"]] == [1]
+    assert not any(_on(s.url, "nats.aero") for s in sets["news"][-1].sources)
+    assert {r.rule for r in sets["news"][-1].excluded if r.reason == "rejected"} == {"global:nats.aero"}
 
 
 def test_a_memo_yaml_that_does_not_load_still_gets_its_list_edited(retrieved, capsys):

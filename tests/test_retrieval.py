@@ -334,11 +334,17 @@ def test_ttl_expiry_retrieves_again(exa, tmp_path):
     assert not expired.reused and expired.requests > 0 and expired.source_set.version == 2
 
 
-def test_changing_the_request_changes_the_fingerprint(exa, tmp_path):
+def test_changing_the_request_changes_the_fingerprint_but_a_reject_does_not(exa, tmp_path):
     d = memo_copy(tmp_path, "cresta-profile")
     first = only(run(d)).source_set
     with MemoStore(d) as store:
         store.add_reject("alcresta.com")
+        store.add_reject_name("Grupo Cresta")
+    # A rejection is enforced on the frozen set; it is no reason to search again.
+    kept = only(run(d))
+    assert kept.reused and kept.requests == 0 and kept.source_set.id == first.id
+    yaml_path = d / "memo.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("num-results: 6", "num-results: 5"))
     second = only(run(d))
     assert not second.reused and second.source_set.fingerprint != first.fingerprint
 

@@ -18,6 +18,7 @@ import pytest
 
 from core.memo_loader import load_memo
 from core.notes import note_counts, parse_note
+from core.records import StoredReport
 from core.run import run_memo, run_section
 from core.settings import Settings
 from core.urls import normalise_url
@@ -41,7 +42,9 @@ _DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:", re.M)
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with SandboxServer(port=0, seed=0, fault_hold_s=5.0) as server:
+    # The seed picks which citations the sandbox writer fabricates; any prompt change (the
+    # learned namesakes it names, say) redraws them. Seed 1 gives every class in this memo.
+    with SandboxServer(port=0, seed=1, fault_hold_s=5.0) as server:
         yield server
 
 
@@ -100,7 +103,7 @@ def _ground_truth(memo_dir: Path, outcome) -> set[str]:
         source_set = store.get_source_set(outcome.source_set_id)
         run = store.get_run(outcome.run_id)
     urls = {normalise_url(s.url) for s in source_set.sources}
-    urls |= {normalise_url(r["url"]) for r in run["web_results"] if r.get("url")}
+    urls |= {normalise_url(r["url"]) for r in run.writer_results() if r.get("url")}
     return urls
 
 
@@ -165,9 +168,9 @@ def test_strict_section_cites_only_the_frozen_set(env, memo_dir):
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
-    assert run["web_results"] == [] and run["writer_api"] == "perplexity"
+    assert run.web_results == [] and run.writer_api == "perplexity"
     # strict on the Agent API: a model, no tools, so no search_results output item at all
-    assert not [i for i in run["raw_response"]["output"] if i.get("type") == "search_results"]
+    assert not [i for i in run.raw_response["output"] if i.get("type") == "search_results"]
     assert {normalise_url(u) for u in note_urls(text)} <= frozen
 
 
@@ -188,8 +191,8 @@ def test_strict_section_keeps_no_url_the_writer_typed_from_memory(env, memo_dir)
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
         frozen = {normalise_url(s.url) for s in store.get_source_set(outcome.source_set_id).sources}
-    invented = [c["url"] for c in run["raw_response"]["sandbox_truth"]["citations"] if c["class"] == "invented"]
-    assert invented and run["web_results"] == []
+    invented = [c["url"] for c in run.raw_response["sandbox_truth"]["citations"] if c["class"] == "invented"]
+    assert invented and run.web_results == []
     assert {normalise_url(u) for u in note_urls(text)} <= frozen
     assert not any(normalise_url(u) in {normalise_url(x) for x in note_urls(text)} for u in invented)
     report = outcome.report
@@ -201,14 +204,15 @@ def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
     [outcome] = _run(memo_dir, ["overview"])
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
-    assert run["section"] == "overview" and run["status"] == "ok"
-    assert run["source_set_id"] == outcome.source_set_id
-    assert "Company overview" in run["prompt"]["user"] and run["prompt"]["system"]
-    assert run["raw_response"]["status"] == "completed" and run["writer_api"] == "perplexity"
-    assert any(i.get("type") == "message" and i["content"][0]["text"] for i in run["raw_response"]["output"])
-    assert run["report"] == outcome.report
-    assert run["outcome"]["status"] == "ok" and run["cost"]["total"] == outcome.cost["total"]
-    assert set(run["timings"]) == {"retrieval_s", "writer_s", "total_s"}
+    assert run.section == "overview" and run.status == "ok"
+    assert run.source_set_id == outcome.source_set_id
+    assert "Company overview" in run.prompt["user"] and run.prompt["system"]
+    assert run.raw_response["status"] == "completed" and run.writer_api == "perplexity"
+    assert any(i.get("type") == "message" and i["content"][0]["text"] for i in run.raw_response["output"])
+    assert run.report == StoredReport.model_validate(outcome.report)
+    assert run.report.citations and run.report_counts["verified"] == outcome.report["verified"]
+    assert run.outcome.status == "ok" and run.cost["total"] == outcome.cost["total"]
+    assert set(run.timings) == {"retrieval_s", "writer_s", "total_s"}
     store_bytes = b"".join(p.read_bytes() for p in (memo_dir / ".sourcedesk").rglob("*") if p.is_file())
     note_bytes = outcome.note_path.read_bytes()
     for key in (EXA_KEY, WRITER_KEY):
@@ -249,8 +253,8 @@ def test_writer_failure_leaves_the_previous_note_byte_identical(env, memo_dir, f
     assert _snapshot(memo_dir)["02-competitors.md"] != before["02-competitors.md"]
     with MemoStore(memo_dir) as store:
         run = store.get_run(failed.run_id)
-    assert run["status"] == "failed" and reason in run["message"]
-    assert run["error"]["kind"] == failed.error_kind
+    assert run.status == "failed" and reason in run.message
+    assert run.error.kind == failed.error_kind
     assert not list((memo_dir / "sections").glob(".*.tmp"))
 
 
@@ -357,7 +361,7 @@ def test_cancelling_a_run_leaves_no_partial_note(env, memo_dir, how):
     assert _snapshot(memo_dir) == before
     with MemoStore(memo_dir) as store:
         latest = store.runs("overview")[0]
-    assert latest["status"] == "cancelled" and "cancelled" in latest["message"]
+    assert latest.status == "cancelled" and "cancelled" in latest.message
 
 
 def test_a_cancelled_run_does_not_make_the_next_run_suspect_hand_edits(env, memo_dir):
@@ -365,7 +369,7 @@ def test_a_cancelled_run_does_not_make_the_next_run_suspect_hand_edits(env, memo
     _control(env, "/_sandbox/latency", {"writer": 3000})
     assert _run_with_cancel(memo_dir, "event").status == "cancelled"
     with MemoStore(memo_dir) as store:
-        assert store.section_state("overview")["last_status"] == "cancelled"
+        assert store.section_state("overview").last_status == "cancelled"
     _control(env, "/_sandbox/latency", {"writer": 0})
     [again] = _run(memo_dir, ["overview"])
     assert again.status == "ok"
@@ -380,7 +384,7 @@ def test_hand_edits_to_a_note_are_kept_in_the_run_record_before_it_is_replaced(e
     assert second.status == "ok"
     assert any("edits made outside sourcedesk" in w for w in second.warnings)
     with MemoStore(memo_dir) as store:
-        assert store.get_run(second.run_id)["previous_note"] == edited
+        assert store.get_run(second.run_id).previous_note == edited
     # an untouched note is simply replaced, without the warning
     [third] = _run(memo_dir, ["overview"])
     assert not any("edits made outside sourcedesk" in w for w in third.warnings)
@@ -393,9 +397,9 @@ def test_the_writer_search_is_pinned_or_told_what_to_avoid(env, memo_dir):
     with MemoStore(memo_dir) as store:
         runs = {o.section: store.get_run(o.run_id) for o in outcomes}
     # pin: entity → the writer's own search is restricted to the subject's domains
-    assert runs["overview"]["domain_filter"] == ["nats.io", "synadia.com"]
+    assert runs["overview"].domain_filter == ["nats.io", "synadia.com"]
     # a wide section keeps its rejections (newest first), then the aggregators, out of the writer's search
-    assert runs["competitors"]["domain_filter"] == [
+    assert runs["competitors"].domain_filter == [
         "-nats.aero",
         "-github.com",
         "-wikipedia.org",
@@ -404,7 +408,7 @@ def test_the_writer_search_is_pinned_or_told_what_to_avoid(env, memo_dir):
         "-medium.com",
     ]
     # strict mode: no web search at all, so no filter
-    assert runs["funding"]["domain_filter"] == [] and runs["funding"]["web_search"] is False
+    assert runs["funding"].domain_filter == [] and runs["funding"].web_search is False
 
 
 def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
@@ -414,8 +418,8 @@ def test_writer_results_from_rejected_domains_are_called_out(env, memo_dir):
     [outcome] = _run(memo_dir, ["competitors"], settings=Settings(writer_domain_filter_cap=0))
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
-    hosts = {r["url"].split("/")[2] for r in run["web_results"]}
-    assert run["domain_filter"] == []
+    hosts = {r["url"].split("/")[2] for r in run.writer_results()}
+    assert run.domain_filter == []
     assert any(h.endswith("synadia.com") for h in hosts)  # the situation under test did arise
     assert any("rejected domains" in w and "synadia.com" in w for w in outcome.warnings)
     # … and none of them reaches the note
@@ -484,3 +488,62 @@ def test_a_blank_perplexity_key_fails_the_writer_clearly_and_sends_nothing(env, 
     assert outcome.status == "failed" and "set PERPLEXITY_API_KEY" in outcome.message
     assert _writer_requests(env) == before
     assert not (memo_dir / "sections" / NOTES["overview"]).exists()
+
+
+_KILLED_RUN = """
+import asyncio, os, signal, sys
+from pathlib import Path
+import core.run
+import store.memo_store
+from core.run import run_memo
+
+memo_dir, where = Path(sys.argv[1]), sys.argv[2]
+original_save, original_write = store.memo_store.MemoStore.save_run, core.run.write_note_atomic
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def save_run(self, *args, **kwargs):
+    if where == "in-store-write":  # the db.json replacement itself is where the process dies
+        import store.atomic_file as atomic
+        atomic.os.replace = lambda *a: die()
+    return original_save(self, *args, **kwargs)
+
+def write_note(path, text):
+    if where == "before-note":
+        die()
+    original_write(path, text)
+    if where == "after-note":
+        die()
+
+store.memo_store.MemoStore.save_run = save_run
+core.run.write_note_atomic = write_note
+asyncio.run(run_memo(memo_dir, ["overview"]))
+"""
+
+
+@pytest.mark.parametrize("where", ["in-store-write", "before-note", "after-note"])
+def test_a_run_killed_anywhere_never_makes_its_own_note_look_edited(env, memo_dir, where):
+    """The run's record and the section's state are one store write, made before the note is
+    replaced: a kill at any point leaves a note sourcedesk still knows as its own."""
+    import subprocess
+    import sys
+
+    [first] = _run(memo_dir, ["overview"])
+    written = first.note_path.read_bytes()
+    repo = Path(__file__).resolve().parents[1]
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(memo_dir), where], cwd=repo, capture_output=True, timeout=120
+    )
+    assert child.returncode == -9, child.stderr.decode()
+    if where == "after-note":
+        assert first.note_path.read_bytes() != written  # the new note landed before the kill
+    else:
+        assert first.note_path.read_bytes() == written  # the previous note, byte-identical
+    with MemoStore(memo_dir) as store:
+        records = store.runs("overview")
+        state = store.section_state("overview")
+    assert state.last_run == records[0].id  # never a record without its state, or the reverse
+    [again] = _run(memo_dir, ["overview"])
+    assert again.status == "ok"
+    assert not any("edits made outside sourcedesk" in w for w in again.warnings), again.warnings

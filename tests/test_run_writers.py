@@ -157,7 +157,7 @@ def test_a_run_that_fails_inside_http_200_fails_the_section_and_keeps_the_note(e
     assert words in again.message and "previous note is unchanged" in again.message
     assert first.note_path.read_bytes() == before
     with MemoStore(fixture_memo) as store:
-        assert store.get_run(again.run_id)["error"]["kind"] == fault
+        assert store.get_run(again.run_id).error.kind == fault
 
 
 def test_a_truncated_answer_is_written_with_a_warning_naming_the_truncation(env, fixture_memo):
@@ -242,10 +242,10 @@ def test_rejections_past_the_cap_are_enforced_on_the_writers_results(env, fixtur
     [outcome] = _run(fixture_memo, ["competitors"], settings=Settings(writer_domain_filter_cap=20))
     with MemoStore(fixture_memo) as store:
         run = store.get_run(outcome.run_id)
-    assert len(run["domain_filter"]) == 20 and all(d.startswith("-") for d in run["domain_filter"])
-    assert "-synadia.com" not in run["domain_filter"]  # newest first: the oldest fell off
-    assert run["domain_filter"][0] == "-old23.example.com"
-    hosts = {r["url"].split("/")[2] for r in run["web_results"]}
+    assert len(run.domain_filter) == 20 and all(d.startswith("-") for d in run.domain_filter)
+    assert "-synadia.com" not in run.domain_filter  # newest first: the oldest fell off
+    assert run.domain_filter[0] == "-old23.example.com"
+    hosts = {r["url"].split("/")[2] for r in run.web_results}
     assert any(h.endswith("synadia.com") for h in hosts)  # the writer's search did return it
     assert any("synadia.com" in w and "not accepted as sources" in w for w in outcome.warnings)
     assert all("synadia.com" not in (c["resolved_url"] or "") for c in outcome.report["citations"])
@@ -268,8 +268,8 @@ def test_the_legacy_sonar_path_still_writes_notes(env, tmp_path):
     assert [o.status for o in outcomes] == ["ok", "ok"], [o.message for o in outcomes]
     with MemoStore(memo_dir) as store:
         runs = [store.get_run(o.run_id) for o in outcomes]
-    assert all(r["writer_api"] == "perplexity-sonar" and r["raw_response"]["object"] == "chat.completion" for r in runs)
-    assert runs[0]["web_results"] and runs[1]["web_results"] == []  # strict: disable_search
+    assert all(r.writer_api == "perplexity-sonar" and r.raw_response["object"] == "chat.completion" for r in runs)
+    assert runs[0].web_results and runs[1].web_results == []  # strict: disable_search
     front, _ = parse_note(outcomes[0].note_path.read_text(encoding="utf-8"))
     assert front["model"] == "sonar-pro"
 
@@ -316,4 +316,4 @@ def test_a_fourth_backend_is_one_class_and_one_registration(env, tmp_path, monke
     assert set(json.loads(request.content)) == {"model", "messages"}  # no web search of its own: strict
     with MemoStore(memo_dir) as store:
         run = store.get_run(outcome.run_id)
-    assert run["writer_api"] == "echo" and run["writer"] == "Echo gateway (echo-1)" and run["web_search"] is False
+    assert run.writer_api == "echo" and run.writer == "Echo gateway (echo-1)" and run.web_search is False

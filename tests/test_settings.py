@@ -51,7 +51,9 @@ def test_key_from_config_file_is_redacted_from_the_store(monkeypatch, tmp_path):
     memo = tmp_path / "memo"
     memo.mkdir()
     with MemoStore(memo) as store:
-        run_id = store.save_run({"section": "s", "error": "Exa said: bad key cfg-only-key-987654"})
-        assert "cfg-only-key-987654" not in store.get_run(run_id)["error"]
+        run_id = store.save_run(
+            {"section": "s", "error": {"kind": "auth", "message": "Exa said: bad key cfg-only-key-987654"}}
+        )
+        assert store.get_run(run_id).error.message == "Exa said: bad key [redacted]"
     on_disk = b"".join(p.read_bytes() for p in (memo / ".sourcedesk").rglob("*") if p.is_file())
     assert b"cfg-only-key-987654" not in on_disk

@@ -92,9 +92,9 @@ def test_large_texts_go_to_payload_files_and_come_back(memo_dir):
     with MemoStore(memo_dir) as store:
         saved = store.save_source_set(ss)
         store.save_source_set(ss)  # same text again: stored once
-    assert _db(memo_dir).stat().st_size < 8_000
+    assert _db(memo_dir).stat().st_size < 2_000
     payload_files = [p for p in (memo_dir / ".sourcedesk" / "payloads").rglob("*") if p.is_file()]
-    assert len(payload_files) == 2
+    assert sum(p.stat().st_size for p in payload_files) < 2 * len(page) + 10_000  # each page once
     with MemoStore(memo_dir) as store:
         back = store.get_source_set(saved.id)
     assert back.sources[0].text == page
@@ -359,8 +359,8 @@ def test_concurrent_use_from_threads_loses_nothing(memo_dir):
         versions = [ss.version for ss in store.source_set_versions(s)]
         assert versions == list(range(1, len(versions) + 1))
     assert sum(len(store.source_set_versions(s)) for s in ("s0", "s1", "s2")) == THREADS * ROUNDS
-    assert len({r["id"] for r in store.runs()}) == THREADS * ROUNDS
-    assert store.section_state("s0") == {"k0": ROUNDS - 1, "k3": ROUNDS - 1}
+    assert len({r.id for r in store.runs()}) == THREADS * ROUNDS
+    assert store.section_state("s0").to_json() == {"k0": ROUNDS - 1, "k3": ROUNDS - 1}
     store.close()
     json.loads(_db(memo_dir).read_text())  # still one valid document
 
@@ -432,20 +432,22 @@ def test_damaged_global_list_is_reported_and_kept(tmp_path):
 def test_runs_newest_first_with_large_fields_in_payloads(memo_dir):
     prompt = "Write the overview. " * 500
     raw = {"choices": [{"message": {"content": "text " * 1000}}], "search_results": [{"url": "https://a.io"}] * 50}
+    cost = {"retrieval": 0.0, "writer": 0.01, "total": 0.01}
     with MemoStore(memo_dir) as store:
-        first = store.save_run({"section": "overview", "prompt": prompt, "raw_response": raw, "cost": 0.01})
+        first = store.save_run({"section": "overview", "prompt": prompt, "raw_response": raw, "cost": cost})
         second = store.save_run({"section": "team", "prompt": "short"})
         third = store.save_run({"section": "overview", "status": "degraded"})
     assert len({first, second, third}) == 3
     assert _db(memo_dir).stat().st_size < 4_000
     with MemoStore(memo_dir) as store:
-        assert [r["id"] for r in store.runs()] == [third, second, first]
-        assert [r["id"] for r in store.runs("overview")] == [third, first]
+        assert [r.id for r in store.runs()] == [third, second, first]
+        assert [r.id for r in store.runs("overview")] == [third, first]
         run = store.get_run(first)
-        assert run["prompt"] == prompt and run["raw_response"] == raw and run["cost"] == 0.01
-        assert run["created_at"]
+        assert run.prompt == prompt and run.raw_response == raw and run.cost == cost
+        assert run.created_at
+        assert run.writer_results() == [{"url": "https://a.io"}] * 50
         cheap = store.runs("overview", with_payloads=False)[1]
-        assert cheap["prompt"] != prompt and cheap["cost"] == 0.01
+        assert cheap.prompt is None and cheap.raw_response is None and cheap.cost == cost
         assert store.get_run("nope") is None
 
 
@@ -462,15 +464,17 @@ def test_payloads_round_trip_and_are_content_addressed(memo_dir):
 
 def test_section_state_is_small_key_value_that_persists(memo_dir):
     with MemoStore(memo_dir) as store:
-        assert store.section_state("overview") == {}
+        assert store.section_state("overview").to_json() == {}
         store.set_section_state("overview", {"pin": "none", "collapsed": True})
-        assert store.update_section_state("overview", {"pin": "entity"}) == {"pin": "entity", "collapsed": True}
+        new = store.update_section_state("overview", {"pin": "entity", "last_status": "ok"})
+        assert new.to_json() == {"pin": "entity", "collapsed": True, "last_status": "ok"}
+        assert new.last_status == "ok"
         store.set_section_state("team", {"x": 1})
     with MemoStore(memo_dir) as store:
-        assert store.section_state("overview") == {"pin": "entity", "collapsed": True}
+        assert store.section_state("overview").to_json() == {"pin": "entity", "collapsed": True, "last_status": "ok"}
         store.set_section_state("overview", {})
-        assert store.section_state("overview") == {}
-        assert store.section_state("team") == {"x": 1}
+        assert store.section_state("overview").to_json() == {}
+        assert store.section_state("team").to_json() == {"x": 1}
 
 
 # -- secrets -----------------------------------------------------------------------------
@@ -494,7 +498,7 @@ def test_api_keys_never_reach_the_disk(memo_dir, monkeypatch):
         store.add_reject("a.io", note=f"key {exa_key}")
         store.put_payload(f"raw {exa_key} bytes".encode())
         run = store.get_run(run_id)
-    assert run["prompt"] == "Authorization: Bearer [redacted]"
+    assert run.prompt == "Authorization: Bearer [redacted]"
     for path in (memo_dir / ".sourcedesk").rglob("*"):
         if path.is_file():
             data = path.read_bytes()
@@ -507,4 +511,118 @@ def test_short_env_values_are_not_treated_as_keys(memo_dir, monkeypatch):
     monkeypatch.setenv("EXA_API_KEY", "nats")  # < 8 chars: redacting would mangle ordinary text
     with MemoStore(memo_dir) as store:
         store.set_section_state("overview", {"note": "nats"})
-        assert store.section_state("overview") == {"note": "nats"}
+        assert store.section_state("overview").to_json() == {"note": "nats"}
+
+
+# -- the in-memory copy ------------------------------------------------------------------
+
+
+def test_writes_never_parse_the_file_again_and_reads_cost_no_io(memo_dir):
+    with MemoStore(memo_dir) as store:
+        storage = store._storage
+        parsed = storage.reads
+        for i in range(5):
+            store.add_reject(f"n{i}.example.com")
+            store.save_run({"section": "overview", "status": "ok"}, section_state={"last_status": "ok"})
+        assert store.rejects() and store.section_state("overview").last_status == "ok"
+        assert storage.reads == parsed  # nothing written was read back
+    with MemoStore(memo_dir) as again:
+        assert len(again.rejects()) == 5 and len(again.runs("overview")) == 5
+
+
+def test_a_file_replaced_by_another_process_is_read_again(tmp_path):
+    from store.json_storage import AtomicJSONStorage
+
+    path = tmp_path / "global.json"
+    mine = AtomicJSONStorage(path)
+    mine.write({"rejects": {"1": {"domain": "one.com"}}})
+    assert mine.read() == {"rejects": {"1": {"domain": "one.com"}}}
+    theirs = AtomicJSONStorage(path)  # as another process: its own copy, its own atomic replace
+    theirs.write({"rejects": {"1": {"domain": "one.com"}, "2": {"domain": "two.com"}}})
+    assert mine.read() == {"rejects": {"1": {"domain": "one.com"}, "2": {"domain": "two.com"}}}
+    reads = mine.reads
+    mine.read()
+    assert mine.reads == reads  # unchanged since: no parsing
+
+
+def test_runs_saved_together_from_threads_are_one_write_and_each_gets_its_own_record(memo_dir):
+    store = MemoStore(memo_dir)
+    writes = store._storage.writes
+    ids: dict[int, str] = {}
+    raw = {"search_results": [{"url": "https://a.io", "snippet": "s" * 300}] * 20}
+
+    def save(n: int) -> None:
+        ids[n] = store.save_run(
+            {"section": f"s{n}", "status": "ok", "raw_response": {**raw, "n": n}},
+            section_state={"last_status": "ok", "note_sha256": f"{n:064x}"},
+        )
+
+    with store._mutex:  # a write in progress: everyone who finishes meanwhile queues behind it
+        threads = [threading.Thread(target=save, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(store._queue) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for t in threads:
+        t.join()
+    assert store._storage.writes == writes + 1  # ten records, one rewrite of db.json
+    assert len(set(ids.values())) == 10
+    store.close()
+    with MemoStore(memo_dir) as again:
+        for n, run_id in ids.items():
+            run = again.get_run(run_id)
+            assert run.section == f"s{n}" and run.raw_response["n"] == n
+            state = again.section_state(f"s{n}")
+            assert state.last_status == "ok" and state.note_sha256 == f"{n:064x}"
+
+
+def test_a_store_written_by_an_older_version_still_reads(memo_dir):
+    """Before this version: each source set inline in db.json, each large run field its own
+    payload, the report inside the outcome too, no row-level ``degraded``."""
+    from store.payloads import PayloadDir, payload_ref
+
+    payloads = PayloadDir(memo_dir / ".sourcedesk" / "payloads")
+    raw = json.dumps({"search_results": [{"url": "https://nats.io/blog", "title": "Blog"}], "pad": "x" * 3000})
+    raw_ref = payload_ref(payloads.put(raw), "json", len(raw))
+    report = {"verified": 2, "dropped": 1, "citations": [{"key": "1", "status": "verified", "claim": "NATS is fast."}]}
+    old_set = _set().model_dump(mode="json") | {"id": "overview@v1-f00dfeed", "version": 1, "memo": "memo"}
+    old = {
+        "meta": {"1": {"key": "schema", "version": 1}},
+        "source_sets": {
+            "1": {
+                "id": "overview@v1-f00dfeed",
+                "section": "overview",
+                "version": 1,
+                "fingerprint": "f00dfeedcafe1234",
+                "created_at": old_set["created_at"],
+                "data": old_set,
+            }
+        },
+        "runs": {
+            "1": {
+                "id": "run-20260101T000000-abcdef",
+                "section": "overview",
+                "status": "ok",
+                "message": "",
+                "raw_response": raw_ref,
+                "report": report,
+                "outcome": {"status": "ok", "report": report, "warnings": ["w1"], "source_set_reused": True},
+                "cost": {"total": 0.02},
+                "created_at": "2026-01-01T00:00:00+00:00",
+            }
+        },
+        "section_state": {"1": {"section": "overview", "state": {"last_run": "run-20260101T000000-abcdef", "x": 1}}},
+    }
+    _db(memo_dir).write_text(json.dumps(old))
+    with MemoStore(memo_dir) as store:
+        assert store.latest_source_set("overview", degraded=False).id == "overview@v1-f00dfeed"
+        [listed] = store.runs("overview", with_payloads=False)
+        assert listed.report_counts["verified"] == 2 and listed.reused and listed.raw_response is None
+        run = store.get_run("run-20260101T000000-abcdef")
+        assert run.writer_results() == [{"url": "https://nats.io/blog", "title": "Blog"}]
+        assert run.the_report.citations[0].claim == "NATS is fast." and run.warnings == ["w1"]
+        state = store.section_state("overview")
+        assert state.last_run == "run-20260101T000000-abcdef" and state.to_json()["x"] == 1
+        store.save_run({"section": "overview", "status": "failed"}, section_state={"last_status": "failed"})
+        assert store.section_state("overview").to_json()["x"] == 1  # unknown keys survive a write

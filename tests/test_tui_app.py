@@ -324,3 +324,41 @@ def test_the_history_tab_lists_every_run_newest_first(sb, tmp_path):
             assert f"{first.report['verified']} verified" in detail
 
     asyncio.run(scenario())
+
+
+def test_a_crash_in_the_workbench_is_one_line_naming_the_log_file_not_a_traceback(tmp_path, monkeypatch):
+    import logging
+
+    from store.global_store import GlobalStore
+    from tui.app import SourcedeskApp
+    from tui.demo import DemoSettings, prepare_demo
+    from tui.logs import log_file, setup_logging
+
+    setup_logging()
+
+    class Broken(SourcedeskApp):
+        def action_help(self) -> None:
+            raise RuntimeError("a bug in a key binding")
+
+    memo = prepare_demo(root=tmp_path / "demo")
+    app = Broken(memo, settings=DemoSettings(), global_store=GlobalStore(tmp_path / "g.json"))
+    printed: list[list[object]] = []
+    monkeypatch.setattr(app, "_print_error_renderables", lambda: printed.append(list(app._exit_renderables)))
+
+    async def scenario():
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("question_mark")
+            await pilot.pause()
+
+    with pytest.raises(RuntimeError, match="a bug in a key binding"):  # Pilot re-raises it for tests
+        asyncio.run(scenario())
+    assert app.return_code == 1
+    shown = [str(getattr(r, "plain", r)) for r in (printed[-1] if printed else app._exit_renderables)]
+    assert len(shown) == 1 and "Traceback" not in shown[0]
+    assert shown[0].startswith("sourcedesk: unexpected error: RuntimeError: a bug in a key binding")
+    assert str(log_file()) in shown[0]
+    for handler in logging.getLogger("sourcedesk").handlers:
+        handler.flush()
+    written = log_file().read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in written and "a bug in a key binding" in written

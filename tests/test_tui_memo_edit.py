@@ -105,3 +105,36 @@ def test_an_aliased_entry_is_refused_and_the_file_left_untouched(tmp_path):
     with pytest.raises(UserError, match="change more than the pin"):
         set_section_pin(path, "market", "none")
     assert path.read_text(encoding="utf-8") == text
+
+
+ODD_LAYOUT = """\
+title:   Kestra
+subject: {name: Kestra,   url: 'https://kestra.io'}
+sections:
+- id: overview
+  title: Overview     # two spaces would do; the analyst likes five
+  include-sources: [{provider: exa,query: "{{subject}} overview"}]   # wide comment gap
+- id: market
+  title: Market
+  include-sources:
+  -   provider: exa
+      query: market map
+      pin: entity
+"""
+
+
+def test_a_layout_no_yaml_emitter_would_reproduce_is_left_exactly_as_written(tmp_path):
+    """The edit is a text edit, not a re-emitted document: a round-tripping YAML library would
+    normalise this file's spacing, indentation and comment gaps on every toggle."""
+    path = tmp_path / "memo.yaml"
+    path.write_text(ODD_LAYOUT, encoding="utf-8")
+    set_section_pin(path, "overview", "none")
+    set_section_pin(path, "market", "none")
+    after = path.read_text(encoding="utf-8")
+    assert _changed_lines(ODD_LAYOUT, after) == [
+        (
+            '  include-sources: [{provider: exa,query: "{{subject}} overview"}]   # wide comment gap',
+            '  include-sources: [{provider: exa,query: "{{subject}} overview", pin: none}]   # wide comment gap',
+        ),
+        ("      pin: entity", "      pin: none"),
+    ]

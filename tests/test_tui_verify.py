@@ -31,7 +31,9 @@ PLANTED_TITLE = "[bold]Pricing[/bold] page"
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with SandboxServer(port=0, seed=0, fault_hold_s=2.0) as server:
+    # The seed picks the demo writer's draws; corpus pages added for the namesake work reshuffle
+    # the ranking, so seed 12 is the one that again writes the uncited 140 percent these tests expect.
+    with SandboxServer(port=0, seed=12, fault_hold_s=2.0) as server:
         yield server
 
 
@@ -153,7 +155,7 @@ def test_a_run_grounds_its_new_note_offline_and_the_checks_tab_shows_the_counts(
             assert grounding[0].text in detail(screen) and "cited source: https://" in detail(screen)
             # no DNS, no request: grounding is offline
             assert resolver.calls == []
-            saved = app.store.section_state("overview")["last_check"]
+            saved = app.store.section_state("overview").last_check.to_json()
             assert saved["liveness"] is False and saved["problems"] == 1
             assert saved["counts"]["grounding"]["supported"] == supported
         await app.check_client.aclose()
@@ -233,7 +235,7 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
             assert PLANTED_TITLE in screen_text(app)
             notice = [m for s, m in app.notices if m.startswith("overview: ") and "placeholder" in m]
             assert notice and "2 problem(s)" in notice[-1]
-            saved = app.store.section_state("overview")["last_check"]
+            saved = app.store.section_state("overview").last_check.to_json()
             assert saved["liveness"] is True and saved["problems"] == 2
         await app.check_client.aclose()
 

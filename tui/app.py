@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker
 
+from core.about import About, AboutJudge
 from core.errors import UserError
+from core.memo_judge import cited_namesakes, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
 from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, newest_first, run_section, writer_from_settings
@@ -42,6 +46,7 @@ from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from tui.checks import CheckRunner
+from tui.logs import logged_at, report_unexpected
 from tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -167,9 +172,21 @@ class SourcedeskApp(CheckRunner, App[None]):
         if isinstance(exc, UserError):
             text = exc.message + (f" — {exc.hint}" if exc.hint else "")
         else:
-            log.exception("unexpected error%s", f" while {what}" if what else "")
-            text = f"{type(exc).__name__}: {exc}"
+            log.error(
+                "unexpected error%s", f" while {what}" if what else "", exc_info=(type(exc), exc, exc.__traceback__)
+            )
+            where = logged_at()
+            text = f"{type(exc).__name__}: {exc}" + (f" (details in {where})" if where else "")
         self.say(f"{what}: {text}" if what else text, "error")
+
+    def _fatal_error(self) -> None:
+        """Textual's end for an unhandled exception, without its traceback on the terminal:
+        the traceback goes to the log file and the analyst gets one line naming it."""
+        error = sys.exc_info()[1] or self._exception
+        message = report_unexpected(error, "the workbench") if error is not None else "unexpected error"
+        self.bell()
+        self.exit(return_code=1, message=Text(f"sourcedesk: {message}"))
+        self._close_messages_no_wait()  # what Textual's own handler does next: stop at once
 
     @property
     def palette(self) -> Palette:
@@ -208,16 +225,32 @@ class SourcedeskApp(CheckRunner, App[None]):
             self.say_error(exc, "global rejections")
             return []
 
+    def global_reject_names(self) -> list[str]:
+        try:
+            return self.global_store.reject_names()
+        except UserError as exc:
+            self.say_error(exc, "global rejections")
+            return []
+
     def describe(self, section_id: str) -> SectionView:
         view = describe_section(
-            self.loaded, section_id, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+            self.loaded,
+            section_id,
+            store=self.store,
+            settings=self.settings,
+            global_rejects=self.global_rejects(),
+            global_name_rejects=self.global_reject_names(),
         )
         self._say_store_notices()
         return view
 
     def describe_all(self) -> list[SectionView]:
         views = describe_memo(
-            self.loaded, store=self.store, settings=self.settings, global_rejects=self.global_rejects()
+            self.loaded,
+            store=self.store,
+            settings=self.settings,
+            global_rejects=self.global_rejects(),
+            global_name_rejects=self.global_reject_names(),
         )
         self._say_store_notices()
         return views
@@ -232,6 +265,29 @@ class SourcedeskApp(CheckRunner, App[None]):
             notices += take(section.id)
         for message in notices:
             self.say(message, "warning")
+
+    def about_judge(self) -> AboutJudge:
+        """Which company each source is about: memo.yaml's and the learned namesakes, as they are now."""
+        return memo_judge(self.loaded.memo, self.store, global_name_rejects=self.global_reject_names())
+
+    def namesake_citations(self, view: SectionView, judge: AboutJudge | None = None) -> list[tuple[str, About]]:
+        """The citations of the section's current note whose source is about a namesake (judged now)."""
+        if view.note_path is None or view.run_id is None or view.note_error:
+            return []
+        try:
+            record = self.store.get_run(view.run_id)
+            note_set = self.store.get_source_set(view.note_set_id) if view.note_set_id else None
+        except UserError as exc:
+            log.info("cannot read the run of %s: %s", view.id, exc)
+            return []
+        report = record.the_report if record is not None else None
+        frozen = note_set if note_set is not None else view.source_set
+        return cited_namesakes(
+            list(report.citations) if report is not None else [],
+            frozen.sources if frozen is not None else [],
+            record.writer_results() if record is not None else [],
+            judge or self.about_judge(),
+        )
 
     def notify_screens(self, handler_name: str, section_id: str | None) -> None:
         """Call ``handler_name(section_id)`` on every screen on the stack that has it."""
@@ -321,6 +377,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                     global_rejects=self.global_rejects(),
                     progress=self._progress,
                     cancel=job.cancel,
+                    global_name_rejects=self.global_reject_names(),
                 )
             self.last_outcomes[sid] = outcome
             grounded = None
@@ -402,6 +459,24 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.say(f"Wrote {name} — {result.sections} section(s), {result.footnotes} footnote(s){missing}")
         for warning in result.warnings[:3]:
             self.say(f"export: {warning}", "warning")
+
+    def action_namesakes(self) -> None:
+        """The memo's namesakes: declared in memo.yaml or learned (learned ones removable)."""
+        from screens.namesakes_modal import NamesakesScreen
+
+        memo = self.loaded.memo
+
+        def remove(name: str) -> bool:
+            removed = bool(self.store.remove_learned_namesake(name))
+            if removed:
+                self.say(f"Removed the learned namesake '{name}'; it is not learned again.")
+                self.section_changed(None)
+            return removed
+
+        if not isinstance(self.screen, NamesakesScreen):
+            self.push_screen(
+                NamesakesScreen(memo.subject.name, list(memo.subject.namesakes), self.store.learned_namesakes, remove)
+            )
 
     def open_section(self, section_id: str) -> None:
         from screens.section_screen import SectionScreen

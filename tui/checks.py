@@ -34,6 +34,7 @@ import httpx
 from textual.worker import Worker
 
 from core.notes import find_note
+from core.records import CheckState
 from core.verify.addresses import Resolver
 from core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
 
@@ -71,16 +72,16 @@ class SectionCheck:
     def problems(self) -> int:
         return self.report.problems
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> CheckState:
         """What the store keeps: counts, not rows (a new check rebuilds the rows)."""
-        return {
-            "at": self.at.isoformat(timespec="seconds"),
-            "note": self.note_name,
-            "note_sha256": self.note_sha256,
-            "liveness": self.liveness,
-            "counts": self.report.counts(),
-            "problems": self.problems,
-        }
+        return CheckState(
+            at=self.at.isoformat(timespec="seconds"),
+            note=self.note_name,
+            note_sha256=self.note_sha256,
+            liveness=self.liveness,
+            counts=self.report.counts(),
+            problems=self.problems,
+        )
 
 
 @dataclass
@@ -150,25 +151,16 @@ class CheckRunner:
         check = self.checks.get(section_id)
         if check is not None and check.note_sha256 == sha:
             return check.problems
+        saved = self.saved_check(section_id)
+        return saved.problems if saved is not None and saved.note_sha256 == sha else None
+
+    def saved_check(self, section_id: str) -> CheckState | None:
+        """The stored counts of the section's last check (from an earlier session, too)."""
         try:
-            saved = self.store.section_state(section_id).get(STATE_KEY)
+            return self.store.section_state(section_id).last_check
         except Exception:
             log.debug("could not read the last check of %s", section_id, exc_info=True)
             return None
-        if isinstance(saved, dict) and saved.get("note_sha256") == sha:
-            try:
-                return int(saved.get("problems") or 0)
-            except (TypeError, ValueError):
-                return None
-        return None
-
-    def saved_check(self, section_id: str) -> dict[str, Any] | None:
-        """The stored counts of the section's last check (from an earlier session, too)."""
-        try:
-            saved = self.store.section_state(section_id).get(STATE_KEY)
-        except Exception:  # noqa: BLE001
-            return None
-        return saved if isinstance(saved, dict) else None
 
     def checks_changed(self, section_id: str) -> None:
         """Tell every screen that a section's check started, progressed or finished."""
@@ -177,7 +169,7 @@ class CheckRunner:
     def _keep(self, check: SectionCheck) -> None:
         self.checks[check.section_id] = check
         try:
-            self.store.update_section_state(check.section_id, {STATE_KEY: check.state()})
+            self.store.update_section_state(check.section_id, {STATE_KEY: check.state().to_json()})
         except Exception:
             log.exception("could not save the check of %s", check.section_id)
 

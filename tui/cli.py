@@ -1,59 +1,166 @@
 """The ``sourcedesk`` command line.
 
-Each subcommand lives in ``tui/commands/<name>.py`` and exposes
-``register(subparsers)``; this module only dispatches and turns ``UserError``
-into a clean message with exit code 2. Headless commands never import Textual.
+Each subcommand lives in ``tui/commands/<module>.py`` and exposes
+``register(subparsers)``. ``COMMANDS`` below names every command, the module
+that implements it and its one-line help, so ``sourcedesk --help`` lists them
+without importing any of them: only the module of the command being run is
+imported. A command whose module is missing, or a module that does not define
+the commands listed for it, is an error at start-up — never a command that
+silently vanishes.
+
+One error path for every command: the settings are loaded here, once (a
+broken config file or environment value is the same clean message and exit 2
+everywhere, except ``config path``, which must answer so the analyst can find
+the file); ``UserError`` is a message and exit 2; anything unexpected is written
+with its traceback to the log file and the user sees one line naming that file
+(exit 1). Headless commands never import Textual.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 from core.errors import UserError
 
+COMMAND_PACKAGE = "tui.commands"
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    module: str  # in tui/commands/
+    help: str
+    needs_settings: bool = True
+
+
 # Order is the order shown in --help.
-COMMANDS = [
-    "demo",
-    "open",
-    "init",
-    "retrieve",
-    "run",
-    "reconcile",
-    "tidy",
-    "check_urls",
-    "rejects",
-    "export",
-    "sandbox",
-    "config",
-]
+COMMANDS: tuple[Command, ...] = (
+    Command("demo", "demo", "open the bundled demo memo against the offline sandbox"),
+    Command("open", "open", "open a memo in the workbench"),
+    Command("init", "init", "create a memo folder with a standard company-profile outline"),
+    Command("retrieve", "retrieve", "resolve sections' sources (reuses frozen sets; --refresh to fetch again)"),
+    Command("run", "run", "retrieve, write, reconcile and save section notes"),
+    Command("reconcile", "reconcile", "check a draft's citations against a sources file"),
+    Command("tidy", "tidy", "fix citation spacing, punctuation, duplicates and numbering in place"),
+    Command(
+        "check-urls",
+        "check_urls",
+        "check that cited pages are alive and that quotes and figures appear in their sources",
+    ),
+    Command("reject", "rejects", "exclude a domain (and its subdomains) from retrieval"),
+    Command("unreject", "rejects", "remove a domain from the rejection list"),
+    Command("rejects", "rejects", "list rejected domains"),
+    Command("export", "export", "assemble the section notes into memo.md"),
+    Command("sandbox", "sandbox", "run the offline Exa/Perplexity sandbox server"),
+    Command("config", "config", "show configuration locations", needs_settings=False),
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class CommandTableError(Exception):
+    """``COMMANDS`` and the modules in tui/commands/ disagree (a packaging or typing mistake)."""
+
+
+def check_command_modules(commands: tuple[Command, ...] | None = None) -> None:
+    """Every listed module exists (found, not imported: start-up stays fast)."""
+    commands = COMMANDS if commands is None else commands
+    for module in sorted({c.module for c in commands}):
+        name = f"{COMMAND_PACKAGE}.{module}"
+        if importlib.util.find_spec(name) is None:
+            users = ", ".join(c.name for c in commands if c.module == module)
+            raise CommandTableError(f"the module {name} for `sourcedesk {users}` is missing")
+
+
+def register_module(sub: Any, module: str, commands: tuple[Command, ...] | None = None) -> None:
+    """Import one command module and check it defined exactly the commands listed for it."""
+    commands = COMMANDS if commands is None else commands
+    before = set(sub.choices)
+    importlib.import_module(f"{COMMAND_PACKAGE}.{module}").register(sub)
+    defined = set(sub.choices) - before
+    listed = {c.name for c in commands if c.module == module}
+    if defined != listed:
+        raise CommandTableError(
+            f"{COMMAND_PACKAGE}.{module} defines {sorted(defined)} but the command table lists {sorted(listed)}"
+        )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sourcedesk")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (the package metadata costs start-up time)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"sourcedesk {_version()}")
+        parser.exit()
+
+
+def _chosen(argv: list[str], commands: tuple[Command, ...]) -> Command | None:
+    """The command the arguments name (the first word that is not an option)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return next((c for c in commands if c.name == word), None)
+    return None
+
+
+def build_parser(argv: list[str] | None = None, commands: tuple[Command, ...] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the module of the command in ``argv`` is imported (``None``: every one)."""
+    commands = COMMANDS if commands is None else commands
+    check_command_modules(commands)
     parser = argparse.ArgumentParser(
         prog="sourcedesk",
         description="Write research memos section by section: retrieval first, reconciled citations.",
     )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"tui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"tui.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(sub)
+    chosen = _chosen(argv, commands) if argv is not None else None
+    done: set[str] = set()
+    for command in commands:
+        load = argv is None or (chosen is not None and chosen.module == command.module)
+        if load:
+            if command.module not in done:
+                register_module(sub, command.module, commands)
+                done.add(command.module)
+        else:
+            sub.add_parser(command.name, help=command.help)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(argv)
+    except CommandTableError as exc:
+        print(f"sourcedesk: broken installation: {exc}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from tui.logs import setup_logging
+
+    setup_logging()
+    command = next((c for c in COMMANDS if c.name == args.command), None)
     try:
+        if command is None or command.needs_settings:
+            from core.settings import load_settings
+
+            args.settings = load_settings()
         return int(args.func(args) or 0)
     except UserError as err:
         print(f"sourcedesk: {err}", file=sys.stderr)
@@ -61,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sourcedesk: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - anything else is written down, never shown as a traceback
+        from tui.logs import report_unexpected
+
+        print(f"sourcedesk: {report_unexpected(exc, f'sourcedesk {args.command}')}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

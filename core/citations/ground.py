@@ -64,7 +64,7 @@ class GroundSource:
     blocked: bool = False  # a web result on a domain the analyst rejected: never citable
     facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
     text: str = ""  # the stored page text, when the frozen set holds it
-    about: str | None = None  # "subject" | "namesake" | "other" | "unclear", when known
+    about: dict[str, str] | None = None  # the source's about verdict ({"verdict", "reason"}), when given
 
     @property
     def namespace(self) -> str:
@@ -143,7 +143,7 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         index=index,
         facts=tuple(_fact_lines(_get(item, "facts"))),
         text=_text(item, "text", where) or "",
-        about=_about(item),
+        about=_about(item, where),
     )
 
 
@@ -166,14 +166,27 @@ def _fact_lines(value: object, key: str = "") -> list[str]:
     return [f"{spaced}: {text}" if spaced else text]
 
 
-def _about(item: object) -> str | None:
-    """A source's ``about`` verdict (``{"verdict": …}`` or the verdict itself), when it has one."""
+ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
+
+
+def _about(item: object, where: str) -> dict[str, str] | None:
+    """A source's ``about`` verdict, passed through as ``{"verdict", "reason"}`` — given as that
+    object (what ``retrieve --json`` prints), as the verdict alone, or as ``core.about.About``."""
     value = _get(item, "about")
-    if isinstance(value, Mapping):
-        value = value.get("verdict")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        verdict, reason = value, ""
+    elif isinstance(value, Mapping):
+        verdict, reason = value.get("verdict"), value.get("reason")
     else:
-        value = getattr(value, "verdict", value)
-    return value if isinstance(value, str) and value else None
+        verdict, reason = getattr(value, "verdict", None), getattr(value, "reason", "")
+    if verdict not in ABOUT_VERDICTS:
+        raise UserError(
+            f"{where}.about: expected an object with a verdict ({', '.join(ABOUT_VERDICTS)})",
+            hint='e.g. "about": {"verdict": "namesake", "reason": "names Kestra Medical Technologies"}',
+        )
+    return {"verdict": str(verdict), "reason": reason if isinstance(reason, str) else ""}
 
 
 @dataclass

@@ -117,8 +117,9 @@ def _collect(doc: ParsedDoc, protected: frozenset[str]) -> tuple[list[_Citation]
 
 def may_substitute(source: GroundSource) -> bool:
     """Whether a fabricated citation may be substituted with this source — the one place
-    source eligibility is decided (a web result on a rejected domain never is)."""
-    return not source.blocked
+    source eligibility is decided (a web result on a rejected domain never is, nor a source
+    about a namesake: that would launder a citation to the wrong company)."""
+    return not source.blocked and (source.about or {}).get("verdict") != "namesake"
 
 
 class _Decider:
@@ -438,6 +439,7 @@ def reconcile(
                 evidence=v.evidence if v is not None else None,
                 weak=c.status == "verified" and v is not None and v.support == UNSUPPORTED,
                 reason=v.reason if v is not None else c.reason,
+                about=c.source.about if c.source is not None else None,
             )
         )
     dropped = {
@@ -449,6 +451,7 @@ def reconcile(
     }
     report.uncited = [UncitedClaim(claim=t, reason=r) for t, r in uncited_claims(doc, decider.claims, fates, dropped)]
     report_screening(report, screened, truth, allowed)
+    _flag_namesake_citations(report)
     _summarise_warnings(report, doc, truth, citations)
     return ReconcileResult(text=text, report=report, body=body + "\n" if body else "", definitions=definitions)
 
@@ -513,4 +516,14 @@ def _summarise_warnings(
             report.warn(
                 "weak_citation",
                 f"weak citation [^{record.key}]: retrieved, but it does not support its claim ({record.reason})",
+            )
+
+
+def _flag_namesake_citations(report: ReconcileReport) -> None:
+    """Every kept citation whose source is about a namesake, named in the warnings."""
+    for c in report.citations:
+        if c.about and c.about.get("verdict") == "namesake" and c.status in ("verified", "substituted"):
+            report.warn(
+                "namesake_citation",
+                f"[^{c.key}] cites {c.resolved_url}, a source about a namesake ({c.about.get('reason', '')})",
             )

@@ -55,6 +55,7 @@ class CitationRecord(BaseModel):
     evidence: str | None = None
     weak: bool = False
     reason: str = ""  # why the support verdict is what it is (for people)
+    about: dict[str, str] | None = None  # the resolved source's about verdict ({"verdict", "reason"}) or null
 
 
 class UncitedClaim(BaseModel):

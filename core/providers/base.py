@@ -44,6 +44,8 @@ class ProviderContext:
     memo_dir: Path
     memo_rejects: list[str] = field(default_factory=list)
     global_rejects: list[str] = field(default_factory=list)
+    memo_name_rejects: list[str] = field(default_factory=list)  # rejected names ("Kestra Medical")
+    global_name_rejects: list[str] = field(default_factory=list)
     exa: ExaClient | Callable[[], ExaClient] | None = None
     entry_index: int = 0
     now: datetime | None = None

@@ -41,6 +41,8 @@ from core.facts import clean_facts, entity_facts, merge_facts, parse_summary
 from core.hosts import PinRefused, host_matches_any, validate_pin
 from core.memo import ExaEntry, SummarySpec, TextSpec
 from core.models import RemovedSource, RunWarning, Source
+from core.name_rejects import NameRejectList, is_name_rule, name_of_rule
+from core.name_rejects import assemble as assemble_names
 from core.providers.base import Provider, ProviderContext, ProviderResult
 from core.templates import render
 from core.urls import host_of, normalise_url
@@ -60,6 +62,8 @@ class ExaPlan:
     exclusions: ExclusionList = field(default_factory=ExclusionList)
     warnings: list[RunWarning] = field(default_factory=list)
     skip: bool = False  # pin: entity without a usable pin — nothing is searched
+    names: NameRejectList = field(default_factory=NameRejectList)  # rejected names, enforced on results
+    send_exclude_text: str | None = None  # the one phrase Exa also gets as excludeText
     send_exclude: list[str] = field(default_factory=list)
     send_dates: bool = True
     contents: dict[str, Any] = field(default_factory=dict)
@@ -78,7 +82,12 @@ class ExaPlan:
     @property
     def filters_locally(self) -> bool:
         """True when results may be removed on our side (so over-fetch)."""
-        return self.pinned or len(self.exclusions) > len(self.send_exclude) or self.client_dates is not None
+        return (
+            self.pinned
+            or len(self.exclusions) > len(self.send_exclude)
+            or self.client_dates is not None
+            or bool(self.names)
+        )
 
     def body(self, num_results: int) -> dict[str, Any]:
         e = self.entry
@@ -91,6 +100,7 @@ class ExaPlan:
             exclude_domains=self.send_exclude or None,
             start_published_date=e.start_published_date if self.send_dates else None,
             end_published_date=e.end_published_date if self.send_dates else None,
+            exclude_text=[self.send_exclude_text] if self.send_exclude_text else None,
             **self.contents,
         )
 
@@ -169,6 +179,9 @@ def plan_entry(entry: ExaEntry, ctx: ProviderContext) -> ExaPlan:
                     entry=ctx.entry_index,
                 )
             )
+    plan.names = assemble_names(memo_names=ctx.memo_name_rejects, global_names=ctx.global_name_rejects)
+    if plan.names and not filtered_category:  # Exa answers 400 for excludeText with company/people
+        plan.send_exclude_text = plan.names.exclude_text()
     if filtered_category and (entry.start_published_date or entry.end_published_date):
         plan.send_dates = False
         plan.warnings.append(
@@ -255,6 +268,10 @@ def _filter(results: list[ExaResult], plan: ExaPlan, ctx: ProviderContext) -> _F
         if hit is not None:
             out.excluded.append(RemovedSource(url=r.url, host=host, title=title, reason=hit.reason, rule=hit.rule))
             continue
+        named = plan.names.match(r)
+        if named is not None:
+            out.excluded.append(RemovedSource(url=r.url, host=host, title=title, reason="rejected", rule=named.rule))
+            continue
         if window is not None and not _in_window(r.published_date, window):
             rule = f"date:{window[0] or ''}..{window[1] or ''}"
             out.excluded.append(RemovedSource(url=r.url, host=host, title=title, reason="excluded", rule=rule))
@@ -323,7 +340,7 @@ class ExaProvider(Provider):
         if len(exclusions) > FULL_LIST_IN_REQUEST:
             digest = hashlib.sha256(json.dumps(exclusions).encode()).hexdigest()
             exclusions = {"count": len(exclusions), "sha256": digest}
-        return {
+        described: dict[str, Any] = {
             "provider": self.name,
             "query": plan.query,
             "category": entry.category,
@@ -337,6 +354,10 @@ class ExaProvider(Provider):
             "contents": plan.contents,
             "full_text": entry.full_text,
         }
+        if plan.names:  # only when there are some: sets retrieved before name rejects keep their fingerprint
+            described["names"] = plan.names.canonical()
+            described["exclude_text"] = plan.send_exclude_text
+        return described
 
     async def fetch(self, entry: ExaEntry, ctx: ProviderContext) -> ProviderResult:
         plan = plan_entry(entry, ctx)
@@ -399,11 +420,22 @@ class ExaProvider(Provider):
                     entry=ctx.entry_index,
                 )
             )
-        if filtered.excluded:
+        by_domain = [r for r in filtered.excluded if not is_name_rule(r.rule)]
+        by_name = [r for r in filtered.excluded if is_name_rule(r.rule)]
+        if by_domain:
             result.warnings.append(
                 RunWarning(
                     code="excluded",
-                    message=f"removed {len(filtered.excluded)} result(s) by exclusions: {_hosts(filtered.excluded)}",
+                    message=f"removed {len(by_domain)} result(s) by exclusions: {_hosts(by_domain)}",
+                    entry=ctx.entry_index,
+                )
+            )
+        if by_name:
+            names = ", ".join(f"'{n}'" for n in dict.fromkeys(name_of_rule(r.rule) for r in by_name))
+            result.warnings.append(
+                RunWarning(
+                    code="excluded",
+                    message=f"removed {len(by_name)} result(s) naming a rejected name ({names}): {_hosts(by_name)}",
                     entry=ctx.entry_index,
                 )
             )

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.records import RunRecord
 from core.urls import normalise_url
 
 
@@ -130,12 +131,7 @@ class Evidence:
         return bool(url) and normalise_url(url) in self.retrieved
 
 
-def run_search_results(run: Mapping[str, Any] | None) -> list[Any]:
+def run_search_results(run: RunRecord | None) -> list[dict[str, Any]]:
     """The writer's web results recorded with a run (empty when the run has none): the
     normalised ``web_results`` (any writer API), else a chat-completions ``search_results``."""
-    recorded = (run or {}).get("web_results")
-    if isinstance(recorded, list):
-        return list(recorded)
-    raw = (run or {}).get("raw_response")
-    results = raw.get("search_results") if isinstance(raw, Mapping) else None
-    return list(results) if isinstance(results, list) else []
+    return run.writer_results() if run is not None else []

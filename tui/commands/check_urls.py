@@ -21,8 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.errors import UserError
-
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LABELS = {
@@ -56,23 +54,6 @@ def register(sub) -> None:
         help="also fetch private, loopback and link-local addresses (setting: allow_private_urls)",
     )
     p.set_defaults(func=run)
-
-
-def _settings():
-    from pydantic import ValidationError
-
-    from core.settings import load_settings
-
-    try:
-        return load_settings()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        name = ".".join(str(p) for p in first.get("loc", ())) or "a setting"
-        raise UserError(
-            f"invalid setting {name}: {first.get('msg')}", hint=f"fix SOURCEDESK_{name.upper()} or the config file"
-        ) from None
-    except ValueError as exc:  # the config file is not valid YAML
-        raise UserError(str(exc)) from None
 
 
 def _redactor():
@@ -178,7 +159,7 @@ def print_human(report, out=None) -> None:
 def run(args) -> int:
     from core.verify.check import CheckOptions, check_path
 
-    settings = _settings()
+    settings = args.settings  # loaded once by the CLI entry point
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
     announce = None if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
     report = asyncio.run(check_path(args.path, options, announce=announce))

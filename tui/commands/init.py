@@ -1,7 +1,11 @@
-"""``sourcedesk init DIR --subject NAME --url URL`` — start a memo with the standard outline."""
+"""``sourcedesk init DIR --subject NAME --url URL [--json]`` — start a memo with the standard outline.
+
+``--json`` prints ``{"memo": path of memo.yaml, "dir", "subject", "url", "domains", "sections": [ids]}``.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from core.errors import UserError
@@ -34,6 +38,7 @@ def register(sub) -> None:
     )
     p.add_argument("--title", metavar="T", help="memo title (default: '<subject> — company profile')")
     p.add_argument("--force", action="store_true", help="overwrite an existing memo.yaml")
+    p.add_argument("--json", action="store_true", help="print what was created as a JSON object")
     p.set_defaults(func=run)
 
 
@@ -86,6 +91,17 @@ def run(args) -> int:
     except OSError as exc:
         raise UserError(f"cannot write {target}: {exc.strerror or exc}", hint="check that DIR is writable") from None
     loaded = load_memo(target)  # what we wrote must load; fails loudly if not
+    if getattr(args, "json", False):
+        document = {
+            "memo": str(target),
+            "dir": str(memo_dir),
+            "subject": subject,
+            "url": url,
+            "domains": domains,
+            "sections": [s.id for s in loaded.memo.sections],
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return 0
     ids = ", ".join(s.id for s in loaded.memo.sections)
     print(f"Created {target}: {len(STANDARD_OUTLINE)} sections ({ids}).")
     print(f"Next: edit it, then `sourcedesk open {memo_dir}` or `sourcedesk run {memo_dir} --section overview`.")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.errors import UserError
-
 
 def register(sub) -> None:
     p = sub.add_parser("open", help="open a memo in the workbench")
@@ -21,15 +19,7 @@ def register(sub) -> None:
 
 
 def _open(args) -> int:
-    from core.settings import load_settings
     from tui.app import SourcedeskApp
 
-    try:
-        settings = load_settings()
-    except ValueError as exc:  # a broken config.yaml or a bad SOURCEDESK_* value
-        raise UserError(
-            f"the settings could not be read: {exc}",
-            hint="fix the config file (`sourcedesk config path` shows where) or the environment",
-        ) from None
-    SourcedeskApp(args.dir, settings=settings).run()
+    SourcedeskApp(args.dir, settings=args.settings).run()  # settings: loaded once by the CLI entry point
     return 0

@@ -10,7 +10,9 @@ aliases): not a distinctive name a source must repeat.
 
 SOURCES.json is a list of objects with at least ``url`` and ``title``
 (Perplexity ``search_results`` items as they are; optional ``marker``, ``date``,
-``last_updated``, ``snippet``, ``summary``, ``text``, ``highlights``). Items with
+``last_updated``, ``snippet``, ``summary``, ``text``, ``highlights``, and ``about``
+— ``{"verdict", "reason"}`` as ``retrieve --json`` gives it: passed through to each
+citation of that source, and a ``namesake`` source is never substituted). Items with
 a ``marker`` are the retrieved set (``[^E3]``); items without are the web results
 a bare ``[N]`` indexes, in file order. A whole Perplexity response object is
 accepted too: a chat completion's ``search_results``, or an Agent API response's

@@ -1,22 +1,36 @@
-"""``sourcedesk reject`` / ``unreject`` / ``rejects`` — manage rejected domains from the shell.
+"""``sourcedesk reject`` / ``unreject`` / ``rejects`` — rejected domains and names from the shell.
 
-A rejected domain (and every subdomain) is excluded from retrieval: for one
-memo (``--memo DIR``) or for every memo (``--global``). With neither flag, the
-memo in the current folder is meant, if there is one.
+A rejected domain (and every subdomain) is excluded from retrieval; a rejected name
+("Kestra Medical") removes every result whose title or text contains it — the way to
+keep out third-party coverage of a namesake, which no domain reject catches. Either is
+kept for one memo (``--memo DIR``) or for every memo (``--global``). With neither flag,
+the memo in the current folder is meant, if there is one.
 
-When a memo is named, ``reject`` / ``unreject`` do exactly what the app's
-curation does (``core.curation``): the domain's sources leave (or come back to)
-that memo's frozen source sets at once, markers are re-packed, and what changed
-is printed. Sets that matched the request before are re-keyed to the new
-rejection list, so the next run reuses them instead of searching again — a
-rejection changes every section's request fingerprint, and without this the
-CLI would make every section retrieve again.
+    sourcedesk reject nats.aero kestramedical.com --memo DIR     # many domains at once
+    sourcedesk reject --from domains.txt --global                # one per line, # comments
+    sourcedesk reject --name "Kestra Medical" --memo DIR
+    sourcedesk unreject nats.aero --name "Kestra Medical" --memo DIR
+    sourcedesk unreject --namesake "Grupo Cresta" --memo DIR     # forget a learned namesake
+    sourcedesk rejects [--memo DIR] [--global] [--json]          # domains, names, namesakes
 
-Decision for ``--global``: alone, it edits the global list only (it cannot know
-which memos exist). Combined with ``--memo DIR`` it edits the global list *and*
-curates that memo's sets, as the app does for the memo it has open; other
-memos' sets keep the domain's sources until their next run, which retrieves
-again because their request changed.
+When a memo is named, ``reject`` / ``unreject`` do exactly what the app's curation does
+(``core.curation``): the sources leave (or come back to) that memo's frozen source sets at
+once, markers are re-packed, and what changed is printed. A set the rejection does not
+touch keeps its version and is reused as it is.
+
+Decision for ``--global``: alone, it edits the global list only (it cannot know which
+memos exist); each memo's next run takes the rejected sources out of its frozen sets
+(no new search). Combined with ``--memo DIR`` it edits the global list *and* curates
+that memo's sets at once, as the app does for the memo it has open.
+
+``--json`` on reject / unreject prints one object instead of the text:
+``{"domain", "scope", "memo", "changed", "sections": [{"section", "set", "sources":
+[{"marker", "title", "url"}]}], "still_rejected": [scopes]}`` — ``domain`` is the (first)
+domain, ``changed`` says whether a list changed, ``sections`` the frozen sets that lost
+(reject) or got back (unreject) sources, and ``set`` the id of each new version. Several
+domains add ``"domains": [{"domain", "added"}]``, names ``"names": [{"name", "added"}]``
+(un-reject: ``"still_rejected"`` per name), learned namesakes ``"learned_namesakes"`` and
+forgotten ones ``"namesakes_forgotten"``.
 """
 
 from __future__ import annotations
@@ -26,26 +40,60 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from typing import Any, Literal
 
 from core.errors import MemoError, UserError
 from core.memo_loader import MEMO_FILENAME, LoadedMemo, load_memo
+from core.name_rejects import canonical_name
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from store.rejections import canonical_domain
 
 STORE_WAIT_S = 2.0
+Scope = Literal["memo", "global"]
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def register(sub) -> None:
     for name, helptext in (
-        ("reject", "exclude a domain (and its subdomains) from retrieval"),
-        ("unreject", "remove a domain from the rejection list"),
+        ("reject", "exclude domains (and their subdomains) or names from retrieval"),
+        ("unreject", "lift rejected domains or names; forget a learned namesake"),
     ):
-        verb = "take its sources out of" if name == "reject" else "put its sources back into"
+        verb = "take their sources out of" if name == "reject" else "put their sources back into"
         p = sub.add_parser(name, help=helptext, description=helptext + ".")
-        p.add_argument("domain", metavar="DOMAIN", help="a domain or a URL (its host is used), e.g. kestra.com")
+        p.add_argument(
+            "domains",
+            nargs="*",
+            metavar="DOMAIN",
+            help="domains or URLs (their hosts are used), e.g. kestramedical.com nats.aero",
+        )
+        if name == "reject":
+            p.add_argument(
+                "--from",
+                dest="from_file",
+                metavar="FILE",
+                type=Path,
+                help="read more domains from FILE, one per line (# starts a comment; - reads stdin)",
+            )
+        p.add_argument(
+            "--name",
+            dest="names",
+            action="append",
+            default=[],
+            metavar="PHRASE",
+            help="a name (repeatable): results whose title or text contain it as whole words, "
+            'any case or punctuation, e.g. --name "Kestra Medical"',
+        )
+        if name == "unreject":
+            p.add_argument(
+                "--namesake",
+                dest="namesakes",
+                action="append",
+                default=[],
+                metavar="NAME",
+                help="stop treating a learned namesake as one (memo only; declared ones live in memo.yaml)",
+            )
         p.add_argument(
             "--memo",
             metavar="DIR",
@@ -60,15 +108,17 @@ def register(sub) -> None:
         )
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
+        p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
         p.set_defaults(func=_reject if name == "reject" else _unreject)
 
     p = sub.add_parser(
         "rejects",
-        help="list rejected domains",
-        description="List rejected domains: the memo's (--memo DIR, default the memo in .) and the global list.",
+        help="list rejected domains and names, and the memo's namesakes",
+        description="List rejected domains and names — the memo's (--memo DIR, default the memo in .) and the "
+        "global list — and the memo's namesakes (declared in memo.yaml or learned).",
     )
-    p.add_argument("--memo", metavar="DIR", type=Path, help="the memo's list")
-    p.add_argument("--global", dest="global_", action="store_true", help="the global list")
+    p.add_argument("--memo", metavar="DIR", type=Path, help="the memo's lists")
+    p.add_argument("--global", dest="global_", action="store_true", help="the global lists")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_list)
 
@@ -82,7 +132,7 @@ def _memo_dir(path: Path) -> Path:
     return path
 
 
-def _scope(args) -> tuple[str, Path | None]:
+def _scope(args) -> tuple[Scope, Path | None]:
     """Which list, and which memo's frozen sets to curate (None: none)."""
     if args.global_:
         return "global", _memo_dir(args.memo) if args.memo is not None else None
@@ -105,15 +155,6 @@ def _clean(text: object) -> str:
     return _CONTROL_RE.sub("?", " ".join(str(text).split()))
 
 
-def _settings():
-    from core.settings import Settings
-
-    try:
-        return Settings()
-    except ValueError as exc:  # a broken config.yaml
-        raise UserError(str(exc).splitlines()[0] if str(exc) else "invalid settings") from None
-
-
 def _load(memo_dir: Path) -> LoadedMemo | None:
     """The memo, or None (said on stderr) when memo.yaml does not load: the list can still be
     edited, but without the sections the frozen sets cannot be curated."""
@@ -123,7 +164,7 @@ def _load(memo_dir: Path) -> LoadedMemo | None:
         print(f"sourcedesk: warning: {exc.message}", file=sys.stderr)
         print(
             "sourcedesk: warning: the frozen source sets were not changed; once memo.yaml is fixed, "
-            "each section retrieves again on its next run",
+            "each section's next run applies the rejections",
             file=sys.stderr,
         )
         return None
@@ -141,125 +182,349 @@ def _source_line(marker: str | None, source) -> str:
     return f"    {marker or '-':<4} {_clean(source.title or where)}  ({_clean(where)})"
 
 
+def _read_domains(path: Path) -> list[tuple[str, str]]:
+    """``(domain as written, where)`` for every line of FILE (``-``: stdin)."""
+    if str(path) == "-":
+        text, shown = sys.stdin.read(), "stdin"
+    else:
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise UserError(
+                f"cannot read {path}: {exc.strerror or exc}", hint="check the path given to --from"
+            ) from None
+        except UnicodeDecodeError:
+            raise UserError(f"{path} is not UTF-8 text", hint="one domain per line, plain text") from None
+        shown = str(path)
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        value = line.split("#", 1)[0].strip()
+        if value:
+            out.append((value, f"{shown}:{number}"))
+    return out
+
+
+def _domains(args, *, from_file: bool) -> list[str]:
+    """Every domain given, canonical, checked before anything is written; a bad one is named."""
+    given = [(d, "") for d in args.domains]
+    if from_file and getattr(args, "from_file", None) is not None:
+        given += _read_domains(args.from_file)
+    out: list[str] = []
+    for raw, where in given:
+        try:
+            domain = canonical_domain(raw)
+        except UserError as exc:
+            if where:
+                raise UserError(f"{where}: {exc.message}", hint=exc.hint) from None
+            raise
+        if domain not in out:
+            out.append(domain)
+    return out
+
+
+def _names(args) -> list[str]:
+    out: list[str] = []
+    for raw in args.names:
+        shown, _key = canonical_name(raw)
+        if shown not in out:
+            out.append(shown)
+    return out
+
+
+def _emit(args, document: dict[str, Any], lines: list[str]) -> None:
+    if args.json:
+        print(json.dumps(_shaped(document, unreject=args.func is _unreject), indent=2, ensure_ascii=False))
+    else:
+        for line in lines:
+            print(line)
+
+
+def _shaped(document: dict[str, Any], *, unreject: bool) -> dict[str, Any]:
+    """The ``--json`` object: the one-domain keys first, what many domains or names add after."""
+    domains = document.get("domains") or []
+    names = document.get("names") or []
+    forgotten = document.get("namesakes_forgotten") or []
+    if unreject:
+        changed = bool(domains or names or forgotten)
+        still = sorted(domains[0].get("still_rejected") or []) if domains else []
+    else:
+        changed = any(d["added"] for d in domains) or any(n["added"] for n in names)
+        still = []
+    out: dict[str, Any] = {
+        "domain": domains[0]["domain"] if domains else None,
+        "scope": document.get("scope"),
+        "memo": document.get("memo"),
+        "changed": changed,
+        "sections": [
+            {"section": sid, "set": block["set"], "sources": block.get("removed") or block.get("restored") or []}
+            for sid, block in (document.get("sections") or {}).items()
+        ],
+        "still_rejected": still,
+    }
+    if len(domains) > 1:
+        out["domains"] = domains
+    if names:
+        out["names"] = names
+    if document.get("learned_namesakes"):
+        out["learned_namesakes"] = document["learned_namesakes"]
+    if forgotten:
+        out["namesakes_forgotten"] = forgotten
+    return out
+
+
+def _sources_json(sources) -> list[dict[str, Any]]:
+    return [{"marker": s.marker, "title": s.title, "url": s.url} for s in sources]
+
+
 # ---------------------------------------------------------------- reject
 
 
 def _reject(args) -> int:
-    domain = canonical_domain(args.domain)  # junk is refused before anything is opened
+    domains = _domains(args, from_file=True)  # junk is refused before anything is opened
+    names = _names(args)
+    if not domains and not names:
+        raise UserError(
+            "say what to reject: one or more domains, --from FILE, or --name PHRASE",
+            hint='e.g. sourcedesk reject nats.aero --memo DIR, or sourcedesk reject --name "Kestra Medical" --memo DIR',
+        )
     scope, memo_dir = _scope(args)
-    if memo_dir is None:  # --global alone: the list only
-        added = GlobalStore().add_reject(domain, args.note)
-        _say_rejected(domain, scope, memo_dir, added)
-        if added:
-            print(
-                "Frozen source sets are not changed now: each memo's next run retrieves again without it "
-                "(--memo DIR also takes its sources out of that memo's sets at once)."
+    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir) if memo_dir else None}
+    lines: list[str] = []
+    if memo_dir is None:  # --global alone: the lists only
+        everywhere = GlobalStore()
+        had = set(everywhere.rejects())
+        everywhere.add_rejects(domains, args.note)
+        added_names = [n for n in names if everywhere.add_reject_name(n, args.note)]
+        document["domains"] = [{"domain": d, "added": d not in had} for d in domains]
+        document["names"] = [{"name": n, "added": n in added_names} for n in names]
+        document["sections"] = {}
+        lines += [_said_domain(d, d not in had, scope, memo_dir) for d in domains]
+        lines += [_said_name(n, n in added_names, scope, memo_dir) for n in names]
+        if any(d not in had for d in domains) or added_names:
+            lines.append(
+                "Frozen source sets are not changed now: each memo's next run takes the rejected sources out "
+                "of its sets, with no new search (--memo DIR does it for that memo at once)."
             )
+        _emit(args, document, lines)
         return 0
     loaded = _load(memo_dir)
-    settings = _settings() if loaded is not None else None
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
+        target = store if scope == "memo" else global_store
         if loaded is None:
-            target = store if scope == "memo" else global_store
-            _say_rejected(domain, scope, memo_dir, target.add_reject(domain, args.note))
+            had = set(target.rejects())
+            target.add_rejects(domains, args.note)
+            added_names = [n for n in names if target.add_reject_name(n, args.note)]
+            document["domains"] = [{"domain": d, "added": d not in had} for d in domains]
+            document["names"] = [{"name": n, "added": n in added_names} for n in names]
+            document["sections"] = {}
+            lines += [_said_domain(d, d not in had, scope, memo_dir) for d in domains]
+            lines += [_said_name(n, n in added_names, scope, memo_dir) for n in names]
+            _emit(args, document, lines)
             return 0
-        from core.curation import on_domain, reject_domain
+        from core.curation import reject_domains, reject_name
 
         before = {s.id: store.latest_source_set(s.id) for s in loaded.memo.sections}
-        result = reject_domain(
-            loaded,
-            store,
-            domain,
-            scope=scope,
-            settings=settings,  # type: ignore[arg-type]
-            global_store=global_store,
-            note=args.note,
-        )
-    _say_rejected(domain, scope, memo_dir, result.added)
-    for sid, gone in result.removed.items():
-        saved = result.saved[sid]
-        print(f"  {_section_label(loaded, sid)}: removed from its frozen set ({before[sid].id} → {saved.id}):")
-        for source in gone:
-            print(_source_line(source.marker, source))
-    dropped_omitted = sum(1 for sid in result.saved for o in before[sid].omitted if on_domain(o.source.url, domain))
-    if dropped_omitted:
-        print(f"  {dropped_omitted} source(s) from {domain} that the budget had left out were dropped too.")
-    if result.removed:
-        ids = sorted(result.removed, key=lambda sid: loaded.memo.section_index(sid))
-        flags = " ".join(f"--section {sid}" for sid in ids)
-        print(
-            f"The remaining sources were renumbered: `sourcedesk run {shlex.quote(str(memo_dir))} {flags}` "
-            "writes the notes from the curated sets."
-        )
-    elif result.added:
-        print(f"No frozen source set of this memo held a source from {domain}.")
+        results = []
+        if domains:
+            results.append(
+                reject_domains(loaded, store, domains, scope=scope, global_store=global_store, note=args.note)
+            )
+        for name in names:
+            results.append(reject_name(loaded, store, name, scope=scope, global_store=global_store, note=args.note))
+    _report_reject(args, loaded, memo_dir, scope, before, results, document, lines)
+    _emit(args, document, lines)
     return 0
 
 
-def _say_rejected(domain: str, scope: str, memo_dir: Path | None, added: bool) -> None:
+def _report_reject(args, loaded, memo_dir, scope, before, results, document, lines) -> None:
+    domain_results = [r for r in results if not r.name]
+    name_results = [r for r in results if r.name]
+    document["domains"] = [{"domain": d, "added": d in r.added_domains} for r in domain_results for d in r.domains]
+    document["names"] = [{"name": r.name, "added": r.added} for r in name_results]
+    for r in domain_results:
+        lines += [_said_domain(d, d in r.added_domains, scope, memo_dir) for d in r.domains]
+    for r in name_results:
+        lines.append(_said_name(r.name, r.added, scope, memo_dir))
+    sections: dict[str, dict[str, Any]] = {}
+    final: dict[str, Any] = {}
+    removed: dict[str, list] = {}
+    omitted = 0
+    for r in results:
+        for sid, saved in r.saved.items():
+            final[sid] = saved
+        for sid, gone in r.removed.items():
+            removed.setdefault(sid, []).extend(gone)
+        omitted += sum(len(v) for v in r.removed_omitted.values())
+    for sid in sorted(final, key=loaded.memo.section_index):
+        gone = removed.get(sid, [])
+        sections[sid] = {"set": final[sid].id, "removed": _sources_json(gone)}
+        if gone:
+            was = before[sid].id if before.get(sid) is not None else "-"
+            lines.append(f"  {_section_label(loaded, sid)}: removed from its frozen set ({was} → {final[sid].id}):")
+            lines += [_source_line(s.marker, s) for s in gone]
+    document["sections"] = sections
+    if omitted:
+        lines.append(f"  {omitted} source(s) the budget had left out were dropped too.")
+    learned = [n for r in domain_results for n in r.learned]
+    document["learned_namesakes"] = learned
+    if learned:
+        lines.append(
+            "Learned namesake(s) from those pages' titles: "
+            + ", ".join(f"'{_clean(n)}'" for n in learned)
+            + f" (`sourcedesk unreject --namesake NAME --memo {shlex.quote(str(memo_dir))}` forgets one)."
+        )
+    if removed:
+        ids = sorted(removed, key=loaded.memo.section_index)
+        flags = " ".join(f"--section {sid}" for sid in ids)
+        lines.append(
+            f"The remaining sources were renumbered: `sourcedesk run {shlex.quote(str(memo_dir))} {flags}` "
+            "writes the notes from the curated sets."
+        )
+    elif any(r.added for r in results):
+        lines.append("No frozen source set of this memo held a source it covers.")
+
+
+def _said_domain(domain: str, added: bool, scope: str, memo_dir: Path | None) -> str:
     if added:
-        print(f"Rejected {domain} {_where(scope, memo_dir)}: it and its subdomains are excluded from retrieval.")
-    else:
-        print(f"{domain} was already rejected {_where(scope, memo_dir)}; nothing changed.")
+        return f"Rejected {domain} {_where(scope, memo_dir)}: it and its subdomains are excluded from retrieval."
+    return f"{domain} was already rejected {_where(scope, memo_dir)}; nothing changed."
+
+
+def _said_name(name: str, added: bool, scope: str, memo_dir: Path | None) -> str:
+    if added:
+        return (
+            f"Rejected the name '{_clean(name)}' {_where(scope, memo_dir)}: results whose title or text "
+            "contain it are removed from retrieval and from the writer's search results."
+        )
+    return f"The name '{_clean(name)}' was already rejected {_where(scope, memo_dir)}; nothing changed."
 
 
 # ---------------------------------------------------------------- un-reject
 
 
 def _unreject(args) -> int:
+    names = [" ".join(n.split()) for n in args.names if n.strip()]
+    namesakes = [" ".join(n.split()) for n in args.namesakes if n.strip()]
+    if not args.domains and not names and not namesakes:
+        raise UserError(
+            "say what to un-reject: one or more domains, --name PHRASE or --namesake NAME",
+            hint="`sourcedesk rejects` lists what is rejected",
+        )
     scope, memo_dir = _scope(args)
-    shown = _shown(args.domain)
-    if memo_dir is None:  # --global alone: the list only
-        if not GlobalStore().remove_reject(args.domain):
-            raise _not_rejected(shown, scope, memo_dir)
-        _say_unrejected(shown, scope, memo_dir)
+    if namesakes and memo_dir is None:
+        raise UserError("learned namesakes belong to a memo", hint="add --memo DIR")
+    document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir) if memo_dir else None}
+    lines: list[str] = []
+    domain_docs: list[dict[str, Any]] = []
+    name_docs: list[dict[str, Any]] = []
+    if memo_dir is None:  # --global alone: the lists only
+        everywhere = GlobalStore()
+        for raw in args.domains:
+            shown = _shown(raw)
+            if not everywhere.remove_reject(raw):
+                raise _not_rejected(shown, scope, memo_dir)
+            lines.append(_said_unrejected(shown, scope, memo_dir))
+            domain_docs.append({"domain": shown})
+        for name in names:
+            if not everywhere.remove_reject_name(name):
+                raise _not_rejected(f"the name '{name}'", scope, memo_dir)
+            lines.append(_said_unrejected(f"the name '{_clean(name)}'", scope, memo_dir))
+            name_docs.append({"name": name})
+        document.update(domains=domain_docs, names=name_docs, sections={})
+        _emit(args, document, lines)
         return 0
     loaded = _load(memo_dir)
-    settings = _settings() if loaded is not None else None
+    sections: dict[str, dict[str, Any]] = {}
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
+        target = store if scope == "memo" else global_store
         if loaded is None:
-            target = store if scope == "memo" else global_store
-            if not target.remove_reject(args.domain):
-                raise _not_rejected(shown, scope, memo_dir)
-            _say_unrejected(shown, scope, memo_dir)
-            return 0
-        from core.curation import rejected_scopes, unreject_domain
+            for raw in args.domains:
+                if not target.remove_reject(raw):
+                    raise _not_rejected(_shown(raw), scope, memo_dir)
+                lines.append(_said_unrejected(_shown(raw), scope, memo_dir))
+                domain_docs.append({"domain": _shown(raw)})
+            for name in names:
+                if not target.remove_reject_name(name):
+                    raise _not_rejected(f"the name '{name}'", scope, memo_dir)
+                lines.append(_said_unrejected(f"the name '{_clean(name)}'", scope, memo_dir))
+                name_docs.append({"name": name})
+        else:
+            from core.curation import rejected_name_scopes, rejected_scopes, unreject_domain, unreject_name
 
-        if scope not in rejected_scopes(store, global_store, args.domain):
-            raise _not_rejected(shown, scope, memo_dir)
-        result = unreject_domain(
-            loaded,
-            store,
-            args.domain,
-            settings=settings,  # type: ignore[arg-type]
-            global_store=global_store,
-            scope=scope,
-        )  # type: ignore[arg-type]
-        still = rejected_scopes(store, global_store, result.domain)
-    _say_unrejected(result.domain, scope, memo_dir)
-    if still:
-        other = "globally" if "global" in still else f"for memo {memo_dir}"
-        print(f"It is still rejected {other}, so the frozen source sets are unchanged.")
-        return 0
-    for sid, back in result.restored.items():
-        saved = result.saved[sid]
-        markers = {s.url: s.marker for s in saved.sources}
-        print(f"  {_section_label(loaded, sid)}: put back into its frozen set ({saved.id}):")
-        for source in back:
-            print(_source_line(markers.get(source.url), source))
-    refetch = sum(result.refetch.values())
-    if refetch:
-        print(
-            f"  {refetch} result(s) were excluded when retrieved and were never stored: "
-            f"`sourcedesk retrieve {shlex.quote(str(memo_dir))} --refresh` fetches them."
-        )
+            for raw in args.domains:
+                if scope not in rejected_scopes(store, global_store, raw):
+                    raise _not_rejected(_shown(raw), scope, memo_dir)
+            for name in names:
+                if scope not in rejected_name_scopes(store, global_store, name):
+                    raise _not_rejected(f"the name '{name}'", scope, memo_dir)
+            results = []
+            for raw in args.domains:
+                results.append(unreject_domain(loaded, store, raw, global_store=global_store, scope=scope))
+            for name in names:
+                results.append(unreject_name(loaded, store, name, global_store=global_store, scope=scope))
+            for r in results:
+                what = r.domain if not r.name else f"the name '{_clean(r.name)}'"
+                lines.append(_said_unrejected(what, scope, memo_dir))
+                still = (
+                    rejected_scopes(store, global_store, r.domain)
+                    if not r.name
+                    else rejected_name_scopes(store, global_store, r.name)
+                )
+                if r.name:
+                    name_docs.append({"name": r.name, "still_rejected": still})
+                else:
+                    domain_docs.append({"domain": r.domain, "still_rejected": still})
+                if still:
+                    other = "globally" if "global" in still else f"for memo {memo_dir}"
+                    lines.append(f"It is still rejected {other}, so the frozen source sets are unchanged.")
+                    continue
+                for sid, back in r.restored.items():
+                    saved = r.saved[sid]
+                    markers = {s.url: s.marker for s in saved.sources}
+                    lines.append(f"  {_section_label(loaded, sid)}: put back into its frozen set ({saved.id}):")
+                    lines += [_source_line(markers.get(s.url), s) for s in back]
+                    sections.setdefault(sid, {"set": saved.id, "restored": []})
+                    sections[sid]["set"] = saved.id
+                    sections[sid]["restored"] += [
+                        {"marker": markers.get(s.url), "title": s.title, "url": s.url} for s in back
+                    ]
+                refetch = sum(r.refetch.values())
+                if refetch:
+                    lines.append(
+                        f"  {refetch} result(s) were excluded when retrieved and were never stored: "
+                        f"`sourcedesk retrieve {shlex.quote(str(memo_dir))} --refresh` fetches them."
+                    )
+        forgotten = _forget_namesakes(store, loaded, namesakes, lines)
+    document.update(domains=domain_docs, names=name_docs, sections=sections, namesakes_forgotten=forgotten)
+    _emit(args, document, lines)
     return 0
 
 
-def _say_unrejected(shown: str, scope: str, memo_dir: Path | None) -> None:
-    print(f"Un-rejected {shown} {_where(scope, memo_dir)}; it can be retrieved again.")
+def _forget_namesakes(store: MemoStore, loaded: LoadedMemo | None, names: list[str], lines: list[str]) -> list[str]:
+    from core.phrases import normalise_phrase
+
+    forgotten = []
+    for name in names:
+        learned = {normalise_phrase(n.name): n for n in store.learned_namesakes()}
+        item = learned.get(normalise_phrase(name))
+        if item is None or not store.remove_learned_namesake(name):
+            declared = [n.name for n in loaded.memo.subject.namesakes] if loaded is not None else []
+            if normalise_phrase(name) in {normalise_phrase(d) for d in declared}:
+                raise UserError(
+                    f"'{name}' is declared in memo.yaml (subject.namesakes), not learned",
+                    hint="edit memo.yaml to remove it",
+                )
+            known = ", ".join(f"'{n.name}'" for n in learned.values()) or "none"
+            raise UserError(f"no learned namesake '{name}'", hint=f"learned namesakes: {known}")
+        lines.append(f"Forgot the learned namesake '{_clean(item.name)}' (from {item.where}); it is not learned again.")
+        forgotten.append(item.name)
+    return forgotten
+
+
+def _said_unrejected(shown: str, scope: str, memo_dir: Path | None) -> str:
+    return f"Un-rejected {shown} {_where(scope, memo_dir)}; it can be retrieved again."
 
 
 def _not_rejected(shown: str, scope: str, memo_dir: Path | None) -> UserError:
@@ -276,10 +541,25 @@ def _shown(domain: str) -> str:
 # ---------------------------------------------------------------- list
 
 
+def _namesake_entries(memo_dir: Path, store: MemoStore) -> list[dict[str, Any]]:
+    try:
+        declared = load_memo(memo_dir).memo.subject.namesakes
+    except MemoError:
+        declared = []
+    out: list[dict[str, Any]] = [
+        {"name": n.name, "note": n.note, "learned": False, "from": "memo.yaml"} for n in declared
+    ]
+    out += [
+        {"name": n.name, "note": "", "learned": True, "from": n.where, "title": n.title}
+        for n in store.learned_namesakes()
+    ]
+    return out
+
+
 def _list(args) -> int:
     want_memo = args.memo is not None or not args.global_
     want_global = args.global_ or args.memo is None
-    out: dict[str, object] = {}
+    out: dict[str, dict[str, Any]] = {}
     memo_dir: Path | None = None
     if want_memo:
         if args.memo is not None:
@@ -288,19 +568,44 @@ def _list(args) -> int:
             memo_dir = Path.cwd()
     if memo_dir is not None:
         with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
-            out["memo"] = {"dir": str(memo_dir.resolve()), "rejects": store.reject_entries()}
+            out["memo"] = {
+                "dir": str(memo_dir.resolve()),
+                "rejects": store.reject_entries(),
+                "names": store.reject_name_entries(),
+                "namesakes": _namesake_entries(memo_dir, store),
+            }
     if want_global:
-        store = GlobalStore()
-        out["global"] = {"path": str(store.path), "rejects": store.reject_entries()}
+        everywhere = GlobalStore()
+        out["global"] = {
+            "path": str(everywhere.path),
+            "rejects": everywhere.reject_entries(),
+            "names": everywhere.reject_name_entries(),
+        }
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     for scope, block in out.items():
-        entries = block["rejects"]  # type: ignore[index]
+        entries = block["rejects"]
+        names = block["names"]
         title = f"memo {memo_dir}" if scope == "memo" else "global (every memo)"
         print(f"Rejected domains, {title}: {len(entries) or 'none'}")
         width = max((len(e["domain"]) for e in entries), default=0)
         for e in entries:
             note = f"  {e['note']}" if e.get("note") else ""
             print(f"  {e['domain']:<{width}}{note}")
+        print(f"Rejected names, {title}: {len(names) or 'none'}")
+        for e in names:
+            note = f"  {e['note']}" if e.get("note") else ""
+            print(f"  {_clean(e['name'])}{note}")
+        if scope == "memo":
+            namesakes = block["namesakes"]
+            print(f"Namesakes (not the subject), {title}: {len(namesakes) or 'none'}")
+            for n in namesakes:
+                what = f" — {_clean(n['note'])}" if n["note"] else ""
+                origin = f"learned from {n['from']}" if n["learned"] else "memo.yaml"
+                print(f"  {_clean(n['name'])}{what}  ({origin})")
+            if any(n["learned"] for n in namesakes):
+                print(
+                    f"  `sourcedesk unreject --namesake NAME --memo {shlex.quote(str(memo_dir))}` forgets a learned one."
+                )
     return 0

@@ -3,7 +3,8 @@
 Shows, per section, what the writer would be given and everything that was
 kept out: kept sources with markers, sources omitted by the budget (with sizes),
 namesakes removed by the pin check, results removed by exclusions, warnings,
-and what this run cost. Exit code 0 even when retrieval degraded — a degraded
+and what this run cost. Every kept or omitted source carries its ``about``
+verdict (``core.about``): ``subject``, ``namesake``, ``other`` or ``unclear``, with why. Exit code 0 even when retrieval degraded — a degraded
 section is a warning, not an error.
 
 ``--json`` prints one stable document::
@@ -14,8 +15,8 @@ section is a warning, not an error.
        "set_requests", "set_cost_dollars",    # what the set cost when it was retrieved
        "created_at", "fingerprint", "budget_chars", "used_chars",
        "sources":   [{"marker", "title", "host" (null for local files), "url", "provider", "entry", "rank",
-                      "published_date", "size"}],
-       "omitted":   [{"title", "host", "url", "provider", "size"}],
+                      "published_date", "size", "about": {"verdict", "reason"}}],
+       "omitted":   [{"title", "host", "url", "provider", "size", "about": {"verdict", "reason"}}],
        "namesakes": [{"host", "title", "url", "rule"}],
        "excluded":  [{"host", "title", "url", "reason", "rule"}],
        "warnings":  [{"code", "message", "entry"}]}]}
@@ -27,7 +28,6 @@ import asyncio
 import json
 import sys
 
-from core.errors import UserError
 from core.text_safety import clean_text, clean_tree
 
 
@@ -44,20 +44,11 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
 
-def _settings():
-    from core.settings import Settings
-
-    try:
-        return Settings()
-    except ValueError as exc:  # a broken config.yaml
-        raise UserError(str(exc).splitlines()[0] if str(exc) else "invalid settings") from None
-
-
 def _run(args) -> int:
     from core.memo_loader import load_memo
     from core.retrieval import retrieve_memo_outcomes
 
-    settings = _settings()
+    settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         sys.stderr.write(f"sourcedesk: notice: {notice}\n")
     outcomes = asyncio.run(
@@ -65,7 +56,7 @@ def _run(args) -> int:
     )
     # Retrieval cleaned every string where it came in; the document is cleaned once more on
     # the way out so that a set stored by an older version cannot reach the terminal raw.
-    document = clean_tree(outcomes_document(args.dir, outcomes))
+    document = clean_tree(outcomes_document(args.dir, outcomes, _judge(args.dir)))
     if args.json:
         json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -79,7 +70,25 @@ def _host(source) -> str | None:
     return source.host if source.url.lower().startswith(("http://", "https://")) else None
 
 
-def _section_doc(outcome) -> dict:
+def _judge(memo_dir):
+    """The about judge with what the store learned (the retrieval above has let go of the store)."""
+    from pathlib import Path
+
+    from core.memo_judge import memo_judge
+    from core.memo_loader import load_memo
+    from store.global_store import GlobalStore
+    from store.memo_store import MemoStore
+
+    loaded = load_memo(Path(memo_dir))
+    with MemoStore(loaded.dir) as store:
+        return memo_judge(loaded.memo, store, global_name_rejects=GlobalStore().reject_names())
+
+
+def _about(judge, source) -> dict | None:
+    return judge.judge(source).to_json() if judge is not None else None
+
+
+def _section_doc(outcome, judge=None) -> dict:
     ss = outcome.source_set
     reused = outcome.reused
     return {
@@ -108,6 +117,7 @@ def _section_doc(outcome) -> dict:
                 "rank": s.rank,
                 "published_date": s.published_date,
                 "size": s.size,
+                "about": _about(judge, s),
             }
             for s in ss.sources
         ],
@@ -118,6 +128,7 @@ def _section_doc(outcome) -> dict:
                 "url": o.source.url,
                 "provider": o.source.provider,
                 "size": o.size,
+                "about": _about(judge, o.source),
             }
             for o in ss.omitted
         ],
@@ -129,8 +140,8 @@ def _section_doc(outcome) -> dict:
     }
 
 
-def outcomes_document(memo_dir, outcomes) -> dict:
-    sections = [_section_doc(o) for o in outcomes]
+def outcomes_document(memo_dir, outcomes, judge=None) -> dict:
+    sections = [_section_doc(o, judge) for o in outcomes]
     return {
         "memo": str(memo_dir),
         "requests": sum(s["requests"] for s in sections),
@@ -159,6 +170,9 @@ def render_text(document: dict) -> str:
         for s in sec["sources"]:
             where = s["host"] or s["url"]
             lines.append(f"     {s['marker'] or '-':<4} {_clean(s['title'] or where)}  ({_clean(where)})")
+            about = s.get("about")
+            if about and about["verdict"] in ("namesake", "unclear"):
+                lines.append(f"          about: {about['verdict']} — {_clean(about['reason'])}")
         if not sec["sources"]:
             lines.append("     (none)")
         if sec["omitted"]:

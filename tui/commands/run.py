@@ -114,9 +114,8 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 def _run(args) -> int:
     from core.memo_loader import load_memo
     from core.run import run_memo
-    from core.settings import load_settings
 
-    settings = load_settings()
+    settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         print(f"sourcedesk: notice: {clean_text(notice)}", file=sys.stderr)
     done: list[Any] = []

@@ -1,12 +1,15 @@
-"""``sourcedesk tidy FILE.md [--check]`` — citation hygiene in place.
+"""``sourcedesk tidy FILE.md [--check] [--json]`` — citation hygiene in place.
 
 The file is rewritten atomically (temp file in the same directory, then
 ``os.replace``), keeping its permissions and its line-ending style; ``--check``
 only reports and exits 1 when the file would change (for CI and hooks).
+``--json`` prints ``{"file", "changed", "written", "respaced", "moved_punctuation",
+"duplicates_removed", "renumbered", "renames": {old: new}}`` (same exit codes).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from core.citations import tidy_with_stats
@@ -19,6 +22,7 @@ def register(sub) -> None:
     p = sub.add_parser("tidy", help="fix citation spacing, punctuation, duplicates and numbering in place")
     p.add_argument("file", type=Path, metavar="FILE.md")
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the file would change")
+    p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
     p.set_defaults(func=run)
 
 
@@ -47,15 +51,34 @@ def run(args) -> int:
     tidied, stats = tidy_with_stats(original)
     if crlf:
         tidied = tidied.replace("\n", "\r\n")
-    if tidied == original:
+    changed = tidied != original
+    as_json = getattr(args, "json", False)
+    if changed and not args.check:
+        try:
+            write_atomic(args.file, tidied)
+        except OSError as exc:
+            raise UserError(
+                f"{args.file}: cannot write ({exc.strerror})", hint="check the file's permissions"
+            ) from None
+    if as_json:
+        print(json.dumps(_document(args.file, changed, changed and not args.check, stats), indent=2))
+    elif not changed:
         print(f"{args.file}: already tidy")
-        return 0
-    if args.check:
+    elif args.check:
         print(f"{args.file}: would change — {_describe(stats)}")
-        return 1
-    try:
-        write_atomic(args.file, tidied)
-    except OSError as exc:
-        raise UserError(f"{args.file}: cannot write ({exc.strerror})", hint="check the file's permissions") from None
-    print(f"{args.file}: tidied — {_describe(stats)}")
-    return 0
+    else:
+        print(f"{args.file}: tidied — {_describe(stats)}")
+    return 1 if changed and args.check else 0
+
+
+def _document(path: Path, changed: bool, written: bool, stats) -> dict:
+    return {
+        "file": str(path),
+        "changed": changed,
+        "written": written,
+        "respaced": stats.respaced if changed else 0,
+        "moved_punctuation": stats.moved_punctuation if changed else 0,
+        "duplicates_removed": stats.duplicates_removed if changed else 0,
+        "renumbered": stats.renumbered if changed else 0,
+        "renames": dict(stats.renames) if changed else {},
+    }

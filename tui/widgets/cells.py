@@ -106,9 +106,16 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
 
 
 def flags_cell(
-    truncated: int, warnings: int, palette: Palette, check_problems: int | None = None, uncited: int = 0
+    truncated: int,
+    warnings: int,
+    palette: Palette,
+    check_problems: int | None = None,
+    uncited: int = 0,
+    *,
+    namesakes: int = 0,
 ) -> Text:
-    """Truncation, warning, (last check of the current note) problem and uncited-claim badges."""
+    """Truncation, warning, (last check of the current note) problem, uncited-claim and
+    namesake-citation badges."""
     parts = []
     if truncated:
         parts.append((f"✂{truncated}", f"bold {palette.warning}"))
@@ -118,6 +125,8 @@ def flags_cell(
         parts.append((f"✗{check_problems}", f"bold {palette.error}"))
     if uncited:
         parts.append((f"?{uncited}", palette.warning))
+    if namesakes:
+        parts.append((f"⚑{namesakes}", f"bold {palette.error}"))
     out = Text()
     for i, (text, style) in enumerate(parts):
         if i:

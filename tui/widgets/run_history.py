@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from rich.text import Text
 
+from core.records import RunRecord
 from tui.widgets.cells import Palette, plain
 
 COLUMNS = (
@@ -28,32 +28,19 @@ COLUMNS = (
 COUNT_KEYS = (("verified", "✓"), ("substituted", "≈"), ("dropped", "✗"), ("out_of_range", "#"))
 
 
-def _outcome(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    outcome = record.get("outcome")
-    return outcome if isinstance(outcome, Mapping) else {}
-
-
-def _report(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    report = _outcome(record).get("report")
-    if not isinstance(report, Mapping):
-        report = record.get("report") if isinstance(record.get("report"), Mapping) else {}
-    return report
-
-
-def when(record: Mapping[str, Any]) -> str:
+def when(record: RunRecord) -> str:
     """Local time of the run, to the minute (the id keeps the seconds)."""
-    raw = record.get("finished_at") or record.get("created_at")
+    raw = record.finished_at or record.created_at
     try:
         return datetime.fromisoformat(str(raw)).astimezone().strftime("%Y-%m-%d %H:%M")
     except (TypeError, ValueError):
         return str(raw or "—")[:16]
 
 
-def counts_text(report: Mapping[str, Any]) -> str:
-    if not report:
+def counts_text(counts: Mapping[str, int] | None) -> str:
+    if not counts:
         return "—"
-    parts = [f"{report.get(k, 0)}{mark}" for k, mark in COUNT_KEYS if isinstance(report.get(k, 0), int)]
-    return " ".join(parts)
+    return " ".join(f"{counts.get(k, 0)}{mark}" for k, mark in COUNT_KEYS)
 
 
 def status_style(status: str, palette: Palette) -> str:
@@ -65,16 +52,12 @@ def status_style(status: str, palette: Palette) -> str:
     }.get(status, "")
 
 
-def row_cells(record: Mapping[str, Any], current_run: str | None, palette: Palette) -> tuple[Text, ...]:
-    outcome = _outcome(record)
-    status = str(record.get("status") or outcome.get("status") or "?")
-    cost = record.get("cost") if isinstance(record.get("cost"), Mapping) else {}
-    total = cost.get("total")
-    timings = record.get("timings") if isinstance(record.get("timings"), Mapping) else {}
-    took = timings.get("total_s")
-    set_id = record.get("source_set_id") or outcome.get("source_set_id")
-    reused = outcome.get("source_set_reused")
-    if record.get("id") and record.get("id") == current_run:
+def row_cells(record: RunRecord, current_run: str | None, palette: Palette) -> tuple[Text, ...]:
+    status = record.run_status
+    total = record.cost.get("total")
+    took = record.timings.get("total_s")
+    set_id = record.source_set_id
+    if record.id and record.id == current_run:
         note = Text("current", style="bold")
     elif status in ("ok", "degraded"):
         note = Text("replaced", style="dim")
@@ -83,67 +66,59 @@ def row_cells(record: Mapping[str, Any], current_run: str | None, palette: Palet
     return (
         plain(when(record)),
         Text(status, style=status_style(status, palette)),
-        plain(f"{set_id}{' (reused)' if reused else ''}" if set_id else "—"),
-        plain(counts_text(_report(record))),
-        Text(f"${float(total):.3f}" if isinstance(total, (int, float)) else "—", justify="right"),
-        Text(f"{float(took):.1f}s" if isinstance(took, (int, float)) else "—", justify="right"),
+        plain(f"{set_id}{' (reused)' if record.reused else ''}" if set_id else "—"),
+        plain(counts_text(record.report_counts)),
+        Text("—" if total is None else f"${total:.3f}", justify="right"),
+        Text("—" if took is None else f"{took:.1f}s", justify="right"),
         note,
     )
 
 
-def detail(record: Mapping[str, Any], current_run: str | None, palette: Palette) -> Text:
+def detail(record: RunRecord, current_run: str | None, palette: Palette) -> Text:
     """Everything a record says about one run, as literal text (messages quote the services)."""
-    outcome = _outcome(record)
-    status = str(record.get("status") or outcome.get("status") or "?")
+    outcome = record.outcome
+    status = record.run_status
     out = Text()
-    out.append(f"{record.get('id', 'run')}\n", style="bold")
+    out.append(f"{record.id or 'run'}\n", style="bold")
     out.append(f"{when(record)}   ", style="dim")
     out.append(status, style=status_style(status, palette))
-    if record.get("id") == current_run:
+    if record.id == current_run:
         out.append("   the current note", style="bold")
     out.append("\n\n")
-    message = record.get("message") or outcome.get("message")
+    message = record.message or (outcome.message if outcome else "")
     if message:
-        out.append(str(message) + "\n\n")
-    error = record.get("error")
-    if isinstance(error, Mapping) and error.get("message"):
+        out.append(message + "\n\n")
+    error = record.error
+    if error is not None and error.message:
         out.append("error: ", style="dim")
-        out.append(f"{error.get('kind') or ''} {error.get('message')}\n\n".lstrip())
-    set_id = record.get("source_set_id") or outcome.get("source_set_id")
-    if set_id:
+        out.append(f"{error.kind or ''} {error.message}\n\n".lstrip())
+    if record.source_set_id:
         out.append("source set: ", style="dim")
-        out.append(str(set_id) + (" (reused, no search)" if outcome.get("source_set_reused") else "") + "\n")
-    if record.get("writer"):
+        out.append(record.source_set_id + (" (reused, no search)" if record.reused else "") + "\n")
+    if record.writer:
         out.append("writer: ", style="dim")
-        out.append(str(record["writer"]) + "\n")
-    if record.get("model"):
+        out.append(str(record.writer) + "\n")
+    if record.model:
         out.append("model: ", style="dim")
-        out.append(str(record["model"]) + "\n")
-    report = _report(record)
-    if report:
+        out.append(record.model + "\n")
+    counts = record.report_counts
+    if counts:
         out.append("citations: ", style="dim")
         labels = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected")
-        out.append(", ".join(f"{report.get(k, 0)} {k.replace('_', ' ')}" for k in labels) + "\n")
-    raw = outcome.get("raw_citation_classes")
-    if isinstance(raw, Mapping) and raw:
+        out.append(", ".join(f"{counts.get(k, 0)} {k.replace('_', ' ')}" for k in labels) + "\n")
+    raw = outcome.raw_citation_classes if outcome else None
+    if raw:
         out.append("writer's raw citations: ", style="dim")
-        out.append(", ".join(f"{v} {str(k).replace('_', ' ')}" for k, v in raw.items()) + "\n")
-    requests = outcome.get("requests")
-    if isinstance(requests, Mapping) and requests:
+        out.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in raw.items()) + "\n")
+    requests = outcome.requests if outcome else {}
+    if requests:
         out.append("requests: ", style="dim")
         out.append(", ".join(f"{k} {v}" for k, v in requests.items()) + "\n")
-    timings = record.get("timings") if isinstance(record.get("timings"), Mapping) else {}
-    if timings:
+    if record.timings:
         out.append("timings: ", style="dim")
-        out.append(
-            ", ".join(
-                f"{k.removesuffix('_s')} {float(v):.2f}s" for k, v in timings.items() if isinstance(v, (int, float))
-            )
-            + "\n"
-        )
-    warnings = outcome.get("warnings") or []
-    if warnings:
+        out.append(", ".join(f"{k.removesuffix('_s')} {v:.2f}s" for k, v in record.timings.items()) + "\n")
+    if record.warnings:
         out.append("\nwarnings\n", style="bold")
-        for w in warnings:
+        for w in record.warnings:
             out.append(f"  • {w}\n")
     return out

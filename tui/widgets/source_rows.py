@@ -10,20 +10,23 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from core.about import About, SourceText
 from core.curation import DROPPED_RULE
 from core.hosts import host_matches_any
 from core.models import RemovedSource, Source, SourceSet
+from core.name_rejects import is_name_rule, name_of_rule
 from core.urls import host_of
+from tui.widgets.about_cells import reason_cell, verdict_cell
 from tui.widgets.cells import Palette, plain, source_label
 
-# (key, label, width): titles and hosts are cut with an ellipsis so every column stays
-# in view at 160 columns; the detail pane shows them in full.
+# (key, label, width): titles, hosts and reasons are cut with an ellipsis so every column
+# stays in view at 160 columns; the detail pane shows them in full, with the date and provider.
 COLUMNS = (
     ("marker", "Marker", 6),
-    ("title", "Title", 30),
-    ("host", "Host", 17),
-    ("date", "Date", 10),
-    ("provider", "Provider", 8),
+    ("title", "Title", 20),
+    ("host", "Host", 14),
+    ("about", "About", 10),
+    ("why", "Why", 20),
     ("pin", "Pin", 10),
     ("state", "State", 20),
 )
@@ -67,10 +70,24 @@ class SourceRow:
     @property
     def rejected_domain(self) -> str | None:
         """The domain whose rejection removed this row (from the rule ``memo:nats.aero``)."""
-        if self.removed is None or self.removed.reason != "rejected":
+        if self.removed is None or self.removed.reason != "rejected" or is_name_rule(self.removed.rule):
             return None
         rule = self.removed.rule or ""
         return rule.split(":", 1)[1] if ":" in rule else (rule or self.host)
+
+    @property
+    def rejected_name(self) -> str | None:
+        """The name whose rejection removed this row (from the rule ``memo-name:Kestra Medical``)."""
+        if self.removed is None or self.removed.reason != "rejected" or not is_name_rule(self.removed.rule):
+            return None
+        return name_of_rule(self.removed.rule)
+
+    @property
+    def text(self) -> SourceText:
+        """What the about verdict reads: the whole source, or the title of a removed result."""
+        if self.source is not None:
+            return SourceText.of(self.source)
+        return SourceText(self.url, self.title)
 
 
 def source_rows(source_set: SourceSet | None) -> list[SourceRow]:
@@ -123,20 +140,19 @@ def _state_text(row: SourceRow, palette: Palette) -> Text:
     word = REASON_WORDS.get(reason, reason)
     if reason == "rejected" and row.removed and row.removed.rule:
         scope = row.removed.rule.split(":", 1)[0]
-        word = f"rejected ({'global' if scope == 'global' else 'memo'})"
+        what = "name rejected" if is_name_rule(row.removed.rule) else "rejected"
+        word = f"{what} ({'global' if scope.startswith('global') else 'memo'})"
     style = palette.error if reason in ("namesake", "rejected") else "dim"
     return Text(word, style=style)
 
 
-def row_cells(row: SourceRow, source_set: SourceSet, palette: Palette) -> list[Text]:
+def row_cells(row: SourceRow, source_set: SourceSet, palette: Palette, about: About | None = None) -> list[Text]:
     source = row.source
     marker = (
         Text(source.marker or "—", style="bold")
         if source is not None and row.kind == "kept"
         else Text("—", style="dim")
     )
-    date = (source.published_date or "")[:10] if source is not None else ""
-    provider = source.provider if source is not None else ""
     title = source_label(row.title, row.host)
     if row.kind != "kept":
         title.stylize("dim")
@@ -144,8 +160,8 @@ def row_cells(row: SourceRow, source_set: SourceSet, palette: Palette) -> list[T
         marker,
         title,
         plain(row.host),
-        plain(date),
-        plain(provider),
+        verdict_cell(about, palette),
+        reason_cell(about),
         _pin_text(row, source_set, palette),
         _state_text(row, palette),
     ]

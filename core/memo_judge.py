@@ -1,0 +1,111 @@
+"""The ``about`` judge for one memo, from what the memo and its store hold.
+
+``core.about`` is pure; this module gathers its inputs: the subject and the namesakes
+declared in memo.yaml, the namesakes learned so far (the memo store), and what the
+subject's own pages say — the titles and summaries of every stored source on the
+subject's hosts, across the memo's sections — so that a memo without a description
+still has words that tell its subject apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from core.about import About, AboutJudge, NamesakeRef, SourceText
+from core.hosts import host_matches_any
+from core.memo import Memo
+from core.models import Source, SourceSet
+from core.namesakes import LearnedNamesake
+from core.urls import normalise_url
+
+
+class JudgeStore(Protocol):
+    """What the judge reads from a memo store."""
+
+    def latest_source_set(self, section: str) -> SourceSet | None: ...
+
+    def learned_namesakes(self, *, include_removed: bool = False) -> list[LearnedNamesake]: ...
+
+    def reject_names(self) -> list[str]: ...
+
+
+def subject_pages(judge_hosts: list[str], sets: Iterable[SourceSet | None]) -> list[str]:
+    """Title and summary of every stored source on the subject's own hosts (each page once)."""
+    seen: set[str] = set()
+    texts: list[str] = []
+    for source_set in sets:
+        if source_set is None:
+            continue
+        for source in [*source_set.sources, *(o.source for o in source_set.omitted)]:
+            if source.url in seen or not host_matches_any(source.url, judge_hosts):
+                continue
+            seen.add(source.url)
+            texts.append(f"{source.title}\n{source.summary}")
+    return texts
+
+
+def memo_judge(
+    memo: Memo,
+    store: JudgeStore | None = None,
+    *,
+    extra: Iterable[SourceSet] = (),
+    global_name_rejects: Iterable[str] = (),
+) -> AboutJudge:
+    """The judge for ``memo``: declared and learned namesakes — and the names the analyst
+    rejected, which are names the subject is not — with the subject's stored pages as context."""
+    learned = [n.ref() for n in store.learned_namesakes()] if store is not None else []
+    rejected = [*(store.reject_names() if store is not None else []), *global_name_rejects]
+    learned += [NamesakeRef(name, exact=True) for name in rejected]
+    bare = AboutJudge.for_memo(memo.subject)
+    sets: list[SourceSet | None] = list(extra)
+    if store is not None:
+        sets += [store.latest_source_set(s.id) for s in memo.sections]
+    context = subject_pages(bare.hosts, sets)
+    return AboutJudge.for_memo(memo.subject, learned, context)
+
+
+def annotate(judge: AboutJudge, sources: Iterable[Source]) -> list[Source]:
+    """Copies of ``sources`` carrying their verdict (``Source.about``, never persisted)."""
+    return [s.model_copy(update={"about": judge.judge(SourceText.of(s)).to_json()}) for s in sources]
+
+
+def annotate_results(judge: AboutJudge, results: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
+    """Copies of the writer's search results with an ``about`` key."""
+    return [{**r, "about": judge.judge(SourceText.of(r)).to_json()} for r in results]
+
+
+def cited_namesakes(
+    citations: Iterable[Mapping[str, object] | object],
+    sources: Iterable[Source],
+    web_results: Iterable[Mapping[str, object]],
+    judge: AboutJudge,
+) -> list[tuple[str, About]]:
+    """``(key, verdict)`` for every kept citation (verified or substituted) whose resolved source
+    is about a namesake, judged now — a namesake declared after the run counts too."""
+    by_url: dict[str, object] = {}
+    for result in web_results:
+        url = result.get("url")
+        if isinstance(url, str) and url:
+            by_url.setdefault(normalise_url(url), result)
+    for source in sources:
+        by_url[normalise_url(source.url)] = source  # the frozen set's copy holds the most text
+    found: list[tuple[str, About]] = []
+    for cite in citations:
+
+        def get(name: str, cite: object = cite) -> object:
+            return cite.get(name) if isinstance(cite, Mapping) else getattr(cite, name, None)
+
+        url = get("resolved_url")
+        if get("status") not in ("verified", "substituted") or not isinstance(url, str):
+            continue
+        item = by_url.get(normalise_url(url))
+        if item is None:
+            continue
+        about = judge.judge(SourceText.of(item))
+        if about.verdict == "namesake":
+            found.append((str(get("key")), about))
+    return found
+
+
+__all__ = ["JudgeStore", "annotate", "annotate_results", "cited_namesakes", "memo_judge", "subject_pages"]

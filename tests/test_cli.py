@@ -1,0 +1,255 @@
+"""The command line's one error path, its start-up, and --json / --version.
+
+What an analyst would notice: a typo in a setting is one clean message naming the
+variable or file, the field and a fix, whatever the command; a crash is a line
+pointing at a log file, never a traceback; `sourcedesk --help` answers at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui import cli
+from tui.cli import COMMANDS, Command, CommandTableError, build_parser, main
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_MEMO = REPO / "tests" / "fixtures" / "run" / "nats-memo"
+
+
+@pytest.fixture
+def memo(tmp_path) -> Path:
+    import shutil
+
+    target = tmp_path / "memo"
+    shutil.copytree(FIXTURE_MEMO, target)
+    return target
+
+
+def _every_command(memo: Path, tmp_path: Path) -> dict[str, list[str]]:
+    draft = tmp_path / "draft.md"
+    draft.write_text("Text.[^1]\n\n[^1]: https://example.org\n")
+    sources = tmp_path / "sources.json"
+    sources.write_text("[]")
+    return {
+        "demo": ["demo", "--dir", str(tmp_path / "demo")],
+        "open": ["open", str(memo)],
+        "init": ["init", str(tmp_path / "new"), "--subject", "NATS", "--url", "nats.io"],
+        "retrieve": ["retrieve", str(memo)],
+        "run": ["run", str(memo)],
+        "reconcile": ["reconcile", str(draft), "--sources", str(sources)],
+        "tidy": ["tidy", str(draft)],
+        "check-urls": ["check-urls", str(draft)],
+        "reject": ["reject", "kestra.com", "--memo", str(memo)],
+        "unreject": ["unreject", "kestra.com", "--memo", str(memo)],
+        "rejects": ["rejects", "--memo", str(memo)],
+        "export": ["export", str(memo)],
+        "sandbox": ["sandbox", "--port", "0"],
+    }
+
+
+def test_the_table_lists_every_command_and_each_module_defines_exactly_its_commands():
+    parser = build_parser(None)  # imports every module and checks each against the table
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert list(sub.choices) == [c.name for c in COMMANDS]
+
+
+def test_a_missing_command_module_is_an_error_at_start_up(capsys, monkeypatch):
+    broken = (*COMMANDS, Command("status", "statsu", "show the memo's status"))
+    with pytest.raises(CommandTableError, match=r"tui\.commands\.statsu .*sourcedesk status.* is missing"):
+        build_parser(["--help"], broken)
+    monkeypatch.setattr(cli, "COMMANDS", broken)
+    assert main(["--help"]) == 2  # before any help is printed: the installation is broken
+    err = capsys.readouterr().err
+    assert "broken installation" in err and "statsu" in err
+
+
+def test_a_module_that_does_not_define_its_listed_command_is_an_error(monkeypatch):
+    wrong = tuple(Command(c.name, "export" if c.name == "tidy" else c.module, c.help) for c in COMMANDS)
+    with pytest.raises(CommandTableError, match=r"tui\.commands\.export defines \['export'\] .*\['export', 'tidy'\]"):
+        build_parser(["tidy", "x.md"], wrong)
+
+
+def test_help_loads_no_command_module_and_costs_little_cpu():
+    code = (
+        "import resource, sys, contextlib, io\n"
+        "from tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    try:\n"
+        "        main(['--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "assert 'check-urls' in out.getvalue() and 'unreject' in out.getvalue()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('tui.commands.', 'textual', 'pydantic', 'core.', 'store.')))\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['core.errors']"
+    # CPU of the whole `sourcedesk --help` process (interpreter start included)
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "tui.cli", "--help"], cwd=REPO, capture_output=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu <= 0.15, f"sourcedesk --help used {cpu:.3f} s of CPU"
+
+
+def test_a_bad_environment_value_is_the_same_clean_message_and_exit_2_in_every_command(
+    memo, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("SOURCEDESK_BUDGET_CHARS", "lots")
+    for name, argv in _every_command(memo, tmp_path).items():
+        assert main(argv) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("sourcedesk: invalid setting budget_chars in the environment variable "), (name, err)
+        assert "SOURCEDESK_BUDGET_CHARS" in err and "'lots'" in err and "Hint: " in err and "whole number" in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "new").exists()  # nothing ran
+
+
+def test_a_broken_config_file_names_the_file_and_line_in_every_command_but_config_path_answers(memo, tmp_path, capsys):
+    from core.settings import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("writer-url: http://x\nbudget-chars: [12000\n")
+    for name, argv in _every_command(memo, tmp_path).items():
+        assert main(argv) == 2, name
+        err = capsys.readouterr().err
+        assert f"the config file {path} is not valid YAML (line 3" in err, (name, err)
+        assert "`sourcedesk config path`" in err and "Traceback" not in err
+    assert main(["config", "path"]) == 0
+    assert capsys.readouterr().out.strip() == str(path)
+    path.write_text("budget-chars: lots\n")
+    assert main(["run", str(memo)]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid setting budget_chars in the config file {path}" in err and "'lots'" in err
+
+
+def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_as_one_line(memo, monkeypatch, capsys):
+    import core.export
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the disk said no")
+
+    monkeypatch.setattr(core.export, "export_memo", broken)
+    assert main(["export", str(memo)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("sourcedesk: unexpected error: RuntimeError: the disk said no\n")
+    from tui.logs import log_file
+
+    path = log_file()
+    assert f"The details, with the traceback, are in {path}" in err
+    for handler in logging.getLogger("sourcedesk").handlers:
+        handler.flush()
+    written = path.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in written and "RuntimeError: the disk said no" in written
+    assert "sourcedesk export" in written
+
+
+def test_the_log_file_never_holds_an_api_key(memo, monkeypatch, capsys):
+    import core.export
+
+    key = "pplx-secret-key-0123456789"
+    monkeypatch.setenv("PERPLEXITY_API_KEY", key)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(f"bad header Authorization: Bearer {key}")
+
+    monkeypatch.setattr(core.export, "export_memo", broken)
+    assert main(["export", str(memo)]) == 1
+    assert key not in capsys.readouterr().err
+    from tui.logs import log_file
+
+    for handler in logging.getLogger("sourcedesk").handlers:
+        handler.flush()
+    assert key not in log_file().read_text(encoding="utf-8")
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out.strip()
+    from importlib.metadata import version
+
+    assert out == f"sourcedesk {version('sourcedesk')}"
+
+
+def test_json_from_init_export_tidy_and_config(tmp_path, capsys):
+    memo = tmp_path / "m"
+    assert main(["init", str(memo), "--subject", "NATS", "--url", "nats.io", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["memo"] == str(memo / "memo.yaml") and made["url"] == "https://nats.io"
+    assert made["sections"][0] == "overview" and len(made["sections"]) == 7
+
+    assert main(["export", str(memo), "--json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported["path"] == str(memo / "memo.md") and exported["sections"] == 0
+    assert exported["missing"] == made["sections"] and (memo / "memo.md").is_file()
+
+    draft = tmp_path / "d.md"
+    draft.write_text("Growth was fast[^2].\n\n[^2]: https://a.example/x\n")
+    assert main(["tidy", str(draft), "--check", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["changed"] and not report["written"] and report["renames"] == {"2": "1"}
+    assert main(["tidy", str(draft), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["written"] and "[^1]" in draft.read_text()
+    assert main(["tidy", str(draft), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "file": str(draft),
+        "changed": False,
+        "written": False,
+        "respaced": 0,
+        "moved_punctuation": 0,
+        "duplicates_removed": 0,
+        "renumbered": 0,
+        "renames": {},
+    }
+
+    assert main(["config", "path", "--json"]) == 0
+    from core.settings import config_path
+
+    assert json.loads(capsys.readouterr().out) == {"path": str(config_path()), "exists": False}
+
+
+def test_json_from_reject_and_unreject(memo, capsys):
+    assert main(["reject", "https://www.kestra.com/x", "--memo", str(memo), "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done == {
+        "domain": "kestra.com",
+        "scope": "memo",
+        "memo": str(memo),
+        "changed": True,
+        "sections": [],
+        "still_rejected": [],
+    }
+    assert main(["reject", "kestra.com", "--memo", str(memo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed"] is False
+    assert main(["unreject", "kestra.com", "--memo", str(memo), "--json"]) == 0
+    undone = json.loads(capsys.readouterr().out)
+    assert undone["changed"] is True and undone["domain"] == "kestra.com" and undone["still_rejected"] == []
+
+
+def test_the_workbench_log_exception_calls_reach_the_log_file():
+    from tui.logs import log_file, setup_logging
+
+    assert setup_logging() == log_file()
+    try:
+        raise ValueError("a worker tripped")
+    except ValueError:
+        logging.getLogger("sourcedesk.tui").exception("section overview failed while writing")
+    for handler in logging.getLogger("sourcedesk").handlers:
+        handler.flush()
+    written = log_file().read_text(encoding="utf-8")
+    assert "sourcedesk.tui" in written and "section overview failed while writing" in written
+    assert "Traceback (most recent call last)" in written and "ValueError: a worker tripped" in written

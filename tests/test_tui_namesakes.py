@@ -1,0 +1,130 @@
+"""The right company in the workbench: the About column, "reject this name", the memo screen's
+namesake flag, and the namesakes list with learned ones the analyst can remove."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
+from textual.widgets import DataTable, Input
+
+from core.namesakes import LearnedNamesake
+from sandbox.server import SandboxServer
+from screens.namesakes_modal import NamesakesScreen
+from screens.reject_name_modal import RejectNameScreen
+from screens.section_screen import SectionScreen
+
+GUARDIAN = "www.theguardian.com"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=0) as server:
+        yield server
+
+
+@pytest.fixture
+def sb(sandbox):
+    control(sandbox.url, "/_sandbox/reset")
+    yield sandbox
+
+
+def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            memo_table = app.screen.query_one("#sections", DataTable)
+            memo_table.move_cursor(row=4)  # news: a wide search with the air-traffic namesake in the press
+            await run_and_wait(pilot, "r", "news")
+            cited = [key for key, _about in app.screen.namesake_cites["news"]]
+            assert cited, "the demo's news note should cite a namesake source"
+            assert f"⚑{len(cited)}" in cells(memo_table, "news")[6]
+            note = (app.loaded.dir / "sections" / "05-news.md").read_text(encoding="utf-8")
+            assert GUARDIAN in note
+
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            sources = app.screen.query_one("#sources", DataTable)
+            await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)
+            row = cells(sources, sources.coordinate_to_cell_key(sources.cursor_coordinate).row_key.value)
+            assert row[3] == "✗ namesake" and row[4].startswith("names 'Nats' only with")
+            assert "About: ✗ namesake" in str(app.screen.query_one("#detail").render())
+
+            await pilot.press("n")
+            await wait_for(pilot, lambda: isinstance(app.screen, RejectNameScreen), what="the reject-name dialog")
+            assert app.screen.query_one("#reject-name", Input).value == "Nats air traffic control"
+            assert "Takes 1 kept source(s)" in str(app.screen.query_one("#reject-preview").render())
+            await pilot.click("#reject-ok")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            assert app.store.reject_names() == ["Nats air traffic control"]
+            rows = [cells(sources, r.key.value) for r in sources.ordered_rows]
+            assert [r[6] for r in rows if r[2] == GUARDIAN] == ["name rejected (memo)"]
+            assert [r[3] for r in rows if r[2] == GUARDIAN] == ["✗ namesake"]  # judged on what was stored
+            included = [r for r in rows if r[6] == "included"]
+            assert [r[0] for r in included] == [f"E{i}" for i in range(1, len(included) + 1)]
+
+            await run_and_wait(pilot, "r", "news")
+            assert app.last_outcomes["news"].source_set_reused
+            note = (app.loaded.dir / "sections" / "05-news.md").read_text(encoding="utf-8")
+            assert GUARDIAN not in note
+
+            # u on the name-rejected row puts it back
+            await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)
+            await pilot.press("u")
+            await pilot.pause()
+            assert app.store.reject_names() == []
+            assert any(s.host == GUARDIAN for s in app.store.latest_source_set("news").sources)
+
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the memo screen")
+            now = app.screen.namesake_cites["news"]  # judged on the re-run note
+            flags = cells(app.screen.query_one("#sections", DataTable), "news")[6]
+            assert (f"⚑{len(now)}" in flags) if now else ("⚑" not in flags)
+
+    asyncio.run(scenario())
+
+
+def test_the_subjects_own_name_cannot_be_rejected_from_the_dialog(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            app.screen.query_one("#sections", DataTable).move_cursor(row=4)
+            await run_and_wait(pilot, "r", "news")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: isinstance(app.screen, RejectNameScreen), what="the dialog")
+            field = app.screen.query_one("#reject-name", Input)
+            field.value = "nats"
+            await pilot.pause()
+            assert "the subject's own name" in str(app.screen.query_one("#reject-preview").render())
+            await pilot.click("#reject-ok")
+            await pilot.pause()
+            assert isinstance(app.screen, RejectNameScreen) and app.store.reject_names() == []
+
+    asyncio.run(scenario())
+
+
+def test_the_namesakes_list_marks_learned_ones_and_removes_them(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        app.store.add_learned_namesakes(
+            [LearnedNamesake(name="GNATS", origin="pin", host="www.gnats.io", title="GNATS.io — issue tracking")]
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("N")
+            await wait_for(pilot, lambda: isinstance(app.screen, NamesakesScreen), what="the namesakes list")
+            table = app.screen.query_one("#namesakes", DataTable)
+            rows = {r.key.value: cells(table, r.key.value) for r in table.ordered_rows}
+            assert rows["declared:0"][0] == "NATS Holdings" and rows["declared:0"][2] == "memo.yaml"
+            assert rows["learned:0"][0] == "GNATS" and rows["learned:0"][2].startswith("learned · www.gnats.io")
+            await pilot.press("d")  # the declared one: not here
+            assert "edit the file" in str(app.screen.query_one("#namesakes-note").render())
+            table.move_cursor(row=1)
+            await pilot.press("d")
+            await pilot.pause()
+            assert app.store.learned_namesakes() == [] and table.row_count == 1
+            await pilot.press("escape")
+
+    asyncio.run(scenario())
