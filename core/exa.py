@@ -8,13 +8,22 @@ real service be swapped by one base-URL setting.
 
 The API key travels only in the ``Authorization`` header of each request: it is
 never stored on a shared ``httpx`` client, logged, or included in an error.
+
+Exa's answer is untrusted text. Each request has a total deadline (not per read)
+and a size cap, both read as one bounded job (``core.bounded_http``), and every
+string of every result — titles, URLs, text, highlights, summaries, facts — and
+every error sentence is cleaned here, where it enters the product
+(``core.text_safety``: no terminal control sequences, no bidi overrides, no API
+key a server echoed back).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,7 +32,12 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import SecretStr
 
+from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
+from core.deadline import DeadlineExceeded, budget, current_deadline
+from core.facts import decode_json_object
 from core.http_policy import EXA_RETRY, RetryOutcome, RetryPolicy, send_with_retries, shared_limiter
+from core.secrets import secret_values
+from core.text_safety import UNSAFE_CHARACTER, clean_text, clean_tree
 
 log = logging.getLogger("sourcedesk.exa")
 
@@ -47,6 +61,7 @@ MAX_EXCLUDE_TEXT_WORDS = 5
 # still fit the service's bucket. Twelve concurrent sections: eight searches at once,
 # then one every 100 ms.
 RESERVED_TOKENS = 2
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 ErrorKind = Literal[
     "auth",
@@ -59,6 +74,7 @@ ErrorKind = Literal[
     "timeout",
     "network",
     "malformed",
+    "too_large",
 ]
 
 
@@ -102,6 +118,8 @@ class ExaSearchResult:
     request_id: str | None = None
     requests: int = 1  # HTTP requests this call made (retries included)
     skipped: int = 0  # result items without a usable URL
+    controls_removed: int = 0  # results whose strings carried control sequences or bidi overrides
+    keys_redacted: int = 0  # results that echoed an API key back
 
 
 def current_category(category: str | None) -> str | None:
@@ -201,33 +219,86 @@ def build_search_body(
 # ---------------------------------------------------------------- response parsing
 
 
-def _str_or_none(v: Any) -> str | None:
-    return v if isinstance(v, str) and v.strip() else None
+def _str_or_none(v: Any, secrets: list[str] | None = None) -> str | None:
+    if not isinstance(v, str):
+        return None
+    v = clean_text(v, secrets=secrets).strip()
+    return v or None
 
 
-def _parse_result(raw: Any) -> ExaResult | None:
+def _usable_url(v: Any, secrets: list[str]) -> str | None:
+    """An http(s) URL exactly as sent — or None: a URL carrying control or bidi characters
+    is not repaired into some other address, it is unusable."""
+    if not isinstance(v, str) or not v.strip() or UNSAFE_CHARACTER.search(v.strip()):
+        return None
+    url = clean_text(v.strip(), secrets=secrets)  # a key echoed in a query string is redacted
+    return url if url.lower().startswith(("http://", "https://")) else None
+
+
+def _summary(summary: Any, secrets: list[str]) -> str | dict[str, Any] | None:
+    """A schema summary arrives as a JSON string; its decoded values are cleaned too
+    (``\u001b`` inside JSON is an escape character once decoded)."""
+    if isinstance(summary, str):
+        decoded = decode_json_object(summary.strip())
+        if decoded is not None:
+            return clean_tree(decoded, secrets=secrets)  # type: ignore[return-value]  # a dict stays a dict
+        return clean_text(summary, multiline=True, secrets=secrets)
+    if isinstance(summary, dict):
+        return clean_tree(summary, secrets=secrets)  # type: ignore[return-value]  # a dict stays a dict
+    return None
+
+
+# Control characters that mean trouble (line breaks, tabs and \r are ordinary text).
+_HOSTILE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _taint(value: Any, secrets: list[str]) -> tuple[bool, bool]:
+    """(carries control sequences, echoes a key) anywhere in a raw result, JSON summaries decoded."""
+    controls = keys = False
+    stack = [value]
+    while stack and not (controls and keys):
+        v = stack.pop()
+        if isinstance(v, str):
+            controls = controls or bool(_HOSTILE.search(v))
+            keys = keys or any(k in v for k in secrets)
+            decoded = decode_json_object(v.strip()) if v.lstrip()[:1] in ("{", '"', "`") else None
+            if decoded is not None:
+                stack.append(decoded)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return controls, keys
+
+
+def _parse_result(raw: Any, secrets: list[str]) -> ExaResult | None:
     if not isinstance(raw, dict):
         return None
-    url = _str_or_none(raw.get("url")) or _str_or_none(raw.get("id"))
-    if not url or not url.lower().startswith(("http://", "https://")):
+    url = _usable_url(raw.get("url"), secrets) or _usable_url(raw.get("id"), secrets)
+    if not url:
         return None
     score = raw.get("score")
-    summary = raw.get("summary")
     highlights = raw.get("highlights")
     entities = raw.get("entities")
     if isinstance(entities, dict):
         entities = [entities]
+    text = raw.get("text")
     return ExaResult(
-        url=url.strip(),
-        title=raw.get("title") if isinstance(raw.get("title"), str) else "",
-        id=_str_or_none(raw.get("id")),
-        published_date=_str_or_none(raw.get("publishedDate")),
-        author=_str_or_none(raw.get("author")),
+        url=url,
+        title=clean_text(raw["title"], secrets=secrets) if isinstance(raw.get("title"), str) else "",
+        id=_str_or_none(raw.get("id"), secrets),
+        published_date=_str_or_none(raw.get("publishedDate"), secrets),
+        author=_str_or_none(raw.get("author"), secrets),
         score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-        text=raw.get("text") if isinstance(raw.get("text"), str) else None,
-        summary=summary if isinstance(summary, (str, dict)) else None,
-        highlights=[h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else [],
-        entities=[e for e in entities if isinstance(e, dict)] if isinstance(entities, list) else [],
+        text=clean_text(text, multiline=True, secrets=secrets) if isinstance(text, str) else None,
+        summary=_summary(raw.get("summary"), secrets),
+        highlights=[clean_text(h, multiline=True, secrets=secrets) for h in highlights if isinstance(h, str)]
+        if isinstance(highlights, list)
+        else [],
+        entities=[clean_tree(e, secrets=secrets) for e in entities if isinstance(e, dict)]  # type: ignore[misc]  # dicts stay dicts
+        if isinstance(entities, list)
+        else [],
     )
 
 
@@ -254,8 +325,9 @@ def parse_cost(cost: Any) -> float:
     return 0.0
 
 
-def parse_warnings(value: Any) -> list[str]:
-    """Exa's ``warnings`` as lines: strings, or objects with a ``message`` (and maybe a ``code``)."""
+def parse_warnings(value: Any, secrets: list[str] | None = None) -> list[str]:
+    """Exa's ``warnings`` as lines: strings, or objects with a ``message`` (and maybe a ``code``),
+    cleaned like every other string Exa sends."""
     items = [value] if isinstance(value, (str, dict)) else value if isinstance(value, list) else []
     out: list[str] = []
     for item in items:
@@ -263,25 +335,33 @@ def parse_warnings(value: Any) -> list[str]:
         if not isinstance(text, str) or not text.strip():
             continue
         code = item.get("code") if isinstance(item, dict) else None
-        line = " ".join(text.split())[:300]
-        out.append(f"{code}: {line}" if isinstance(code, str) and code.strip() else line)
+        line = " ".join(clean_text(text, secrets=secrets).split())[:300]
+        code = clean_text(code, secrets=secrets) if isinstance(code, str) else None
+        out.append(f"{code}: {line}" if code and code.strip() else line)
     return out
 
 
-def parse_search_response(data: Any) -> ExaSearchResult:
-    """Raise ExaError('malformed') unless ``data`` has the shape of a search answer."""
+def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> ExaSearchResult:
+    """Raise ExaError('malformed') unless ``data`` has the shape of a search answer.
+
+    Every string is cleaned on the way in; ``secrets`` are the keys to redact
+    (default: every known key)."""
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise ExaError("malformed", 200, "Exa answered, but not with search results (no 'results' list)")
-    parsed = [_parse_result(r) for r in data["results"]]
+    keys = secret_values() if secrets is None else secrets
+    parsed = [_parse_result(r, keys) for r in data["results"]]
     results = [r for r in parsed if r is not None]
+    taints = [_taint(raw, keys) for raw, r in zip(data["results"], parsed, strict=True) if r is not None]
     search_time = data.get("searchTime")
     return ExaSearchResult(
         results=results,
-        warnings=parse_warnings(data.get("warnings")),
+        warnings=parse_warnings(data.get("warnings"), keys),
         cost_total=parse_cost(data.get("costDollars")),
         search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
-        request_id=_str_or_none(data.get("requestId")),
+        request_id=_str_or_none(data.get("requestId"), keys),
         skipped=len(parsed) - len(results),
+        controls_removed=sum(c for c, _ in taints),
+        keys_redacted=sum(k for _, k in taints),
     )
 
 
@@ -301,17 +381,34 @@ def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
             msg = msg.get("message")
     if not isinstance(msg, str):
         return ""
-    msg = " ".join(msg.split())[:300]
-    if secret and secret in msg:
-        msg = msg.replace(secret, "[redacted]")
-    return msg
+    return " ".join(clean_text(msg, secrets=[*([secret] if secret else []), *secret_values()]).split())[:300]
 
 
-def _status_error(response: httpx.Response, attempts: int, secret: str | None) -> ExaError:
+def _retry_after_note(outcome: RetryOutcome | None, policy: RetryPolicy) -> str:
+    """What the server asked for in ``Retry-After`` and why we did not (or could not) wait."""
+    if outcome is None or not outcome.attempts:
+        return ""
+    asked = max((a.retry_after_s or 0.0 for a in outcome.attempts), default=0.0)
+    if outcome.stopped:
+        said = f"it asked to retry after {asked:g} s; " if asked else ""
+        return f" ({said}{outcome.stopped})"
+    if asked > policy.max_retry_after_s:
+        return f" (it asked to retry after {asked:g} s, longer than the {policy.max_retry_after_s:g} s we wait)"
+    return ""
+
+
+def _status_error(
+    response: httpx.Response,
+    attempts: int,
+    secret: str | None,
+    outcome: RetryOutcome | None = None,
+    policy: RetryPolicy = EXA_RETRY,
+) -> ExaError:
     status = response.status_code
     said = _exa_error_text(response, secret)
     detail = f": {said}" if said else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
+    tries += _retry_after_note(outcome, policy)
     if status == 401:
         return ExaError(
             "auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts
@@ -338,14 +435,43 @@ def _status_error(response: httpx.Response, attempts: int, secret: str | None) -
         return ExaError("rate_limited", status, f"Exa kept rate-limiting the search (429){tries}", requests=attempts)
     if status >= 500:
         return ExaError("server", status, f"Exa had a server error ({status}){tries}{detail}", requests=attempts)
+    if 300 <= status < 400:
+        location = response.headers.get("location", "")
+        with contextlib.suppress(httpx.InvalidURL, ValueError):  # shown as sent when it does not resolve
+            location = str(response.url.join(location)) if location else ""
+        location = clean_text(location, secrets=[*([secret] if secret else []), *secret_values()])
+        to = f" to {_display_url(location)}" if location else ""
+        return ExaError(
+            "bad_request",
+            status,
+            f"Exa answered with a redirect ({status}{to}) instead of search results — check SOURCEDESK_EXA_URL",
+            requests=attempts,
+        )
     return ExaError("bad_request", status, f"Exa rejected the search request ({status}){detail}", requests=attempts)
 
 
-def _transport_error(exc: Exception, attempts: int, timeout_s: float, where: str) -> ExaError:
+def _transport_error(
+    exc: Exception, attempts: int, timeout_s: float, where: str, outcome: RetryOutcome | None = None
+) -> ExaError:
     tries = f" ({attempts} attempts)" if attempts > 1 else ""
+    stopped = f"; {outcome.stopped}" if outcome is not None and outcome.stopped else ""
+    if isinstance(exc, DeadlineExceeded):
+        return ExaError("timeout", None, f"{exc}{tries}{stopped}", requests=attempts)
     if isinstance(exc, httpx.TimeoutException):
-        return ExaError("timeout", None, f"Exa did not answer within {timeout_s:g} s{tries}", requests=attempts)
-    return ExaError("network", None, f"could not reach Exa at {where} ({type(exc).__name__}){tries}", requests=attempts)
+        return ExaError(
+            "timeout", None, f"Exa did not answer within {timeout_s:g} s{tries}{stopped}", requests=attempts
+        )
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return ExaError(
+            "network",
+            None,
+            f"the connection to Exa at {where} broke off before the answer was complete "
+            f"({type(exc).__name__}){tries}{stopped}",
+            requests=attempts,
+        )
+    return ExaError(
+        "network", None, f"could not reach Exa at {where} ({type(exc).__name__}){tries}{stopped}", requests=attempts
+    )
 
 
 def _display_url(base_url: str) -> str:
@@ -377,11 +503,13 @@ class ExaClient:
         rate_per_s: float = 10,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ):
         self.base_url = base_url.rstrip("/")
         self._key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         self._key = (self._key or "").strip() or None
-        self.timeout = float(timeout)
+        self.timeout = float(timeout)  # one request in all (connect, wait, whole body), not per read
+        self.max_response_bytes = int(max_response_bytes)
         self.retry = retry
         self.rate_per_s = rate_per_s
         self._sleep = sleep
@@ -424,26 +552,68 @@ class ExaClient:
         )
 
         async def send() -> httpx.Response:
-            return await self._http.post(url, json=body, headers=headers, timeout=self.timeout)
+            seconds = budget(self.timeout)
+            section = current_deadline() if seconds < self.timeout else None
+            if section is not None and seconds <= 0:
+                raise section.exceeded()
+            request = self._http.build_request("POST", url, json=body, headers=headers, timeout=self.timeout)
+            try:
+                return await fetch_bounded(
+                    self._http,
+                    request,
+                    seconds=seconds,
+                    max_bytes=self.max_response_bytes,
+                    what="Exa",
+                    setting="exa_max_response_bytes",
+                )
+            except DeadlineExceeded as exc:
+                if section is None:
+                    raise
+                raise DeadlineExceeded(
+                    f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
+                    seconds=section.seconds,
+                    what=section.what,
+                    received=exc.received,
+                ) from None
+
+        tried = 0
+
+        async def counted() -> httpx.Response:
+            nonlocal tried
+            tried += 1
+            return await send()
 
         try:
             outcome: RetryOutcome = await send_with_retries(
-                send, self.retry, limiter=limiter, rng=self._rng, sleep=self._sleep
+                counted, self.retry, limiter=limiter, rng=self._rng, sleep=self._sleep
             )
+        except ResponseTooLarge as exc:  # an answer, not an accident: no retry
+            raise ExaError("too_large", 200, str(exc), requests=tried) from None
         except httpx.HTTPError as exc:  # not transient (bad URL, unsupported scheme): no retry
-            raise _transport_error(exc, 1, self.timeout, _display_url(self.base_url)) from None
+            raise _transport_error(exc, max(tried, 1), self.timeout, _display_url(self.base_url)) from None
         attempts = outcome.requests
         if outcome.response is None:
             raise _transport_error(
-                outcome.error or RuntimeError("no response"), attempts, self.timeout, _display_url(self.base_url)
+                outcome.error or RuntimeError("no response"),
+                attempts,
+                self.timeout,
+                _display_url(self.base_url),
+                outcome,
             )
         response = outcome.response
         if not 200 <= response.status_code < 300:
-            raise _status_error(response, attempts, self._key)
+            raise _status_error(response, attempts, self._key, outcome, self.retry)
         try:
             data = response.json()
-        except (ValueError, UnicodeDecodeError):
-            kind = "an HTML page" if "html" in response.headers.get("content-type", "") else "a body that is not JSON"
+        except (ValueError, UnicodeDecodeError) as exc:
+            if not response.content.strip():
+                kind = "an empty body"
+            elif "html" in response.headers.get("content-type", ""):
+                kind = "an HTML page"
+            elif isinstance(exc, UnicodeDecodeError):
+                kind = "a body that is not UTF-8 text"
+            else:
+                kind = "a body that is not JSON (truncated or not JSON at all)"
             raise ExaError(
                 "malformed",
                 response.status_code,
@@ -451,7 +621,7 @@ class ExaClient:
                 requests=attempts,
             ) from None
         try:
-            result = parse_search_response(data)
+            result = parse_search_response(data, secrets=[*([self._key] if self._key else []), *secret_values()])
         except ExaError as err:
             err.requests = attempts
             raise

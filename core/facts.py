@@ -120,6 +120,9 @@ def _decode_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+decode_json_object = _decode_json_object  # the same reading for callers outside this module
+
+
 def parse_summary(summary: str | Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """Split an Exa ``summary`` into (prose, facts). Never raises.
 

@@ -19,6 +19,8 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from core.deadline import current_deadline
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -127,6 +129,7 @@ class Attempt:
     status: int | None
     error: str | None
     waited_s: float
+    retry_after_s: float | None = None  # what the server asked for (Retry-After), honoured or not
 
 
 @dataclass
@@ -134,6 +137,9 @@ class RetryOutcome:
     response: httpx.Response | None
     error: Exception | None
     attempts: list[Attempt] = field(default_factory=list)
+    # Why retrying stopped before the retries ran out: the next wait would not have
+    # ended before the deadline in force (``core.deadline``). None otherwise.
+    stopped: str | None = None
 
     @property
     def requests(self) -> int:
@@ -154,11 +160,20 @@ async def send_with_retries(
     """Call ``send`` until it yields a non-retryable answer or retries run out.
 
     Returns the last response (which may be an error status) or the last
-    transport error; never raises for HTTP-level failures.
+    transport error; never raises for HTTP-level failures. Under a deadline
+    (``core.deadline``), a retry whose wait would outlast it is not made.
     """
     rng = rng or random.Random()
     outcome = RetryOutcome(response=None, error=None)
     waited = 0.0
+    deadline = current_deadline()
+
+    def out_of_time(wait: float) -> bool:
+        if deadline is None or wait < deadline.remaining:
+            return False
+        outcome.stopped = f"{deadline.what} would have run out before the next try ({deadline.seconds:g} s deadline)"
+        return True
+
     for attempt in range(policy.max_retries + 1):
         if limiter is not None:
             await limiter.acquire()
@@ -170,18 +185,22 @@ async def send_with_retries(
             if attempt == policy.max_retries:
                 return outcome
             waited = policy.delay(attempt, None, rng)
+            if out_of_time(waited):
+                return outcome
             await sleep(waited)
             continue
-        outcome.attempts.append(Attempt(response.status_code, None, waited))
-        outcome.response, outcome.error = response, None
-        if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
-            return outcome
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         ms = response.headers.get("retry-after-ms")
         if ms:
             with contextlib.suppress(ValueError):
                 retry_after = max(float(ms) / 1000.0, 0.0)
-        await response.aclose()
+        outcome.attempts.append(Attempt(response.status_code, None, waited, retry_after))
+        outcome.response, outcome.error = response, None
+        if not policy.should_retry_status(response.status_code) or attempt == policy.max_retries:
+            return outcome
         waited = policy.delay(attempt, retry_after, rng)
+        if out_of_time(waited):
+            return outcome
+        await response.aclose()
         await sleep(waited)
     return outcome

@@ -205,8 +205,11 @@ SourceEntry = Annotated[
 ]
 
 
+SECTION_ID_MAX = 64  # the id names the note file and the stored sets: it must fit every file system
+
+
 class Section(_Model):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=SECTION_ID_MAX)
     title: str
     questions: list[str] = Field(default_factory=list)
     guidance: str = ""

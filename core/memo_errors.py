@@ -274,6 +274,14 @@ def describe_error(err: dict[str, Any], root: yaml.Node | None) -> Problem:
                 f"e.g. {_slug(str(value))!r}; the id names the section's note and its stored sources",
             )
         return expect(f"text matching {ctx.get('pattern', 'the required pattern')}")
+    if kind in ("string_too_short", "string_too_long"):
+        n = ctx.get("min_length" if kind == "string_too_short" else "max_length")
+        phrase = f"{'at least' if kind == 'string_too_short' else 'at most'} {n} character{'s' if n != 1 else ''}"
+        hint = None
+        if at.name == "id" and at.model is not None and at.model.__name__ == "Section":
+            hint = f"use a short id, e.g. {_slug(str(value))[:24].strip('-_')!r}; it names the section's note file"
+        problem.expected, problem.got, problem.hint = phrase, f"{len(str(value))} characters", hint
+        return problem
     if kind in ("too_short", "too_long"):
         if kind == "too_short":
             n = ctx.get("min_length", 1)

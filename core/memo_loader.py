@@ -12,7 +12,9 @@ can contain produces a traceback.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from pydantic import ValidationError
 
 from core import templates
 from core.errors import MemoError
-from core.memo import ExaEntry, Memo, PluginEntry, SummarySpec
+from core.memo import ExaEntry, FilesEntry, Memo, PluginEntry, SummarySpec
 from core.memo_errors import Problem, describe_error, locate, mapping_get, merge_same_place, node_line
 
 __all__ = ["MEMO_FILENAME", "LoadedMemo", "MemoValidationError", "Problem", "load_memo", "memo_file"]
@@ -109,6 +111,7 @@ def load_memo(memo_dir_or_file: Path, *, writer_api: str | None = None) -> Loade
         problems = merge_same_place(problems)
     if memo is not None:
         problems += _provider_problems(memo, root) + _vars_problems(memo, root) + _template_problems(memo, root)
+        problems += _late_failure_problems(memo, root, problems)
         problems += _strict_preset_problems(memo, root)
     if problems:
         raise _error(shown, problems)
@@ -343,6 +346,78 @@ def _template_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
                     hint = (f"did you mean {{{{{close}}}}}? " if close else "") + _known_hint(known)
                     message = f"unknown template variable {{{{{name}}}}}"
                     problems.append(Problem(node_line(node), shown, message, hint + "; or define it under vars:"))
+    return problems
+
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$")
+
+
+def _iso_date_problem(value: str) -> str | None:
+    if not _ISO_DATE.match(value.strip()):
+        return "is not a date"
+    try:
+        date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        return "is not a real calendar date"
+    return None
+
+
+def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Problem]) -> list[Problem]:
+    """Values that pass the schema but would fail only after money is spent — an empty
+    search, a query whose variables are all empty, a date Exa refuses — caught now."""
+    problems: list[Problem] = []
+    reported = {p.path for p in earlier}
+    for i, section in enumerate(memo.sections):
+        known = templates.template_variables(memo, section)
+        for j, entry in enumerate(section.include_sources):
+            base = ("sections", i, "include-sources", j)
+            if isinstance(entry, ExaEntry):
+                line, shown, _ = locate(root, (*base, "query"))
+                if not entry.query.strip():
+                    problems.append(
+                        Problem(
+                            line, shown, "the query is empty", 'write what to search for, e.g. "{{subject}} funding"'
+                        )
+                    )
+                elif shown not in reported:
+                    try:
+                        rendered = templates.render(entry.query, known)
+                    except templates.TemplateError:
+                        rendered = "?"  # reported by the template checks
+                    if not rendered.strip():
+                        used = ", ".join("{{" + n + "}}" for n in templates.placeholders(entry.query))
+                        problems.append(
+                            Problem(
+                                line,
+                                shown,
+                                f"the query is empty once its variables are filled in ({used} empty)",
+                                "give those fields a value in memo.yaml, or add words to the query",
+                            )
+                        )
+                for key in ("start-published-date", "end-published-date"):
+                    value = getattr(entry, key.replace("-", "_"))
+                    if value is None:
+                        continue
+                    wrong = _iso_date_problem(value)
+                    if wrong:
+                        line, shown, _ = locate(root, (*base, key))
+                        problems.append(
+                            Problem(line, shown, f"{value!r} {wrong}", "write an ISO date, e.g. 2024-01-31")
+                        )
+                summary = entry.contents.summary
+                if isinstance(summary, SummarySpec) and summary.query is not None and not summary.query.strip():
+                    line, shown, _ = locate(root, (*base, "contents", "summary", "query"))
+                    problems.append(
+                        Problem(line, shown, "the summary query is empty", "write a question, or leave the key out")
+                    )
+            elif isinstance(entry, FilesEntry):
+                empty = [k for k, g in enumerate(entry.glob) if not g.strip()]
+                if not entry.glob or empty:
+                    tail = (*base, "glob", *(empty[:1]))
+                    line, shown, _ = locate(root, tail)
+                    problems.append(
+                        Problem(line, shown, "the glob is empty", 'name the files to read, e.g. glob: "notes/*.md"')
+                    )
     return problems
 
 

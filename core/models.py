@@ -78,6 +78,7 @@ WarningCode = Literal[
     "stale",  # reused set older than TTL could not be refreshed
     "out_of_range",  # writer cited a marker beyond the set
     "writer",  # writer-side problem (degraded writer search, etc.)
+    "quarantined",  # damaged stored data was moved aside and treated as missing
     "exa",  # a warning Exa itself returned with the results
     "info",
 ]

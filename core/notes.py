@@ -24,6 +24,7 @@ import yaml
 
 from core.citations.house import HOUSE_HEADINGS, RETRIEVED_HEADING, WEB_HEADING
 from core.errors import UserError
+from core.text_safety import clean_text
 from store.atomic_file import atomic_write_text
 
 SECTIONS_DIR = "sections"
@@ -66,6 +67,7 @@ def _count(value: Any) -> int:
 
 
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
+_FRONTMATTER_OPEN_RE = re.compile(r"\A---[ \t]*\r?\n")
 
 
 class NoteFormatError(UserError):
@@ -180,15 +182,24 @@ def render_note(
         lines = [ln.strip() for ln in lines if ln and ln.strip()]
         if lines:
             parts.append(f"\n{heading}\n\n" + "\n".join(lines) + "\n")
-    return "".join(parts)
+    # The last gate before the file: whatever a server slipped into the text (a control
+    # sequence, a key it echoed back) does not reach a note an editor or `cat` will show.
+    return clean_text("".join(parts), multiline=True)
 
 
 def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, Any], str]:
-    """``(frontmatter, body)``; a note without frontmatter gives ``({}, text)``."""
+    """``(frontmatter, body)``; a note without frontmatter gives ``({}, text)``. A first
+    ``---`` line that is never closed is an error: the rest of the note would otherwise
+    be read as frontmatter by one tool and as body text by another."""
     match = _FRONTMATTER_RE.match(text)
+    where = f"{path}: " if path else ""
+    if not match and _FRONTMATTER_OPEN_RE.match(text):
+        raise NoteFormatError(
+            f"{where}the frontmatter that opens with '---' on line 1 is never closed.",
+            "add a '---' line where the frontmatter ends, or delete the first line if it is not frontmatter.",
+        )
     if not match:
         return {}, text
-    where = f"{path}: " if path else ""
     try:
         data = yaml.load(match.group(1), Loader=_FRONTMATTER_LOADER) or {}
     except yaml.YAMLError as exc:

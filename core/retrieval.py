@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from core.budget import MARKER_PREFIXES, assign_markers, pack
+from core.deadline import Deadline, DeadlineExceeded, until
 from core.errors import UserError
 from core.exa import ExaClient, ExaError
 from core.http_policy import EXA_RETRY
@@ -146,6 +147,7 @@ def exa_client_from_settings(settings: Settings) -> ExaClient:
         timeout=settings.request_timeout_s,
         retry=retry,
         rate_per_s=settings.exa_requests_per_second,
+        max_response_bytes=settings.exa_max_response_bytes,
     )
 
 
@@ -165,9 +167,14 @@ def _label(source: Source) -> str:
 
 
 async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaClient | None) -> list[ProviderResult]:
-    """Every entry, in order; each failure is contained to its entry."""
+    """Every entry, in order; each failure is contained to its entry.
+
+    The whole section has one deadline (``retrieval_deadline_s``): an entry still
+    running when it ends is stopped, and network entries after it are not started
+    (local files are still read) — each says so in a warning."""
     section = plan.context.section
     results: list[ProviderResult] = []
+    deadline = Deadline(settings.retrieval_deadline_s, "the section's retrieval (retrieval_deadline_s)")
     for index, entry in enumerate(section.include_sources):
         provider = get_provider(entry.provider)
         ctx = plan.context.with_entry(index)
@@ -179,9 +186,26 @@ async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaC
             failed = f"retrieval is switched off (retrieval_enabled: false) — {what} was skipped; {WRITER_ONLY}"
         elif provider.name == "exa" and (exa_client is None or not exa_client.has_key):
             failed = f"no Exa API key is set — {what} was skipped; set EXA_API_KEY; {WRITER_ONLY}"
+        elif provider.uses_network and deadline.expired:
+            failed = (
+                f"{what} was not started: the section's retrieval had used up its "
+                f"{deadline.seconds:g} s deadline (retrieval_deadline_s); {WRITER_ONLY}"
+            )
         else:
+            requests_before = exa_client.requests_sent if exa_client is not None else 0
             try:
-                result = await provider.fetch(entry, ctx)
+                fetching = provider.fetch(entry, ctx)
+                if provider.uses_network:
+                    result = await until(fetching, deadline)
+                else:
+                    result = await fetching
+            except DeadlineExceeded:
+                spent = (exa_client.requests_sent if exa_client is not None else 0) - requests_before
+                result = ProviderResult(requests=max(spent, 0))
+                failed = (
+                    f"{what} was stopped: the section's retrieval took longer than its "
+                    f"{deadline.seconds:g} s deadline (retrieval_deadline_s); {WRITER_ONLY}"
+                )
             except ExaError as exc:
                 result = ProviderResult(requests=exc.requests)
                 failed = f"{exc.message} — {what} returned no sources; {WRITER_ONLY}"
@@ -327,6 +351,39 @@ async def retrieve_section_outcome(
     exa_client: ExaClient | None = None,
     now: datetime | None = None,
     global_name_rejects: Sequence[str] = (),
+) -> RetrievalOutcome:
+    outcome = await _retrieve(
+        loaded_memo,
+        section_id,
+        store=store,
+        settings=settings,
+        global_rejects=global_rejects,
+        refresh=refresh,
+        exa_client=exa_client,
+        now=now,
+        global_name_rejects=global_name_rejects,
+    )
+    # Damaged stored data met on the way (set aside, treated as missing) is reported with this
+    # run; it is not saved into the set, so it is said once.
+    take = getattr(store, "take_notices", None)
+    notices = take(section_id) if callable(take) else []
+    if notices:
+        extra = [RunWarning(code="quarantined", message=n) for n in notices]
+        outcome.source_set = outcome.source_set.model_copy(update={"warnings": [*outcome.source_set.warnings, *extra]})
+    return outcome
+
+
+async def _retrieve(
+    loaded_memo: LoadedMemo,
+    section_id: str,
+    *,
+    store: Any,
+    settings: Settings,
+    global_rejects: list[str],
+    refresh: bool,
+    exa_client: ExaClient | None,
+    now: datetime | None,
+    global_name_rejects: Sequence[str],
 ) -> RetrievalOutcome:
     now = _aware(now or datetime.now(UTC))
     plan = plan_section(

@@ -35,6 +35,7 @@ import httpx
 
 from core.citations import reconcile
 from core.citations.bare_urls import find_bare_urls
+from core.deadline import DeadlineExceeded, within
 from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, host_matches_any, validate_pin
 from core.http_policy import WRITER_RETRY
@@ -63,6 +64,7 @@ Progress = Callable[[str, str], Any]
 T = TypeVar("T")
 
 _MAX_WARNING = 240
+WRITER_DEADLINE = "the writer call (writer_deadline_s)"
 
 
 class RunCancelled(Exception):
@@ -408,7 +410,9 @@ async def run_section(
         )
         t1 = time.monotonic()
         try:
-            response: WriterResponse = await _until_cancelled(writer.write(request), cancel)
+            response: WriterResponse = await _until_cancelled(
+                within(writer.write(request), settings.writer_deadline_s, what=WRITER_DEADLINE), cancel
+            )
         finally:
             outcome.timings["writer_s"] = round(time.monotonic() - t1, 4)
         outcome.requests["writer"] = response.requests
@@ -531,6 +535,13 @@ async def run_section(
         _fail(outcome, exc.kind, f"writer failed: {exc.message}; the previous note is unchanged")
         outcome.requests["writer"] = exc.requests
         record["error"] = {"kind": exc.kind, "status": exc.status, "message": exc.message}
+    except DeadlineExceeded as exc:  # the writer call's total deadline (retrieval contains its own)
+        message = (
+            f"the writer gave no complete answer within {exc.seconds:g} s (writer_deadline_s): "
+            "it stalled or sent too slowly"
+        )
+        _fail(outcome, "timeout", f"writer failed: {message}; the previous note is unchanged")
+        record["error"] = {"kind": "timeout", "status": None, "message": message}
     except UserError as exc:
         _fail(outcome, "user", f"{exc}; the previous note is unchanged")
     except Exception as exc:
@@ -672,10 +683,13 @@ async def run_memo(
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
     store: Any = None,
+    on_outcome: Callable[[RunOutcome], Any] | None = None,
 ) -> list[RunOutcome]:
     """Run the requested sections (all by default) concurrently; outcomes in the order asked.
 
-    Opens (and locks) the memo store unless one is passed in (the TUI holds its own)."""
+    Opens (and locks) the memo store unless one is passed in (the TUI holds its own).
+    ``on_outcome`` sees each section's outcome as soon as it is final, so a caller that
+    is interrupted still has the sections that completed."""
     from store.global_store import GlobalStore
     from store.memo_store import MemoStore
 
@@ -696,7 +710,7 @@ async def run_memo(
 
             async def one(section_id: str) -> RunOutcome:
                 async with semaphore:
-                    return await run_section(
+                    outcome = await run_section(
                         loaded,
                         section_id,
                         store=store,
@@ -710,6 +724,12 @@ async def run_memo(
                         cancel=cancel,
                         global_name_rejects=global_names,
                     )
+                if on_outcome is not None:
+                    try:
+                        on_outcome(outcome)
+                    except Exception:
+                        log.exception("outcome callback failed for %s", section_id)
+                return outcome
 
             return list(await asyncio.gather(*(one(s) for s in ids)))
     finally:

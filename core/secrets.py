@@ -12,6 +12,7 @@ import threading
 
 SECRET_ENV_VARS = ("EXA_API_KEY", "PERPLEXITY_API_KEY", "OPENAI_API_KEY")
 MIN_SECRET_LEN = 8
+REDACTED = "[redacted]"  # what a key is replaced with wherever it would have appeared
 
 _registered: set[str] = set()
 _lock = threading.Lock()

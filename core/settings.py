@@ -116,13 +116,32 @@ class Settings(BaseSettings):
     )
     writer_stream: bool = False  # stream the writer's answer (the workbench shows it as it arrives)
     max_concurrent_sections: int = 12
-    request_timeout_s: float = 30.0
-    writer_timeout_s: float = 120.0
+    # Total time one Exa request may take — connecting, waiting and every byte of the answer,
+    # not per read: a server trickling one byte a second is cut off here. Timeouts are retried.
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    # Total time a section's retrieval may take, retries and their pauses included; past it the
+    # unfinished entries degrade (the section continues writer-only) with a warning saying so.
+    retrieval_deadline_s: float = Field(default=60.0, gt=0)
+    # Per read of the writer's answer (httpx); writer_deadline_s bounds the whole call.
+    writer_timeout_s: float = Field(default=120.0, gt=0)
+    # Total time one section's writer call may take, retries included; past it the section
+    # fails and its previous note is kept.
+    writer_deadline_s: float = Field(default=240.0, gt=0)
+    # Largest Exa answer read (bytes). The body is streamed and reading stops at the cap; an
+    # entry whose answer is larger degrades. 100 results with 100,000 characters of text fit.
+    exa_max_response_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    # Largest writer answer read (bytes), the same way; a larger answer fails the section and
+    # keeps the previous note. A streamed "full" answer repeats its text in every event.
+    writer_max_response_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
     max_retries: int = 4
     retry_max_wait_s: float = 60.0
-    # check-urls (design §2.6 "Verify"): liveness requests are bounded and never reach private,
-    # loopback or link-local addresses unless allowed here (or with --allow-private).
-    check_timeout_s: float = 10.0
+    # check-urls: liveness requests are bounded and never reach private, loopback or
+    # link-local addresses unless allowed here (or with --allow-private).
+    check_timeout_s: float = Field(default=10.0, gt=0)  # one request, in all (not per read)
+    check_url_deadline_s: float = Field(default=30.0, gt=0)  # one URL: every hop and retry
+    check_deadline_s: float = Field(default=300.0, gt=0)  # the whole check; URLs not reached by then are listed
+    # Bytes of a page read for the soft-404/paywall sniff; a longer page is judged on its start.
+    check_max_page_bytes: int = Field(default=512 * 1024, gt=0)
     check_concurrency: int = 8
     check_max_retries: int = 2
     allow_private_urls: bool = False

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from core.about import About
 from core.section_state import SectionView
+from core.text_safety import clean_text
 from tui.widgets.cells import (
     citations_bar,
     cost_cell,
@@ -184,7 +185,7 @@ class MemoScreen(Screen[None]):
                 out.append(f"{view.id}: running — {job.stage_text}. c cancels.", style="bold")
             elif view.why:
                 out.append(f"{view.id}: ", style="bold")
-                out.append(view.why)
+                out.append(clean_text(view.why))
             elif view.status == "never run":
                 out.append(f"{view.id}: never run. r runs it, a runs every section, enter opens it.", style="dim")
             else:

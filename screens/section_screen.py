@@ -34,6 +34,7 @@ from core.about import About, AboutJudge, SourceText
 from core.curation import find_in_versions
 from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
+from core.text_safety import clean_text
 from core.urls import host_of, normalise_url
 from screens.section_actions import SectionActions
 from tui.checks import note_sha256
@@ -95,6 +96,7 @@ WARNING_ICONS = {
     "stale": "⏲",
     "out_of_range": "#",
     "writer": "✎",
+    "quarantined": "⚠",
     "exa": "ℹ",
     "info": "ℹ",
 }
@@ -281,7 +283,7 @@ class SectionScreen(SectionActions, Screen[None]):
         if job is not None:
             why.append(f"Running: {job.stage_text}… c cancels; the current note stays until the run succeeds.")
         elif view.why:
-            why.append(view.why)
+            why.append(clean_text(view.why))
         self.query_one("#section-why", Static).update(why)
 
     def _fill_sources(self) -> None:
@@ -441,20 +443,20 @@ class SectionScreen(SectionActions, Screen[None]):
             return
         if view.why:
             out.append("Status\n", style="bold")
-            out.append(f"  {view.status}: {view.why}\n\n")
+            out.append(f"  {view.status}: {clean_text(view.why)}\n\n")
         ss = view.source_set
         if ss is not None and ss.warnings:
             out.append(f"Retrieval ({ss.id})\n", style="bold")
             for w in ss.warnings:
                 out.append(f"  {WARNING_ICONS.get(w.code, '•')} {w.code.replace('_', ' ')}: ", style="bold")
-                out.append(w.message + "\n")
+                out.append(clean_text(w.message) + "\n")
             out.append("\n")
         retrieval = {f"{w.code}: {w.message}" for w in (ss.warnings if ss else [])}
         note_only = [w for w in view.warnings if w not in retrieval]
         if note_only:
             out.append("Last written note\n", style="bold")
             for w in note_only:
-                out.append(f"  • {w}\n")
+                out.append(f"  • {clean_text(w)}\n")
         if not out:
             out.append("No warnings.", style="dim")
         self.query_one("#warnings", Static).update(out)

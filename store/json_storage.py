@@ -11,7 +11,10 @@ silently drops a damaged file.
 - a missing or empty file is an empty database;
 - a file that is not a TinyDB JSON document is renamed to
   ``<name>.corrupt-<timestamp>`` and reported as a ``UserError`` naming both files.
-  The data is kept for the analyst to inspect; the next open starts empty.
+  The data is kept for the analyst to inspect; the next open starts empty;
+- a single document TinyDB cannot hold (a string where an object belongs, an id
+  that is not a number) is moved to ``quarantine/`` with a warning
+  (``store.quarantine``) and the rest of the store opens as usual.
 
 The document is read and validated in one place (``_load``), so a stricter check of a
 document's shape belongs there.
@@ -30,6 +33,7 @@ from tinydb.storages import Storage
 from core.errors import UserError
 from core.secrets import secret_values
 from store.atomic_file import atomic_write_bytes
+from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
 
 Tables = dict[str, dict[str, Any]]
@@ -72,6 +76,7 @@ class AtomicJSONStorage(Storage):
         self._identity: FileIdentity | None = None
         self.reads = 0  # times the file was parsed (tests and the bench read this)
         self.writes = 0
+        self.quarantine = Quarantine(self.path.parent)
 
     def read(self) -> Tables | None:
         data = self.current()
@@ -130,7 +135,21 @@ class AtomicJSONStorage(Storage):
             self._quarantine(f"not valid JSON: {exc}")
         if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
             self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
-        return data  # type: ignore[no-any-return]  # checked just above
+        return self._set_aside_malformed(data)  # type: ignore[arg-type]  # checked just above
+
+    def _set_aside_malformed(self, data: Tables) -> Tables:
+        """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""
+        clean, bad = split_malformed(data)
+        if not bad:
+            return data
+        kept = self.quarantine.keep_document(f"{self.path.stem}-documents", bad, "not a store document")
+        count = sum(len(docs) for docs in bad.values())
+        self.quarantine.notice(
+            f"{self.label} {self.path.name}: {count} damaged document(s) in {', '.join(sorted(bad))} "
+            f"were moved aside to {self.quarantine.shown(kept)}; the rest of the store is used as usual"
+        )
+        self.write(clean)  # the store no longer holds them; the quarantine file does
+        return clean
 
     def _quarantine(self, reason: str) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")

@@ -5,6 +5,12 @@ and small per-section UI state. One process owns a memo's store at a time (an
 inter-process lock taken on open); inside that process every operation is
 serialised by a lock, so asyncio tasks and worker threads may share one
 instance.
+
+Reads never trust what is on disk: a document without its shape, a source set
+that does not validate, a payload that is missing or fails its hash check is
+moved to ``quarantine/`` with a notice (``take_notices``) and treated as missing
+— the section's sources are retrieved again, a run record loses the field —
+never a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 from tinydb import Query
 from tinydb.table import Table
@@ -30,7 +37,17 @@ from core.namesakes import LearnedNamesake
 from core.records import RunRecord, SectionState
 from store import namesakes, rejections
 from store.json_storage import AtomicJSONStorage, Tables, encode
-from store.payloads import LARGE_CHARS, PART_KEY, PayloadDir, externalise, payload_ref, restore, unloaded
+from store.payloads import (
+    LARGE_CHARS,
+    PART_KEY,
+    REF_KEY,
+    MissingPayload,
+    PayloadDir,
+    externalise,
+    payload_ref,
+    restore,
+    unloaded,
+)
 from store.process_lock import ProcessLock
 
 STORE_DIRNAME = ".sourcedesk"
@@ -110,7 +127,8 @@ class MemoStore:
         except BaseException:
             self._lock.release()
             raise
-        self.payloads = PayloadDir(self.dir / "payloads")
+        self.quarantine = self._storage.quarantine
+        self.payloads = PayloadDir(self.dir / "payloads", self.quarantine)
         # A store dropped without close() still lets go of the memo when it is collected.
         self._finalizer = weakref.finalize(self, self._lock.release)
 
@@ -184,6 +202,36 @@ class MemoStore:
                 hint="upgrade sourcedesk to open this memo",
             )
 
+    # -- damaged data -----------------------------------------------------------------------
+
+    def take_notices(self, section: str | None = None) -> list[str]:
+        """What was found damaged and moved aside (about ``section``, or the store as a
+        whole) since the last call; each notice is handed out once."""
+        return self.quarantine.take(section)
+
+    def _set_aside(self, table: str, doc: Mapping[str, Any], reason: str) -> None:
+        """Quarantine one document of ``table`` (as found) and take it out of the database."""
+        section = doc.get("section") if isinstance(doc.get("section"), str) else None
+        what = {"source_sets": "frozen source set", "runs": "run record", "section_state": "section state"}.get(
+            table, f"{table} entry"
+        )
+        name = doc.get("id") if isinstance(doc.get("id"), str) else table
+        kept = self.quarantine.keep_document(f"{table}-{name}", dict(doc), reason)
+        with self._mutex:
+            tables = self._editable()
+            docs = tables.get(table, {})
+            gone = [key for key, d in docs.items() if d == doc]
+            for key in gone:
+                del docs[key]
+            if gone:
+                self._storage.write(tables)
+        whose = f"section {section}: " if section else ""
+        self.quarantine.notice(
+            f"{whose}a damaged {what} in the memo store ({reason}) was moved aside to "
+            f"{self.quarantine.shown(kept)} and treated as missing",
+            section,
+        )
+
     # -- payloads ---------------------------------------------------------------------------
 
     def put_payload(self, data: bytes | str) -> str:
@@ -224,13 +272,27 @@ class MemoStore:
             return stored
 
     def _set_docs(self, section: str | None = None, tables: Tables | None = None) -> list[dict[str, Any]]:
-        """Stored set documents (not yet read from their payloads), oldest version first."""
+        """Stored set documents (not yet read from their payloads), oldest version first; one
+        without its shape is set aside."""
         tables = self._current() if tables is None else tables
         docs = [d for d in tables.get("source_sets", {}).values() if section is None or d.get("section") == section]
-        return sorted(docs, key=lambda d: d["version"])
+        good = [d for d in docs if _set_doc_shape(d)]
+        for doc in docs:
+            if not _set_doc_shape(doc):
+                self._set_aside("source_sets", doc, "missing id, section, version or data")
+        return sorted(good, key=lambda d: d["version"])
 
-    def _load_set(self, doc: dict[str, Any]) -> SourceSet:
-        return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
+    def _load_set(self, doc: dict[str, Any]) -> SourceSet | None:
+        """The set, or None after setting it aside (a payload missing or damaged, data that no
+        longer validates): a set that cannot be read whole is not used at all."""
+        try:
+            return SourceSet.model_validate(restore(doc["data"], self.payloads.get))
+        except MissingPayload as exc:
+            reason = exc.message
+        except (ValidationError, ValueError, TypeError) as exc:
+            reason = f"its data does not validate: {str(exc).splitlines()[0]}"
+        self._set_aside("source_sets", doc, reason)
+        return None
 
     def get_source_set(self, set_id: str) -> SourceSet | None:
         with self._reading() as tables:
@@ -249,23 +311,30 @@ class MemoStore:
                 continue
             if degraded is not None and _degraded(doc) != degraded:
                 continue
-            return self._load_set(doc)
+            loaded = self._load_set(doc)
+            if loaded is not None:  # a damaged newest version: the one before it is the newest
+                return loaded
         return None
 
     def source_set_versions(self, section: str) -> list[SourceSet]:
         """Every stored version for the section, oldest (v1) first."""
         with self._reading() as tables:
             docs = self._set_docs(section, tables)
-        return [self._load_set(d) for d in docs]
+        return [s for s in (self._load_set(d) for d in docs) if s is not None]
 
     # -- rejections (memo scope) ------------------------------------------------------------
 
     def rejects(self) -> list[str]:
         with self._reading() as tables:
-            return sorted(doc["domain"] for doc in tables.get("rejects", {}).values())
+            docs = list(tables.get("rejects", {}).values())
+        for doc in docs:
+            if not isinstance(doc.get("domain"), str):
+                self._set_aside("rejects", doc, "no domain")
+        return sorted(doc["domain"] for doc in docs if isinstance(doc.get("domain"), str))
 
     def reject_entries(self) -> list[dict[str, Any]]:
         """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
+        self.rejects()  # sets aside any entry without a domain first
         with self._mutex:
             return rejections.list_entries(self._table("rejects"))
 
@@ -426,28 +495,54 @@ class MemoStore:
                 for _doc_id, doc in sorted(table.items(), key=lambda kv: int(kv[0]), reverse=True)
                 if section is None or doc.get("section") == section
             ]
-        return [self._load_run(doc, with_payloads) for doc in docs[:limit]]
+        loaded = (self._load_run(doc, with_payloads) for doc in docs)
+        return [run for run in loaded if run is not None][:limit]
 
     def get_run(self, run_id: str) -> RunRecord | None:
         with self._reading() as tables:
             doc = next((d for d in tables.get("runs", {}).values() if d.get("id") == run_id), None)
         return self._load_run(doc, True) if doc is not None else None
 
-    def _load_run(self, doc: dict[str, Any], with_payloads: bool) -> RunRecord:
-        if not with_payloads:
-            return RunRecord.model_validate(unloaded(doc))
-        data = restore(doc, self.payloads.get)  # older versions kept each large field apart
-        body = data.pop(RUN_BODY_KEY, None)
-        if isinstance(body, dict):
-            data.update(body)
-        return RunRecord.model_validate(data)
+    def _load_run(self, doc: dict[str, Any], with_payloads: bool) -> RunRecord | None:
+        """The record; a payload that is missing or damaged leaves its fields out (with a
+        notice); a document that is not a run record is set aside (None)."""
+        try:
+            if not with_payloads:
+                return RunRecord.model_validate(unloaded(doc))
+            gone: list[str] = []
+
+            def missing(ref: dict[str, Any], exc: Exception) -> None:
+                gone.append(f"{str(ref.get(REF_KEY, ''))[:12]}… ({exc})")
+                return None
+
+            data = restore(doc, self.payloads.get, missing=missing)  # older versions kept each large field apart
+            body = data.pop(RUN_BODY_KEY, None)
+            if isinstance(body, dict):
+                data.update(body)
+            run = RunRecord.model_validate(data)
+        except (ValidationError, ValueError, TypeError, AttributeError) as exc:
+            self._set_aside("runs", doc, f"not a run record: {str(exc).splitlines()[0]}")
+            return None
+        if gone:
+            section = doc.get("section") if isinstance(doc.get("section"), str) else None
+            self.quarantine.notice(
+                f"run {doc.get('id')}: {len(gone)} stored part(s) could not be read and are shown as "
+                f"missing: {'; '.join(gone)}",
+                section,
+            )
+        return run
 
     # -- per-section state ------------------------------------------------------------------
 
     def section_state(self, section: str) -> SectionState:
         with self._reading() as tables:
             _key, doc = _state_doc(tables.get("section_state", {}), section)
+        try:
             return SectionState.model_validate(copy.deepcopy(doc.get("state") or {}) if doc else {})
+        except ValidationError as exc:
+            assert doc is not None
+            self._set_aside("section_state", doc, f"its state does not validate: {str(exc).splitlines()[0]}")
+            return SectionState()
 
     def set_section_state(self, section: str, state: SectionState | Mapping[str, Any]) -> None:
         """Replace the section's state."""
@@ -482,6 +577,18 @@ class _PendingRun:
     run_id: str = ""
     done: bool = False
     error: BaseException | None = None
+
+
+def _set_doc_shape(doc: Mapping[str, Any]) -> bool:
+    """A stored set's row has what every read relies on (its data may still be damaged)."""
+    version = doc.get("version")
+    return (
+        isinstance(doc.get("id"), str)
+        and isinstance(doc.get("section"), str)
+        and isinstance(version, int)
+        and not isinstance(version, bool)
+        and isinstance(doc.get("data"), dict)
+    )
 
 
 def _next_id(table: Mapping[str, Any]) -> int:

@@ -21,6 +21,7 @@ import orjson
 
 from core.errors import UserError
 from store.atomic_file import atomic_write_bytes
+from store.quarantine import Quarantine
 from store.redact import redact_bytes
 
 LARGE_CHARS = 2048  # strings longer than this leave db.json
@@ -33,9 +34,15 @@ class MissingPayload(UserError):
     """A payload file the database refers to is gone (the store was edited or partly copied)."""
 
 
+class CorruptPayload(MissingPayload):
+    """A payload file whose bytes no longer match its name (sha256): it was moved to the
+    quarantine folder, and whoever asked for it treats it as missing."""
+
+
 class PayloadDir:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, quarantine: Quarantine | None = None):
         self.root = Path(root)
+        self.quarantine = quarantine or Quarantine(self.root.parent)
 
     def _path(self, key: str) -> Path:
         if not _KEY_RE.match(key or ""):
@@ -52,14 +59,24 @@ class PayloadDir:
         return key
 
     def get(self, key: str) -> bytes:
+        """The payload's bytes, verified against their hash: a file that does not match is
+        quarantined and reported as ``CorruptPayload`` (a kind of ``MissingPayload``)."""
         path = self._path(key)
         try:
-            return path.read_bytes()
+            raw = path.read_bytes()
         except FileNotFoundError:
             raise MissingPayload(
                 f"payload {key[:12]}… is missing from {self.root}",
                 hint="the store was edited or copied without its payloads/ folder; refresh the section's sources",
             ) from None
+        if hashlib.sha256(raw).hexdigest() != key:
+            moved = self.quarantine.keep_file(path, f"payload-{key}")
+            where = f"; moved aside to {self.quarantine.shown(moved)}" if moved else ""
+            raise CorruptPayload(
+                f"payload {key[:12]}… is damaged (its content no longer matches its hash){where}",
+                hint="it is treated as missing: the section's sources are retrieved again",
+            )
+        return raw
 
     def exists(self, key: str) -> bool:
         return self._path(key).exists()
@@ -106,21 +123,34 @@ def externalise(
     return value
 
 
-def restore(value: Any, get: Callable[[str], bytes]) -> Any:
-    """Inverse of ``externalise``."""
+def restore(
+    value: Any, get: Callable[[str], bytes], *, missing: Callable[[dict[str, Any], Exception], Any] | None = None
+) -> Any:
+    """Inverse of ``externalise``. A payload that is missing, damaged or unreadable raises
+    ``MissingPayload`` — or, with ``missing``, is replaced by what ``missing(ref, error)`` returns."""
     if is_ref(value):
-        raw = get(value[REF_KEY]).decode("utf-8")
-        if value.get("kind") != "json":
-            return raw
-        loaded = orjson.loads(raw)
+        try:
+            raw = get(value[REF_KEY]).decode("utf-8")
+            if value.get("kind") != "json":
+                return raw
+            loaded = orjson.loads(raw)
+        except (MissingPayload, UnicodeDecodeError, ValueError) as exc:
+            if missing is not None:
+                return missing(value, exc)
+            if isinstance(exc, MissingPayload):
+                raise
+            raise MissingPayload(
+                f"payload {str(value[REF_KEY])[:12]}… cannot be read ({type(exc).__name__})",
+                hint="it is treated as missing",
+            ) from None
         part = value.get(PART_KEY)
         if isinstance(part, str):
             loaded = loaded.get(part) if isinstance(loaded, dict) else None
-        return restore(loaded, get)
+        return restore(loaded, get, missing=missing)
     if isinstance(value, dict):
-        return {k: restore(v, get) for k, v in value.items()}
+        return {k: restore(v, get, missing=missing) for k, v in value.items()}
     if isinstance(value, list):
-        return [restore(v, get) for v in value]
+        return [restore(v, get, missing=missing) for v in value]
     return value
 
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.secrets import MIN_SECRET_LEN, SECRET_ENV_VARS, register_secret, secret_values  # noqa: F401 (re-exported)
-
-REDACTED = "[redacted]"
+from core.secrets import (  # noqa: F401 (re-exported for the store's callers)
+    MIN_SECRET_LEN,
+    REDACTED,
+    SECRET_ENV_VARS,
+    register_secret,
+    secret_values,
+)
 
 
 def redact_text(text: str, secrets: list[str] | None = None) -> str:

@@ -24,7 +24,6 @@ from core.models import OmittedSource, RunWarning, Source, SourceSet
 from store import atomic_file
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
-from store.payloads import MissingPayload
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,16 +103,20 @@ def test_large_texts_go_to_payload_files_and_come_back(memo_dir):
     assert back == saved
 
 
-def test_a_missing_payload_file_is_a_clear_error_not_a_traceback(memo_dir):
+def test_a_missing_payload_file_sets_the_source_set_aside_with_a_notice(memo_dir):
     with MemoStore(memo_dir) as store:
         saved = store.save_source_set(_set(sources=[Source(provider="exa", url="https://a.io", text="x" * 5000)]))
     for p in (memo_dir / ".sourcedesk" / "payloads").rglob("*"):
         if p.is_file():
             p.unlink()
     with MemoStore(memo_dir) as store:
-        with pytest.raises(MissingPayload) as err:
-            store.get_source_set(saved.id)
-    assert isinstance(err.value, UserError) and "payloads" in str(err.value)
+        # Treated as missing (the section retrieves again), never a traceback and never half a set.
+        assert store.get_source_set(saved.id) is None
+        assert store.latest_source_set("overview") is None
+        notices = store.take_notices("overview")
+    assert len(notices) == 1 and "payload" in notices[0] and "missing" in notices[0]
+    kept = list((memo_dir / ".sourcedesk" / "quarantine").glob("source_sets-*.json"))
+    assert len(kept) == 1 and saved.id in kept[0].read_text()
 
 
 # -- atomic writes and damaged files -----------------------------------------------------

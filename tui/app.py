@@ -39,6 +39,7 @@ from core.retrieval import exa_client_from_settings
 from core.run import RunOutcome, newest_first, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
+from core.text_safety import clean_text
 from core.writers import writer_class
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
@@ -162,6 +163,7 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     def say(self, message: str, severity: str = "information", *, title: str = "") -> None:
         """Tell the analyst something: a toast (never markup) and an entry in ``notices``."""
+        message = clean_text(message, multiline=True)  # it may quote a server's words
         self.notices.append((severity, message))
         timeout = 12 if severity == "error" else self.NOTIFICATION_TIMEOUT
         self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
@@ -231,7 +233,7 @@ class SourcedeskApp(CheckRunner, App[None]):
             return []
 
     def describe(self, section_id: str) -> SectionView:
-        return describe_section(
+        view = describe_section(
             self.loaded,
             section_id,
             store=self.store,
@@ -239,15 +241,30 @@ class SourcedeskApp(CheckRunner, App[None]):
             global_rejects=self.global_rejects(),
             global_name_rejects=self.global_reject_names(),
         )
+        self._say_store_notices()
+        return view
 
     def describe_all(self) -> list[SectionView]:
-        return describe_memo(
+        views = describe_memo(
             self.loaded,
             store=self.store,
             settings=self.settings,
             global_rejects=self.global_rejects(),
             global_name_rejects=self.global_reject_names(),
         )
+        self._say_store_notices()
+        return views
+
+    def _say_store_notices(self) -> None:
+        """Damaged store data that reading just moved aside: the analyst hears of it once."""
+        take = getattr(self.store, "take_notices", None)
+        if not callable(take):
+            return
+        notices = list(take())
+        for section in self.loaded.memo.sections:
+            notices += take(section.id)
+        for message in notices:
+            self.say(message, "warning")
 
     def about_judge(self) -> AboutJudge:
         """Which company each source is about: memo.yaml's and the learned namesakes, as they are now."""

@@ -298,6 +298,37 @@ def _exa_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int
             warnings.append(RunWarning(code="exa", message=message, entry=entry))
 
 
+def _cleaning_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int) -> None:
+    """What cleaning Exa's answer took out (control sequences, an echoed key, unusable results)."""
+    if answer.controls_removed:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa's answer carried terminal control sequences or bidi overrides in "
+                f"{answer.controls_removed} result(s); they were removed",
+                entry=entry,
+            )
+        )
+    if answer.keys_redacted:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa's answer echoed the API key back in {answer.keys_redacted} result(s); "
+                "it was redacted and never stored",
+                entry=entry,
+            )
+        )
+    if answer.skipped:
+        warnings.append(
+            RunWarning(
+                code="info",
+                message=f"Exa returned {answer.skipped} result(s) without a usable URL (missing, not http(s), "
+                "or carrying control characters); they were skipped",
+                entry=entry,
+            )
+        )
+
+
 class ExaProvider(Provider):
     name = "exa"
     marker_prefix = "E"
@@ -342,6 +373,7 @@ class ExaProvider(Provider):
         result.requests += first.requests
         result.cost_dollars += first.cost_total
         _exa_notices(result.warnings, first, ctx.entry_index)
+        _cleaning_notices(result.warnings, first, ctx.entry_index)
         if not first.results:
             result.degraded = True
             result.warnings.append(

@@ -22,6 +22,7 @@ from typing import Any
 from core.memo import FilesEntry
 from core.models import RunWarning, Source
 from core.providers.base import Provider, ProviderContext, ProviderResult
+from core.text_safety import clean_text
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".txt", ".text"})
 MAX_FILE_CHARS = 50_000  # beyond this a note is cut (with a warning); the budget does the rest
@@ -76,12 +77,13 @@ def summary_of(body: str) -> str:
 
 
 def _read_text(path: Path) -> str:
-    """UTF-8 text, or ValueError for something that is not text (NUL bytes, bad encoding)."""
+    """UTF-8 text, cleaned like any outside text (no terminal control sequences, bidi
+    overrides or API keys), or ValueError for something that is not text."""
     raw = path.read_bytes()
     if b"\x00" in raw[:8192]:
         raise ValueError("looks binary")
     try:
-        return raw.decode("utf-8-sig")
+        return clean_text(raw.decode("utf-8-sig"), multiline=True)
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
 
@@ -148,7 +150,7 @@ class FilesProvider(Provider):
                     )
                 )
                 break
-            shown = file_url(path, root)
+            shown = clean_text(file_url(path, root))  # a file name can carry control characters too
             if path.suffix.lower() not in TEXT_SUFFIXES:
                 result.warnings.append(
                     RunWarning(
@@ -178,7 +180,7 @@ class FilesProvider(Provider):
                 Source(
                     provider=self.name,
                     url=shown,
-                    title=title_of(body, path.name),
+                    title=clean_text(title_of(body, path.name)),
                     published_date=datetime.fromtimestamp(mtime, UTC).date().isoformat(),
                     summary=summary_of(body),
                     text=body,

@@ -38,12 +38,13 @@ from typing import Any
 import httpx
 
 from core.citations.figures import figures, matches
+from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
 from core.urls import host_of
 from core.verify import addresses
 from core.verify.addresses import Resolver
 from core.verify.evidence import Evidence
 from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
-from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, Fetch, FetchOptions, fetch_url
+from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, ERROR, MAX_BODY_BYTES, Fetch, FetchOptions, fetch_url
 from core.verify.stored import load_evidence
 from core.verify.targets import UNCITED_STATISTIC, NoteCitations, display_name, read_note, resolve_target
 
@@ -69,10 +70,13 @@ PER_HOST = 2
 
 @dataclass(frozen=True)
 class CheckOptions:
-    timeout_s: float = 10.0
+    timeout_s: float = 10.0  # one request, headers and body together
     concurrency: int = 8
     max_retries: int = CHECK_RETRY.max_retries
     allow_private: bool = False
+    url_deadline_s: float = 30.0  # one URL: every hop, retry and pause
+    deadline_s: float = 300.0  # the whole check
+    max_page_bytes: int = MAX_BODY_BYTES
 
     @classmethod
     def from_settings(cls, settings: Any, *, allow_private: bool = False) -> CheckOptions:
@@ -82,11 +86,16 @@ class CheckOptions:
             concurrency=max(1, int(settings.check_concurrency)),
             max_retries=max(0, int(settings.check_max_retries)),
             allow_private=bool(allow_private or settings.allow_private_urls),
+            url_deadline_s=float(settings.check_url_deadline_s),
+            deadline_s=float(settings.check_deadline_s),
+            max_page_bytes=int(settings.check_max_page_bytes),
         )
 
     def fetch_options(self) -> FetchOptions:
         retry = dataclasses.replace(CHECK_RETRY, max_retries=self.max_retries)
-        return FetchOptions(timeout_s=self.timeout_s, allow_private=self.allow_private, retry=retry)
+        return FetchOptions(
+            timeout_s=self.timeout_s, allow_private=self.allow_private, retry=retry, max_body_bytes=self.max_page_bytes
+        )
 
 
 @dataclass
@@ -198,6 +207,9 @@ async def fetch_all(
 ) -> dict[str, Fetch]:
     """Fetch each distinct URL once, ``options.concurrency`` at a time, ``PER_HOST`` per host.
 
+    Each URL has ``options.url_deadline_s`` for all its hops and retries, and the whole
+    check ``options.deadline_s``: a URL still running then is stopped, one not yet
+    started is not requested; both are ``error`` rows that say so.
     ``progress(done, total)`` is called once before the first fetch and after each one."""
     resolve = resolve or _default_resolver(options.timeout_s)
     fetch_options = options.fetch_options()
@@ -205,16 +217,37 @@ async def fetch_all(
     limit = asyncio.Semaphore(options.concurrency)
     per_host: dict[str, asyncio.Semaphore] = {}
     done = 0
+    whole = Deadline(options.deadline_s, "the whole check (check_deadline_s)")
 
     def tell() -> None:
         if progress is not None:
             progress(done, len(distinct))
 
+    async def bounded(url: str, http: httpx.AsyncClient) -> Fetch:
+        partial = Fetch(url=url, status=ERROR)
+        if whole.remaining <= 2 * INNER_MARGIN_S:  # too little left to ask anything
+            partial.detail = f"not checked: {whole.what} ran out ({whole.seconds:g} s) before its turn"
+            return partial
+        per_url = whole.remaining >= options.url_deadline_s
+        seconds = options.url_deadline_s if per_url else whole.remaining
+        what = "this URL's check (check_url_deadline_s)" if per_url else whole.what
+        try:
+            return await within(
+                fetch_url(url, http, resolve, fetch_options, sleep=sleep, rng=rng, into=partial), seconds, what=what
+            )
+        except DeadlineExceeded:
+            partial.status = ERROR
+            hops = f" after {len(partial.redirects)} redirect(s)" if partial.redirects else ""
+            partial.detail = f"gave up{hops}: {what} ran out ({seconds:g} s)" + (
+                f"; last: {partial.detail}" if partial.detail else ""
+            )
+            return partial
+
     async def one(url: str, http: httpx.AsyncClient) -> Fetch:
         nonlocal done
         host_gate = per_host.setdefault(host_of(url) or url, asyncio.Semaphore(PER_HOST))
         async with host_gate, limit:
-            result = await fetch_url(url, http, resolve, fetch_options, sleep=sleep, rng=rng)
+            result = await bounded(url, http)
         done += 1
         tell()
         return result
@@ -347,6 +380,13 @@ async def check_notes(
         report.grounding += _grounding_rows(note, found)
     if fetches and not network_ok and any(r.status == "unreachable" for r in report.urls):
         report.warnings.append("no URL answered: this machine looks offline, so liveness is unknown (not dead)")
+    stopped = [f for f in fetches.values() if "check_deadline_s" in f.detail or "check_url_deadline_s" in f.detail]
+    if stopped:
+        report.warnings.append(
+            f"{len(stopped)} URL(s) were not fully checked within their deadline "
+            f"(check_url_deadline_s {options.url_deadline_s:g} s, check_deadline_s {options.deadline_s:g} s): "
+            "listed as error"
+        )
     return report
 
 

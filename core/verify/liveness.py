@@ -15,6 +15,13 @@ Order of checks for one URL, cheapest and safest first:
    404/410 dead, 401/403 ``auth`` (whether that proves anything depends on the
    retrieved set — decided by the caller), 402 paywall, other answers error.
 
+Time and size are bounded: each request has a total deadline (``timeout_s``,
+headers and body together — a server trickling one byte a second is cut off),
+only the first ``max_body_bytes`` of a page are read, and a redirect back to an
+address already visited is a loop, reported at once. The caller bounds each URL
+and the whole check (``core.verify.check``). Everything a page says that reaches
+a report (its title, a phrase, a ``Location``) is cleaned (``core.text_safety``).
+
 DNS: a name that does not exist is reported as ``dns_failed``; the caller turns
 it into ``dead`` only when some other URL got an HTTP answer from a public
 address in the same check (the internet works, so the name really is gone) and
@@ -32,8 +39,11 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from core.bounded_http import describe_seconds, describe_size
 from core.citations.placeholders import is_placeholder_url
+from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.http_policy import RetryPolicy, send_with_retries
+from core.text_safety import UNSAFE_CHARACTER, clean_text
 from core.urls import normalise_url
 from core.verify.addresses import HostNotFound, ResolutionFailed, Resolver, is_public_address, vet_url
 from core.verify.sniff import redirected_home, sniff_page
@@ -43,7 +53,7 @@ CHECK_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.5, max_delay_s=4.0, max_
 USER_AGENT = "Mozilla/5.0 (compatible; sourcedesk-check-urls/0.1; citation liveness check)"
 HEADERS = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 MAX_REDIRECTS = 10
-MAX_BODY_BYTES = 128 * 1024
+MAX_BODY_BYTES = 512 * 1024  # the default of check_max_page_bytes
 
 # Fetch statuses (the caller maps auth/dns_failed to citation statuses).
 OK, REDIRECTED, DEAD, SOFT_404, PAYWALL = "ok", "redirected", "dead", "soft_404", "paywall"
@@ -102,7 +112,9 @@ def _tries(n: int) -> str:
 
 
 def _transport_failure(fetch: Fetch, exc: Exception, tries: int) -> Fetch:
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+    if isinstance(exc, DeadlineExceeded):
+        fetch.status, fetch.detail = ERROR, f"{exc} ({_tries(tries)})"
+    elif isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         fetch.status = UNREACHABLE
         what = "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else "could not connect"
         fetch.detail = f"{what} after {_tries(tries)} (network down or host refusing connections)"
@@ -113,22 +125,68 @@ def _transport_failure(fetch: Fetch, exc: Exception, tries: int) -> Fetch:
     return fetch
 
 
-async def _read_start(response: httpx.Response, limit: int) -> str:
-    """The first ``limit`` bytes of the body, decoded leniently (a broken stream keeps what arrived)."""
+@dataclass
+class PageStart:
+    """The start of a page as read: cleaned text, and why reading stopped early (if it did)."""
+
+    text: str
+    cut: str = ""  # "" when the whole page was read
+
+
+async def _read_start(response: httpx.Response, limit: int, seconds: float) -> PageStart:
+    """The first ``limit`` bytes of the body within ``seconds``, decoded leniently and cleaned
+    (a broken or trickling stream keeps what arrived, and says so)."""
     chunks: list[bytes] = []
     size = 0
+    cut = ""
+    timeout = asyncio.timeout(max(seconds, 0.0))
     try:
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= limit:
-                break
-    except httpx.HTTPError:
-        pass
+        async with timeout:
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= limit:
+                    cut = f"page larger than {describe_size(limit)} (check_max_page_bytes): judged on its start"
+                    break
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+        cut = f"the page was still arriving after {describe_seconds(seconds)} ({size:,} bytes): judged on what arrived"
+    except httpx.HTTPError as exc:
+        cut = f"the connection broke off after {size:,} bytes ({type(exc).__name__}): judged on what arrived"
     finally:
         await response.aclose()
     raw = b"".join(chunks)[:limit]
-    return raw.decode(response.charset_encoding or "utf-8", errors="replace")
+    try:
+        text = raw.decode(response.charset_encoding or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        text = raw.decode("utf-8", errors="replace")
+    return PageStart(clean_text(text, multiline=True), cut)
+
+
+async def _answer_headers(client: httpx.AsyncClient, request: httpx.Request, seconds: float) -> httpx.Response:
+    """The response's status and headers within ``seconds`` (the body is read afterwards)."""
+    if seconds <= 0:
+        deadline = current_deadline()
+        what = deadline.what if deadline is not None else "the deadline"
+        raise DeadlineExceeded(f"not requested: {what} had run out", seconds=0.0, what=what)
+    timeout = asyncio.timeout(seconds)
+    try:
+        async with timeout:
+            return await client.send(request, stream=True, follow_redirects=False)
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+        raise DeadlineExceeded(
+            f"no answer within {describe_seconds(seconds)} (the connection stalled)", seconds=seconds, what="the page"
+        ) from None
+
+
+def _canonical(url: str) -> str:
+    try:
+        return str(httpx.URL(url))
+    except (httpx.InvalidURL, ValueError):
+        return url
 
 
 def _classify_answer(fetch: Fetch, response_status: int, body: str, content_type: str, tries: int) -> Fetch:
@@ -164,9 +222,13 @@ async def fetch_url(
     *,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
+    into: Fetch | None = None,
 ) -> Fetch:
-    """Fetch ``url`` (see the module docstring); never raises for network or HTTP trouble."""
-    fetch = Fetch(url=url, status=ERROR)
+    """Fetch ``url`` (see the module docstring); never raises for network or HTTP trouble.
+
+    ``into``: a record to fill as the hops happen, so a caller that stops the fetch
+    (a deadline) still knows how far it got."""
+    fetch = into if into is not None else Fetch(url=url, status=ERROR)
     if not is_web_url(url):
         fetch.status, fetch.detail = SKIPPED, "not a web URL (local file or other scheme): nothing to fetch"
         return fetch
@@ -174,6 +236,7 @@ async def fetch_url(
         fetch.status, fetch.detail = PLACEHOLDER, "placeholder or fabricated URL pattern; not requested"
         return fetch
     current = url
+    visited = {_canonical(url)}
     for hop in range(options.max_redirects + 1):
         where = "" if hop == 0 else f"redirect {hop} to {current}: "
         try:
@@ -193,7 +256,7 @@ async def fetch_url(
 
         def send(target: str = current) -> Awaitable[httpx.Response]:
             request = client.build_request("GET", target, headers=HEADERS)
-            return client.send(request, stream=True, follow_redirects=False)
+            return _answer_headers(client, request, budget(options.timeout_s))
 
         try:
             outcome = await send_with_retries(send, options.retry, sleep=sleep, rng=rng)
@@ -211,7 +274,9 @@ async def fetch_url(
             await response.aclose()
             fetch.http_status = response.status_code
             try:
-                current = str(response.url.join(location))
+                if UNSAFE_CHARACTER.search(location):
+                    raise ValueError("control characters in Location")
+                current = clean_text(str(response.url.join(location)))  # a key echoed in it is redacted
             except (httpx.InvalidURL, ValueError):
                 fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
                 return fetch
@@ -220,11 +285,21 @@ async def fetch_url(
             if not is_web_url(current):
                 fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
                 return fetch
+            if _canonical(current) in visited:
+                fetch.status = ERROR
+                fetch.detail = f"redirect loop: hop {hop + 1} leads back to {current}"
+                return fetch
+            visited.add(_canonical(current))
             continue
-        body = await _read_start(response, options.max_body_bytes) if 200 <= response.status_code < 300 else ""
-        if not body:
+        page = PageStart("")
+        if 200 <= response.status_code < 300:
+            page = await _read_start(response, options.max_body_bytes, budget(options.timeout_s))
+        else:
             await response.aclose()
-        content_type = response.headers.get("content-type", "")
-        return _classify_answer(fetch, response.status_code, body, content_type, outcome.requests)
+        content_type = clean_text(response.headers.get("content-type", ""))
+        _classify_answer(fetch, response.status_code, page.text, content_type, outcome.requests)
+        if page.cut:
+            fetch.detail = f"{fetch.detail}; {page.cut}" if fetch.detail else page.cut
+        return fetch
     fetch.status, fetch.detail = ERROR, f"more than {options.max_redirects} redirects"
     return fetch

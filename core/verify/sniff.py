@@ -15,10 +15,14 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.I | re.S)
-_INVISIBLE = re.compile(r"<(script|style|template|svg|head)\b[^>]*>.*?</\1\s*>", re.I | re.S)
-_TAG = re.compile(r"<[^>]+>")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# Every pattern here runs in time linear in the page: a hostile page full of unclosed
+# ``<script>``, ``<!--`` or ``<title>`` openers must not keep the CPU busy for seconds (a
+# deadline cannot interrupt a regular expression). Openers and tags stop at the next ``<``;
+# closers are found with ``str.find`` from where the opener ended.
+_TITLE_OPEN = re.compile(r"<title\b[^<>]*>", re.I)
+_INVISIBLE_OPEN = re.compile(r"<(script|style|template|svg|head)\b[^<>]*>", re.I)
+_TAG = re.compile(r"<[^<>]*>")
+_MAX_TITLE = 1000
 
 # Anywhere in a title: "not found"-ish words. Only trusted on a short page.
 _NOT_FOUND_TITLE = re.compile(
@@ -61,14 +65,48 @@ class Sniff:
 
 
 def page_title(body: str) -> str:
-    m = _TITLE.search(body)
-    return " ".join(html.unescape(_TAG.sub(" ", m.group(1))).split()) if m else ""
+    m = _TITLE_OPEN.search(body)
+    if not m:
+        return ""
+    end = body.lower().find("</title", m.end())
+    raw = body[m.end() : end if end >= 0 else m.end() + _MAX_TITLE][:_MAX_TITLE]
+    return " ".join(html.unescape(_TAG.sub(" ", raw)).split())
+
+
+def _without_comments(body: str) -> str:
+    parts: list[str] = []
+    pos = 0
+    while (start := body.find("<!--", pos)) >= 0:
+        parts.append(body[pos:start])
+        end = body.find("-->", start + 4)
+        if end < 0:
+            return " ".join(parts)  # an unclosed comment hides the rest of the page
+        pos = end + 3
+    parts.append(body[pos:])
+    return " ".join(parts)
+
+
+def _without_invisible(body: str) -> str:
+    lower = body.lower()
+    parts: list[str] = []
+    pos = 0
+    for m in _INVISIBLE_OPEN.finditer(body):
+        if m.start() < pos:
+            continue  # inside an element already skipped
+        parts.append(body[pos : m.start()])
+        end = lower.find(f"</{m.group(1).lower()}", m.end())
+        if end < 0:
+            return " ".join(parts)  # never closed: the rest is script, style…
+        close = body.find(">", end)
+        pos = close + 1 if close >= 0 else len(body)
+    parts.append(body[pos:])
+    return " ".join(parts)
 
 
 def visible_text(body: str, content_type: str = "text/html") -> str:
     if "html" not in content_type.lower() and "<html" not in body[:1000].lower():
         return " ".join(body.split())
-    text = _INVISIBLE.sub(" ", _COMMENT.sub(" ", body))
+    text = _without_invisible(_without_comments(body))
     return " ".join(html.unescape(_TAG.sub(" ", text)).split())
 
 

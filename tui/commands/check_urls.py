@@ -163,9 +163,13 @@ def run(args) -> int:
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
     announce = None if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
     report = asyncio.run(check_path(args.path, options, announce=announce))
-    redact, redact_text = _redactor()
+    _, redact_text = _redactor()
     if args.json:
-        text = json.dumps(redact(report.to_json()), indent=2, ensure_ascii=False)
+        from core.text_safety import clean_tree
+
+        # Values are cleaned (keys redacted, control sequences removed): a script reading the
+        # JSON must not get escape sequences back out of it either.
+        text = json.dumps(clean_tree(report.to_json()), indent=2, ensure_ascii=False)
         # json escapes C0 controls itself; C1 controls and bidi overrides only occur inside strings.
         sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) + "\n")
     else:

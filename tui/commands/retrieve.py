@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from core.text_safety import clean_text, clean_tree
 
 
 def register(sub) -> None:
@@ -55,7 +54,9 @@ def _run(args) -> int:
     outcomes = asyncio.run(
         retrieve_memo_outcomes(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
     )
-    document = outcomes_document(args.dir, outcomes, _judge(args.dir))
+    # Retrieval cleaned every string where it came in; the document is cleaned once more on
+    # the way out so that a set stored by an older version cannot reach the terminal raw.
+    document = clean_tree(outcomes_document(args.dir, outcomes, _judge(args.dir)))
     if args.json:
         json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -150,8 +151,8 @@ def outcomes_document(memo_dir, outcomes, judge=None) -> dict:
 
 
 def _clean(text: object) -> str:
-    """Untrusted text (titles, hosts) shown as plain characters: no terminal control codes."""
-    return _CONTROL_RE.sub("?", " ".join(str(text).split()))
+    """Untrusted text (titles, hosts) as one plain line: no terminal control codes, no keys."""
+    return " ".join(clean_text(str(text)).split())
 
 
 def render_text(document: dict) -> str:

@@ -2,15 +2,27 @@
 
 Exit code 0 when every section ran (ok or degraded), 1 when any section failed
 or was cancelled (its previous note is untouched and the reason is printed; a
-script must not take the notes as written), 2 on a UserError.
+script must not take the notes as written), 2 on a UserError, 130 when
+interrupted (Ctrl-C): the sections that completed are still printed (``--json``
+too), the interrupted ones as ``cancelled`` with their previous notes untouched.
+
+On a terminal, each section's progress (retrieving, writing, reconciling, saved)
+goes to stderr as it happens, so stdout stays the report (or the JSON).
+Everything printed is cleaned: no control sequence and no API key that came
+from a server reaches the terminal or a script.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+import time
 from pathlib import Path
+from typing import Any, TextIO
+
+from core.text_safety import clean_text, clean_tree
 
 COUNT_LABELS = (
     ("verified", "verified"),
@@ -55,26 +67,90 @@ def _line(outcome, memo_dir: Path) -> str:
     return f"{outcome.section}: {outcome.status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
 
 
+class TerminalProgress:
+    """One stderr line per section and stage, with the time since the run started."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.started = time.monotonic()
+        self.finished = 0
+        self.seen: set[str] = set()
+
+    def __call__(self, section_id: str, stage: str) -> None:
+        self.seen.add(section_id)
+        if stage in ("saved", "failed", "cancelled"):
+            self.finished += 1
+        elapsed = time.monotonic() - self.started
+        done = f" [{self.finished} done]" if stage in ("saved", "failed", "cancelled") else "…"
+        line = f"  {elapsed:6.1f}s  {section_id}: {stage}{done}"
+        with contextlib.suppress(OSError, ValueError):  # a closed terminal must not stop the run
+            print(clean_text(line), file=self.out, flush=True)
+
+
+def _planned(args, writer_api: str) -> list[str]:
+    """The section ids this run was asked for (best effort, for an interrupted run)."""
+    try:
+        from core.memo_loader import load_memo
+        from core.retrieval import check_section_ids
+
+        return check_section_ids(load_memo(args.dir, writer_api=writer_api), args.sections)
+    except Exception:  # noqa: BLE001 - the outcomes we have are printed whatever happens here
+        return []
+
+
+def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
+    """The completed outcomes, then the interrupted sections as ``cancelled``, in the order asked."""
+    from core.run import RunOutcome
+
+    by_id = {o.section: o for o in done}
+    order = planned + [o.section for o in done if o.section not in planned]
+    message = "interrupted (Ctrl-C) before it finished; the previous note is unchanged"
+    return [
+        by_id.get(sid) or RunOutcome(section=sid, status="cancelled", message=message, error_kind="cancelled")
+        for sid in order
+    ]
+
+
 def _run(args) -> int:
     from core.memo_loader import load_memo
     from core.run import run_memo
 
     settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
-        print(f"sourcedesk: notice: {notice}", file=sys.stderr)
-    outcomes = asyncio.run(run_memo(args.dir, args.sections, refresh=args.refresh, settings=settings))
+        print(f"sourcedesk: notice: {clean_text(notice)}", file=sys.stderr)
+    done: list[Any] = []
+    progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None
+    interrupted = False
+    try:
+        outcomes = asyncio.run(
+            run_memo(
+                args.dir,
+                args.sections,
+                refresh=args.refresh,
+                settings=settings,
+                progress=progress,
+                on_outcome=done.append,
+            )
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+        outcomes = _interrupted(done, _planned(args, settings.writer_api))
     if args.json:
-        print(json.dumps([o.to_json() for o in outcomes], indent=2, ensure_ascii=False))
+        document = clean_tree([o.to_json() for o in outcomes])
+        print(json.dumps(document, indent=2, ensure_ascii=False), flush=True)
     else:
         memo_dir = args.dir.resolve()
         for outcome in outcomes:
-            print(_line(outcome, memo_dir))
+            print(clean_text(_line(outcome, memo_dir)))
             for warning in outcome.warnings:
-                print(f"    warning: {warning}")
+                print(f"    warning: {clean_text(warning)}")
         total = sum(o.cost.get("total", 0.0) for o in outcomes)
-        print(f"{len(outcomes)} section(s), total ${total:.4f}")
+        print(f"{len(outcomes)} section(s), total ${total:.4f}", flush=True)
     unwritten = [o for o in outcomes if not o.ok]
     for outcome in unwritten:
         what = "was cancelled" if outcome.status == "cancelled" else "failed"
-        print(f"sourcedesk: section {outcome.section} {what}: {outcome.message}", file=sys.stderr)
+        print(clean_text(f"sourcedesk: section {outcome.section} {what}: {outcome.message}"), file=sys.stderr)
+    if interrupted:
+        print("sourcedesk: interrupted", file=sys.stderr)
+        return 130
     return 1 if unwritten else 0

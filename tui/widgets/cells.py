@@ -5,6 +5,10 @@ DataTable renders a plain ``str`` cell as Rich markup, so ``"[bold red]pwn[/]"``
 would be styled and ``"[link=…]"`` would become a link. Every cell here is a
 ``Text`` built from the raw string (``Text(value)`` never parses markup); styles
 are applied as spans afterwards.
+
+Outside text was cleaned where it entered (``core.text_safety``); the cells clean
+it once more, so that data stored by an older version — or any path that forgot
+— still cannot put an escape sequence on the analyst's terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from rich.text import Text
 
 from core.models import Source
+from core.text_safety import clean_text, clean_tree
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 BAR_WIDTH = 12
@@ -43,14 +48,18 @@ class Palette:
 
 
 def plain(value: Any, style: str = "") -> Text:
-    """Untrusted text as a cell: one line, literal."""
-    text = "" if value is None else " ".join(str(value).split())
+    """Untrusted text as a cell: one line, literal, cleaned."""
+    text = "" if value is None else " ".join(clean_text(str(value)).split())
     return Text(text, style=style, no_wrap=True, overflow="ellipsis")
 
 
 def block(value: Any, style: str = "") -> Text:
-    """Untrusted multi-line text, literal, wrapping."""
-    return Text("" if value is None else str(value), style=style)
+    """Untrusted multi-line text, literal, cleaned, wrapping."""
+    return Text("" if value is None else clean_text(str(value), multiline=True), style=style)
+
+
+def _safe(value: Any) -> str:
+    return clean_text("" if value is None else str(value), multiline=True)
 
 
 def status_cell(status: str, palette: Palette, stage: str = "", frame: int = 0) -> Text:
@@ -146,6 +155,7 @@ def source_label(source_title: str, host: str) -> Text:
 
 def highlight_markers(body: str, palette: Palette) -> Text:
     """A note body, literal, with citation markers and headings emphasised by spans."""
+    body = _safe(body)
     text = Text(body)
     for match in _HEADING_RE.finditer(body):
         text.stylize("bold", match.start(), match.end())
@@ -160,23 +170,24 @@ def source_detail(source: Source, palette: Palette, *, state: str = "") -> Text:
     out.append_text(source_label(source.title, source.host).copy())
     out.stylize("bold")
     out.append("\n")
-    out.append(source.url, style=palette.primary)
+    out.append(clean_text(source.url), style=palette.primary)
     meta = [p for p in (source.marker, source.provider, source.host, (source.published_date or "")[:10], state) if p]
-    out.append("\n" + " · ".join(meta) + "\n", style="dim")
+    out.append("\n" + clean_text(" · ".join(meta)) + "\n", style="dim")
     if source.facts:
         out.append("\nFacts\n", style=f"bold {palette.accent}")
-        out.append(source.facts_yaml)
+        cleaned = source.model_copy(update={"facts": clean_tree(source.facts)})  # before YAML escapes them
+        out.append(_safe(cleaned.facts_yaml))
     if source.summary:
         out.append("\nSummary\n", style=f"bold {palette.accent}")
-        out.append(source.summary + "\n")
+        out.append(_safe(source.summary) + "\n")
     if source.highlights:
         out.append("\nHighlights\n", style=f"bold {palette.accent}")
         for h in source.highlights:
-            out.append(f"• {h}\n")
+            out.append(f"• {_safe(h)}\n")
     if source.text:
         excerpt = source.text[:1500] + ("…" if len(source.text) > 1500 else "")
         out.append(f"\nText ({len(source.text):,} chars)\n", style=f"bold {palette.accent}")
-        out.append(excerpt + "\n")
+        out.append(_safe(excerpt) + "\n")
     if not (source.facts or source.summary or source.highlights or source.text):
         out.append("\n(no content stored for this source)\n", style="dim")
     return out

@@ -1,0 +1,75 @@
+"""Fields that used to pass loading and fail after money was spent now fail at load, with file:line and a hint."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import exa_requests
+from tui.cli import main
+
+MEMO = """\
+title: Acme
+subject: {{name: Acme Robotics, url: https://acme-robotics.io}}
+sections:
+  - id: {section_id}
+    title: Overview
+    include-sources:
+      - provider: exa
+        query: {query}
+{extra}"""
+
+
+def _load_error(tmp_path, capsys, exa, *, section_id="overview", query='"{{subject}} overview"', extra=""):
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    (memo / "memo.yaml").write_text(MEMO.format(section_id=section_id, query=query, extra=extra), encoding="utf-8")
+    code = main(["run", str(memo)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert exa_requests(exa) == 0  # nothing was spent
+    assert not (memo / "sections").exists()
+    return err
+
+
+def test_a_section_id_longer_than_64_characters_fails_at_load(exa, tmp_path, capsys):
+    err = _load_error(tmp_path, capsys, exa, section_id="a" * 300)
+    assert "memo.yaml:4: sections[0].id: expected at most 64 characters, got 300 characters" in err
+    assert "Hint:" in err and "note file" in err
+
+
+def test_a_section_id_with_other_characters_fails_at_load(exa, tmp_path, capsys):
+    err = _load_error(tmp_path, capsys, exa, section_id='"Über/view"')
+    assert "memo.yaml:4: sections[0].id" in err and "lower-case id" in err and "Hint:" in err
+
+
+@pytest.mark.parametrize("query", ['""', '"   "'])
+def test_an_empty_query_fails_at_load(exa, tmp_path, capsys, query):
+    err = _load_error(tmp_path, capsys, exa, query=query)
+    assert "memo.yaml:8: sections[0].include-sources[0].query: the query is empty" in err and "Hint:" in err
+
+
+def test_a_query_whose_variables_are_all_empty_fails_at_load(exa, tmp_path, capsys):
+    err = _load_error(tmp_path, capsys, exa, query='"{{description}} {{aliases}}"')
+    assert "memo.yaml:8:" in err and "empty once its variables are filled in" in err
+    assert "{{description}}" in err and "Hint:" in err
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (
+            '        start-published-date: "last year"\n',
+            "memo.yaml:9: sections[0].include-sources[0].start-published-date",
+        ),
+        ('        end-published-date: "2024-02-30"\n', "not a real calendar date"),
+        ('        contents: {summary: {query: ""}}\n', "the summary query is empty"),
+    ],
+)
+def test_values_exa_would_refuse_fail_at_load(exa, tmp_path, capsys, extra, words):
+    err = _load_error(tmp_path, capsys, exa, extra=extra)
+    assert words in err and "Hint:" in err
+
+
+def test_an_empty_files_glob_fails_at_load(exa, tmp_path, capsys):
+    err = _load_error(tmp_path, capsys, exa, extra='      - {provider: files, glob: ""}\n')
+    assert "sections[0].include-sources[1].glob: the glob is empty" in err
