@@ -81,6 +81,27 @@ def test_a_relation_the_source_does_not_state_is_not_support():
     assert support == PARTIAL and "does not say Marlow Ventures led" in reason
 
 
+def test_a_stake_is_not_the_company():
+    deal = "Ostrava Logistics has acquired Pickwell for $15 million."
+    assert judge("Ostrava Logistics bought a minority stake in Pickwell.", deal)[0] != SUPPORTED
+    stake = "Ostrava Logistics bought a 20% stake in Pickwell."
+    assert judge("Ostrava Logistics acquired Pickwell.", stake)[0] != SUPPORTED
+    assert judge("Ostrava Logistics bought a 20% stake in Pickwell last year.", stake)[0] == SUPPORTED
+
+
+def test_titles_and_hyphenated_backers_read_as_written_out():
+    assert (
+        judge(
+            "Quillstone, which is backed by Marlow Ventures, builds robots.",
+            "Marlow Ventures-backed Quillstone builds robots.",
+        )[0]
+        == SUPPORTED
+    )
+    assert (
+        judge("Amara Osei is Quillstone's chief executive officer.", "Quillstone CEO Amara Osei spoke.")[0] == SUPPORTED
+    )
+
+
 def test_running_a_company_is_no_lead_investor():
     assert [r.kind for r in relations("Amara Osei, who leads Quillstone as chief executive, said so.")] == ["ceo"]
     assert judge("Amara Osei, who leads Quillstone as chief executive", PEOPLE)[0] == SUPPORTED

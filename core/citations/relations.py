@@ -10,7 +10,7 @@ founded or is based, who bought whom — the arguments decide:
 * roles: ``ceo``, ``cto``, ``cfo``, ``coo``, ``cmo``, ``cpo``, ``president``, ``chair``,
   ``founder`` — a person and the company;
 * places: ``founded_in`` and ``based_in`` — a company and a place;
-* ``acquired`` — the buyer and the bought.
+* ``acquired`` — the buyer and the bought (``stake`` when only a stake or shares were bought).
 
 They are read with cue-word windows, not a parser: a cue (``led by``, ``chief
 executive``, ``headquartered in``, ``acquired``) binds the capitalised names around it
@@ -40,7 +40,7 @@ from core.citations.figures import figures
 from core.citations.tokens import UNSPACED_RE, normalise_text, term_set
 
 LEAD, PARTICIPANT, INVESTOR = "lead", "participant", "investor"
-FOUNDED_IN, BASED_IN, ACQUIRED = "founded_in", "based_in", "acquired"
+FOUNDED_IN, BASED_IN, ACQUIRED, STAKE = "founded_in", "based_in", "acquired", "stake"
 FOUNDER = "founder"
 FUNDING = frozenset([LEAD, PARTICIPANT, INVESTOR])
 # A company has one of each of these at a time, and a person holds one of them there.
@@ -92,6 +92,8 @@ class Relation:
             return f"{a if self.agent else 'it'} was founded in {t}"
         if self.kind == BASED_IN:
             return f"{a if self.agent else 'it'} is based in {t}"
+        if self.kind == STAKE:
+            return f"{a} bought a stake in {t or 'it'}"
         return f"{a} acquired {t or 'it'}"
 
 
@@ -344,6 +346,7 @@ _SELF_EVIDENT = frozenset(
         ("existing", "investor"),
         ("other", "investors"),
         ("backed", "by"),
+        ("-backed",),
     ]
 )
 _FUNDING_WORDS = _words(
@@ -780,9 +783,28 @@ def _acquisition(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
         else:
             buyer = s.subject_before(i)
             target = s.object_after(j)
+            if target is None and (held := _stake_in(s, j)) is not None:
+                return [_Pending(STAKE, buyer, held)]  # "bought a 20% stake in Initech": not the company
     if target is None:
         return []
     return [_Pending(ACQUIRED, buyer, target)]
+
+
+_STAKE_WORDS = frozenset(["stake", "stakes", "share", "shares", "interest", "holding"])
+
+
+def _stake_in(s: _Sentence, j: int) -> int | None:
+    """The company a stake is bought in ("a minority stake in X", "shares of X"), if the object is one."""
+    for k in range(j, min(j + 6, len(s.toks))):
+        t = s.toks[k]
+        if t.kind == "word" and t.low in _STAKE_WORDS:
+            nxt = s.tok(k + 1)
+            if nxt is not None and nxt.low in ("in", "of") and s.is_name(k + 2):
+                return k + 2
+            return None
+        if t.kind == "punct" and t.low in (",", ";"):
+            return None
+    return None
 
 
 def _resolve(s: _Sentence, pending: list[_Pending], topic: Arg | None) -> tuple[list[Relation], Arg | None]:
@@ -826,7 +848,7 @@ def _informative(r: Relation) -> bool:
         return r.agent is not None
     if r.kind in (FOUNDED_IN, BASED_IN):
         return r.theme is not None
-    return r.theme is not None and (r.agent is not None or r.kind == ACQUIRED)
+    return r.theme is not None
 
 
 def _cjk(sentence: str, rnd: str | None) -> list[Relation]:
@@ -944,6 +966,8 @@ def _confirms(claim: Relation, stated: Relation, subject: frozenset[str]) -> boo
     if claim.kind in (FOUNDED_IN, BASED_IN):
         return _same(claim.theme, stated.theme, subject) is True and _compatible(claim.agent, stated.agent, subject)
     buyer, target = _same(claim.agent, stated.agent, subject), _same(claim.theme, stated.theme, subject)
+    if claim.kind == STAKE:
+        return target is True and buyer is not False
     return buyer is not False and target is not False and (buyer is True or target is True)
 
 

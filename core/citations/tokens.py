@@ -343,6 +343,16 @@ _SYNONYM_GROUPS = [
     "revenu sale",
 ]
 _SYNONYMS = {t: g.split()[0] for g in _SYNONYM_GROUPS for t in g.split()[1:]}
+# Titles written as initials are the words they stand for ("officer" itself is no term: "CEO" and
+# "chief executive officer" are one title).
+_TITLES = {
+    "ceo": ("chief", "execut"),
+    "cto": ("chief", "technolog"),
+    "cfo": ("chief", "financi"),
+    "coo": ("chief", "oper"),
+    "cmo": ("chief", "market"),
+    "cpo": ("chief", "product"),
+}
 
 
 @lru_cache(maxsize=65536)
@@ -368,8 +378,10 @@ def _bigrams(run: str) -> list[str]:
 def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one word-like run (it may mix spaced and unspaced scripts: ``Coach云舟``)."""
     if not UNSPACED_RE.search(word):
-        if len(word) < 2 or word in STOPWORDS:
+        if len(word) < 2 or word in STOPWORDS or word in ("officer", "officers"):
             return ()
+        if word in _TITLES:
+            return _TITLES[word]
         term = stem(word)
         return () if term in STOPWORDS or len(term) < 2 else (term,)
     out: list[str] = []
