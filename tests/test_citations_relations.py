@@ -102,6 +102,15 @@ def test_titles_and_hyphenated_backers_read_as_written_out():
     )
 
 
+def test_a_plural_title_names_everyone_it_lists():
+    source = "Quillstone's founders, Amara Osei and Jonas Brandt, met at university."
+    assert judge("Jonas Brandt co-founded Quillstone.", source)[0] == SUPPORTED
+    assert {r.describe() for r in relations("Co-founders Amara Osei and Jonas Brandt started Quillstone.")} == {
+        "Amara Osei is founder of Quillstone",
+        "Jonas Brandt is founder of Quillstone",
+    }
+
+
 def test_running_a_company_is_no_lead_investor():
     assert [r.kind for r in relations("Amara Osei, who leads Quillstone as chief executive, said so.")] == ["ceo"]
     assert judge("Amara Osei, who leads Quillstone as chief executive", PEOPLE)[0] == SUPPORTED

@@ -650,18 +650,22 @@ def _role(s: _Sentence, i: int, j: int, kind: str) -> list[_Pending]:
     if (t := s.tok(m)) is not None and t.low in ("of", "at") and (s.is_name(m + 1) or _is_ref(s.tok(m + 1))):
         company, m = m + 1, m + 2
     person: int | None = None
+    after = False
     if s.is_name(j) and not s.toks[j].possessive:
-        person = j  # "CEO Mei Tanaka", "founder Sam Okafor"
+        person, after = j, True  # "CEO Mei Tanaka", "founder Sam Okafor"
     else:
         person, slot = _person_before(s, start)
         if company is None:
             company = slot
         if person is None and (t := s.tok(m)) is not None and t.low == "," and s.is_name(m + 1):
-            person = m + 1  # "Heliogrid's chief executive, Erik Haugen, …"
+            person, after = m + 1, True  # "Heliogrid's chief executive, Erik Haugen, …"
     if person is None:
         return []
-    s.persons.add(person)
-    return [_Pending(kind, person, company)]
+    people = [person]
+    if after and s.toks[j - 1].low.endswith("s"):  # "its founders, Jane Park and Omar Haddad"
+        people = [p for p in s.list_after(person, skip_words=0) if not s.toks[p].possessive] or people
+    s.persons.update(people)
+    return [_Pending(kind, p, company) for p in people]
 
 
 def _is_ref(t: _Tok | None) -> bool:
