@@ -67,6 +67,7 @@ def bare_numbers(group: str) -> list[str] | None:
     return numbers
 
 
+_NUMERIC_LINK = re.compile(r"\[\d{1,3}\](\[\])?")
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
 _NUMERIC_TEXT = re.compile(r"\s*(\d{1,3})\s*")
 # What a browser opens as a web address: http(s) with any run of slashes or backslashes
@@ -419,19 +420,22 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
             number = citation_link_label(content, s)
             if number is not None:
                 found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
-            elif re.fullmatch(r"\[\d{1,3}\](\[\])?", content[s.start : s.end]):
+            elif _NUMERIC_LINK.fullmatch(content, s.start, s.end):
                 doc.numeric_reference_links += 1
-    taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
-    for m in BARE_RE.finditer(content):
-        if not _overlaps(taken, m.start(), m.end()):
-            numbers = bare_numbers(m.group(1))
-            if numbers is None:
-                continue
-            raw = m.group() if len(numbers) > 1 else None
-            found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
-    if malformed:
+    bare = list(BARE_RE.finditer(content))
+    if bare:
+        taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
+        for m in bare:
+            if not _overlaps(taken, m.start(), m.end()):
+                numbers = bare_numbers(m.group(1))
+                if numbers is None:
+                    continue
+                raw = m.group() if len(numbers) > 1 else None
+                found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
+    odd = list(MALFORMED_RE.finditer(content)) if malformed and "[^" in content else []
+    if odd:
         taken = [(a, b) for a, _, b, *_ in found] + _protected(spans)
-        for m in MALFORMED_RE.finditer(content):
+        for m in odd:
             if not _overlaps(taken, m.start(), m.end()):
                 found.append((m.start(), 0, m.end(), "footnote", m.group(1) or m.group(2), None, m.group()))
     for cstart, _, cend, kind, label, url, raw in sorted(found, key=lambda f: (f[0], f[1])):
