@@ -458,8 +458,8 @@ class _Sentence:
         """Names listed from token ``i`` on ("Halcyon Ventures and Bluefield Capital", "A, B and C"),
         after at most ``skip_words`` describing words ("the venture firm")."""
         j, skipped = i, 0
-        while ((t := self.tok(j)) is not None and t.kind in ("word", "punct") and t.low in (":",)) or (
-            t is not None and t.kind == "word" and t.low not in _OBJECT_STOP and skipped < skip_words
+        while (t := self.tok(j)) is not None and (
+            t.low == ":" or (t.kind == "word" and t.low not in _OBJECT_STOP and skipped < skip_words)
         ):
             j += 1
             skipped += t.kind == "word"
@@ -720,8 +720,6 @@ def _founding(s: _Sentence, i: int, j: int) -> list[_Pending]:
         subject = s.subject_before(i)
         persons = [subject] if subject is not None and s.toks[subject].kind == "name" else []
         company = s.object_after(j)
-        if company is not None and s.toks[company].kind == "name" and _is_place_phrase(s, company):
-            company = None
     for k in range(j, end):
         if s.toks[k].low == "with" and not (s.tok(k + 1) is not None and s.toks[k + 1].kind == "num"):
             persons += [p for p in s.list_after(k + 1, skip_words=0) if p not in persons]
@@ -733,11 +731,6 @@ def _founding(s: _Sentence, i: int, j: int) -> list[_Pending]:
             out.append(_Pending(FOUNDED_IN, company, k + 1))
             break
     return out
-
-
-def _is_place_phrase(s: _Sentence, i: int) -> bool:
-    prev = s.tok(i - 1)
-    return prev is not None and prev.low == "in"
 
 
 def _place(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
