@@ -111,6 +111,13 @@ def test_a_plural_title_names_everyone_it_lists():
     }
 
 
+def test_a_role_held_before_does_not_contradict_one_held_now():
+    source = "Jonas Brandt, formerly Quillstone's chief technology officer, now advises the board."
+    support, reason = judge("Jonas Brandt is Quillstone's chief executive.", source)
+    assert support == PARTIAL and "does not say" in reason
+    assert judge("Jonas Brandt is Quillstone's chief executive.", "Jonas Brandt is Quillstone's CTO.")[0] == UNSUPPORTED
+
+
 def test_running_a_company_is_no_lead_investor():
     assert [r.kind for r in relations("Amara Osei, who leads Quillstone as chief executive, said so.")] == ["ceo"]
     assert judge("Amara Osei, who leads Quillstone as chief executive", PEOPLE)[0] == SUPPORTED

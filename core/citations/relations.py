@@ -75,6 +75,7 @@ class Relation:
     theme: Arg | None  # company (funding, roles) / place / the bought company
     round: str | None = None  # a funding round: a letter, "seed" or "pre-seed"
     passage: int = -1  # where a source states it
+    past: bool = False  # a role held before ("former CEO", "previously CTO", "CTO until 2020")
 
     def describe(self) -> str:
         a = self.agent.text if self.agent else "someone"
@@ -129,7 +130,7 @@ _NOT_NAMES = _words(
     product president vice chairman chairwoman chair founder co-founder cofounder founders co-founders
     managing director head general partner ai api saas ipo usd eur gbp us u.s uk eu inc ltd llc corp co plc
     gmbh sa mr mrs ms dr q1 q2 q3 q4 h1 h2 fy according founded headquartered based investors investor
-    existing earlier later today yesterday
+    existing earlier later today yesterday former current interim acting ex
     """
 )
 _REF_NOUNS = frozenset(["company", "firm", "startup", "start-up", "business", "group", "platform", "maker"])
@@ -365,12 +366,14 @@ _ROLE_WORDS = _words(
 # Words that may stand between a person and the role cue naming them ("Voss was previously COO").
 _ROLE_GAP = _words(
     """
-    is was as its the a an who serves served serving became becomes become named appointed has have been
-    also and now currently previously formerly former remains will be joined join joins leads runs heads
-    then our their his her of at interim acting new current
+    is was as its the a an who serves served serving became becomes become becoming named appointed has have
+    been also and now currently previously formerly former remains will be joined join joins leads runs heads
+    then our their his her of at interim acting new current before after until once
     """
 )
 _ROLE_ADJECTIVES = frozenset(["former", "current", "new", "interim", "acting", "then", "now", "founding"])
+# Words that put a role in the past: it neither contradicts nor is contradicted by a present one.
+_PAST = frozenset(["former", "formerly", "previously", "ex", "once", "earlier", "until", "prior", "then", "before"])
 _LIST_GAP = frozenset(["also", "have", "has", "had", "both", "jointly", "all", "each", "reportedly", "which", "who"])
 _APPOSITIVE = _words(
     """
@@ -580,6 +583,7 @@ class _Pending:
     agent: int | None
     theme: int | None
     round: str | None = None
+    past: bool = False
 
 
 def _extract_tokens(s: _Sentence, sentence: str, funding: bool) -> list[_Pending]:
@@ -665,7 +669,12 @@ def _role(s: _Sentence, i: int, j: int, kind: str) -> list[_Pending]:
     if after and s.toks[j - 1].low.endswith("s"):  # "its founders, Jane Park and Omar Haddad"
         people = [p for p in s.list_after(person, skip_words=0) if not s.toks[p].possessive] or people
     s.persons.update(people)
-    return [_Pending(kind, p, company) for p in people]
+    # In the past when a past word stands between the person and the title or right before the title
+    # ("formerly CTO", "a former CEO"), or "until" follows it ("CTO until 2020").
+    between = range(min(person, i - 2), max(person, i))
+    past = any((t := s.tok(k)) is not None and t.kind == "word" and t.low in _PAST for k in between)
+    past = past or any((t := s.tok(k)) is not None and t.low == "until" for k in range(j, j + 4))
+    return [_Pending(kind, p, company, past=past) for p in people]
 
 
 def _is_ref(t: _Tok | None) -> bool:
@@ -832,7 +841,7 @@ def _resolve(s: _Sentence, pending: list[_Pending], topic: Arg | None) -> tuple[
         if p.kind in FUNDING:
             out.append(Relation(p.kind, arg(p.agent, False), None, p.round))
         elif p.kind in ROLES:
-            out.append(Relation(p.kind, arg(p.agent, False), arg(p.theme, True)))
+            out.append(Relation(p.kind, arg(p.agent, False), arg(p.theme, True), past=p.past))
         elif p.kind in (FOUNDED_IN, BASED_IN):
             out.append(Relation(p.kind, arg(p.agent, True), arg(p.theme, False)))
         else:
@@ -973,8 +982,8 @@ def _contradicts(claim: Relation, stated: Relation, subject: frozenset[str]) -> 
     if claim.kind == LEAD:
         return stated.kind == PARTICIPANT and same_agent is True and _rounds_compatible(claim.round, stated.round)
     if claim.kind in CHIEF_OFFICERS or claim.kind == FOUNDER:
-        if same_agent is not True:
-            return False
+        if same_agent is not True or claim.past or stated.past:
+            return False  # a role held before says nothing against one held now, or the other way
         if stated.kind in CHIEF_OFFICERS and claim.kind in CHIEF_OFFICERS and stated.kind != claim.kind:
             return _compatible(claim.theme, stated.theme, subject)
         return stated.kind == claim.kind and _same(claim.theme, stated.theme, subject) is False
