@@ -118,6 +118,12 @@ def test_a_role_held_before_does_not_contradict_one_held_now():
     assert judge("Jonas Brandt is Quillstone's chief executive.", "Jonas Brandt is Quillstone's CTO.")[0] == UNSUPPORTED
 
 
+def test_a_former_headquarters_does_not_contradict_the_current_one():
+    source = "Quillstone was headquartered in Leeds until 2022, when it moved to Manchester."
+    assert judge("Quillstone is headquartered in Manchester.", source)[0] != UNSUPPORTED
+    assert judge("Quillstone is headquartered in York.", "Quillstone is headquartered in Leeds.")[0] == UNSUPPORTED
+
+
 def test_running_a_company_is_no_lead_investor():
     assert [r.kind for r in relations("Amara Osei, who leads Quillstone as chief executive, said so.")] == ["ceo"]
     assert judge("Amara Osei, who leads Quillstone as chief executive", PEOPLE)[0] == SUPPORTED

@@ -755,7 +755,13 @@ def _place(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
             company = i - 1  # "moved its headquarters to Denver"
     if place is None:
         return []
-    return [_Pending(BASED_IN, company, place)]
+    # "was headquartered in Austin until 2021", "originally based in Austin": where it was, not is
+    window = range(i - 3, place + 4)
+    past = any((t := s.tok(k)) is not None and t.kind == "word" and t.low in _PLACE_PAST for k in window)
+    return [_Pending(BASED_IN, company, place, past=past)]
+
+
+_PLACE_PAST = _PAST | {"originally", "initially"} - {"then"}
 
 
 def _acquisition(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
@@ -843,7 +849,7 @@ def _resolve(s: _Sentence, pending: list[_Pending], topic: Arg | None) -> tuple[
         elif p.kind in ROLES:
             out.append(Relation(p.kind, arg(p.agent, False), arg(p.theme, True), past=p.past))
         elif p.kind in (FOUNDED_IN, BASED_IN):
-            out.append(Relation(p.kind, arg(p.agent, True), arg(p.theme, False)))
+            out.append(Relation(p.kind, arg(p.agent, True), arg(p.theme, False), past=p.past))
         else:
             out.append(Relation(p.kind, arg(p.agent, False), arg(p.theme, False)))
     return [r for r in out if _informative(r)], own_topic or topic
@@ -990,6 +996,8 @@ def _contradicts(claim: Relation, stated: Relation, subject: frozenset[str]) -> 
     if claim.kind in (FOUNDED_IN, BASED_IN):
         return (
             stated.kind == claim.kind
+            and not claim.past
+            and not stated.past
             and _compatible(claim.agent, stated.agent, subject)
             and _same(claim.theme, stated.theme, subject) is False
         )

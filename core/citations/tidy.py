@@ -113,20 +113,29 @@ _CLOSING_PUNCTUATION = ".!?…。！？"
 
 
 def untidy_marker(text: str) -> bool:
-    """Whether ``_UNTIDY`` matches ``text``: the same test, marker by marker (every "[^" is tried,
-    overlapping ones too), instead of a regular expression tried at every character."""
+    """Whether a marker in ``text`` is untidy: what ``_UNTIDY`` matches, tested marker by marker
+    (every "[^" is tried, overlapping ones too) instead of at every character — and a marker that
+    repeats one earlier in its cluster ("[^1] [^2] [^1]"), which tidy removes too."""
+    cluster: set[str] = set()
+    cluster_end = -1
     i = text.find("[^")
     while i >= 0:
         m = _MARKER_AT.match(text, i)
         if m is not None:
             end = m.end()
+            if not (0 <= cluster_end <= i and not text[cluster_end:i].strip(" \t")):
+                cluster = set()  # something other than spaces since the last marker: a new cluster
+            if m.group() in cluster:
+                return True
+            cluster.add(m.group())
+            cluster_end = end
             before = text[i - 1] if i > 0 else ""
             if not before or not (before.isspace() or before in _OPENERS):
                 return True  # glued to what comes before (or the text opens with it)
             if end < len(text) and (text[end] in _CLOSING_PUNCTUATION or _WORD_AT.match(text, end)):
                 return True
-            if i >= 2 and text[i - 2] in " \t" and before in " \t":
-                return True
+            if before == "\t" or (i >= 2 and text[i - 2] in " \t" and before == " "):
+                return True  # a tab, or more than one space, before it
             k = end
             while k < len(text) and text[k] in " \t":
                 k += 1
