@@ -83,6 +83,12 @@ def _entry(text: str, line: int) -> Entry | None:
     return Entry(line, number, m.group(1) is not None, tuple(url for _, _, url in sorted(found)))
 
 
+def _bracketed(text: str) -> bool:
+    """Whether a line opens with a ``[N]`` entry prefix."""
+    m = _PREFIX.match(text)
+    return m is not None and m.group(1) is not None
+
+
 def _one_line_list(text: str, line: int) -> Entry | None:
     """``Sources: https://a, https://b`` — a label and nothing but URLs after its colon."""
     m = _INLINE_LABEL.match(text)
@@ -162,6 +168,8 @@ def find_bibliographies(
                 continue
             if j in skip_lines or j not in line_block or doc.blocks[line_block[j]].heading:
                 break
+            if not label and not _bracketed(line):
+                break  # without a label only a run of "[N] url" lines is a list (checked before reading the entry)
             entry = _entry(line, j)
             if entry is None or (not label and not entry.bracketed):
                 break  # without a label only a run of "[N] url" lines is a list

@@ -14,6 +14,7 @@ _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _MON = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 
+_YEAR_DIGITS = re.compile(r"\d{4}")
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d{1,2})(?:[-/](\d{1,2}))?(?!\d)")
 _YEAR_MON_DAY = re.compile(r"(?<!\d)(\d{4}),?\s+" + _MON + r"(?:\s+(\d{1,2}))?(?!\d)", re.I)
 _MON_DAY_YEAR = re.compile(r"\b" + _MON + r"\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?(\d{4})(?!\d)", re.I)
@@ -78,6 +79,8 @@ def parse_date(value: object) -> PartialDate | None:
 
 def find_dates(text: str) -> list[PartialDate]:
     """Every date written in ``text``, in order of appearance (bare years excluded)."""
+    if not _YEAR_DIGITS.search(text):
+        return []  # every form below writes its year in four digits
     hits: list[tuple[int, PartialDate]] = []
     taken: list[tuple[int, int]] = []
 

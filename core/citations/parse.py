@@ -35,6 +35,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -107,7 +108,7 @@ class Marker(NamedTuple):
 @dataclass
 class InlineBlock:
     content: str
-    offsets: list[int]  # content index → source offset (len(content) + 1 entries)
+    offsets: Sequence[int]  # content index → source offset (len(content) + 1 entries; a range when unbroken)
     line: int  # first source line (0-based)
     spans: list[Span]
     definition: int | None
@@ -343,7 +344,7 @@ def _add_html_blocks(doc: ParsedDoc, tok: Token, definition: int | None, malform
         offset = start + a
         block = InlineBlock(
             content,
-            list(range(offset, offset + len(content) + 1)),
+            range(offset, offset + len(content) + 1),
             doc.line_of(offset),
             [],
             definition,
@@ -392,9 +393,12 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
     cell = parent is not None and parent.type in ("th_open", "td_open")
     start = getattr(tok, "start", -1)  # a plain draft's block runs on unbroken from a known offset
     if start >= 0:
-        offsets = list(range(start, start + len(content) + 1))
+        offsets: Sequence[int] = range(start, start + len(content) + 1)
     else:
         offsets = _map_offsets(doc, content, tok.map[0], cell, cursors)
+        unbroken = range(offsets[0], offsets[0] + len(offsets))
+        if offsets == list(unbroken):
+            offsets = unbroken  # the form the plain path gives (the two parses compare equal)
     definition = def_stack[-1] if def_stack else None
     heading = parent is not None and not cell
     line_end = (parent.map if heading and parent.map else tok.map)[1]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # parse imports nothing from here; the type is only for readers
     from core.citations.parse import InlineBlock, ParsedDoc
+    from core.citations.scan import Span
 
 _TERMINATORS = ".!?…。！？"
 _WIDE_TERMINATORS = "。！？"  # end a sentence with no space after them
@@ -32,6 +33,7 @@ _CLOSERS = "\"'”’)]»*_"
 # Abbreviations usually followed by a capitalised word or a number that is NOT a new sentence
 # ("Dr. Smith", "vs. Google", "No. 1"). "Inc."/"Ltd." are left out: followed by a capital they
 # usually do end a sentence, and followed by lower case the boundary is rejected anyway.
+_TERMINATOR_RUN = re.compile(f"[{re.escape(_TERMINATORS)}]+")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|approx|Fig|No)|\be\.g|\bi\.e)\.$", re.I)
 
 
@@ -71,7 +73,7 @@ class SentenceIndex:
     def _boundaries(self) -> list[int]:
         c = self.content
         ends = []
-        for m in re.finditer(f"[{re.escape(_TERMINATORS)}]+", c):
+        for m in _TERMINATOR_RUN.finditer(c):
             end = m.end()
             while end < len(c) and c[end] in _CLOSERS:
                 end += 1
@@ -106,10 +108,9 @@ class SentenceIndex:
         for ms, me in self.markers:
             if s_start <= ms and me <= before and me > start:
                 start = me  # an earlier marker in the sentence (not of this cluster) closes the clause before
-        for i in range(end - 1, start - 1, -1):
-            if self.content[i] in _CLAUSE_BREAKS:
-                start = i + 1
-                break
+        last_break = max(self.content.rfind(b, start, end) for b in _CLAUSE_BREAKS)
+        if last_break >= 0:
+            start = last_break + 1
         if not self.content[start:end].strip(" \t\n,;:—–-"):
             return s_start, s_end  # nothing before the marker: it cites the sentence it opens
         return start, end
@@ -134,7 +135,9 @@ class SentenceIndex:
             i = max(i, me)
         parts.append(c[i:end])
         text = " ".join("".join(parts).split())
-        text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
+        for spaced, mark in _SPACED_PUNCTUATION:  # the only space left is " " (what the join put)
+            if spaced in text:
+                text = text.replace(spaced, mark)
         return text.strip(" ,;:—–-")
 
     def claim_for(self, cstart: int) -> str:
@@ -149,8 +152,8 @@ def _as_read(block: InlineBlock) -> str:
     """The block's content as a reader reads it, offsets unchanged: link destinations, raw HTML
     tags and autolinked URLs become spaces (a claim is its words, not its markup)."""
     content = block.content
-    if not block.spans and "<" not in content:
-        return content
+    if "<" not in content and not any(_read_as_space(s) for s in block.spans):
+        return content  # nothing to blank (footnote references read as they are)
     chars = list(content)
 
     def blank(a: int, b: int) -> None:
@@ -168,8 +171,13 @@ def _as_read(block: InlineBlock) -> str:
     return "".join(chars)
 
 
+def _read_as_space(s: Span) -> bool:
+    """Whether a span holds markup a reader does not read (blanked by ``_as_read``)."""
+    return s.rule == "html_inline" or s.rule == "autolink" or (s.rule in ("link", "image") and s.label_end is not None)
+
+
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?。，；：！？])")
+_SPACED_PUNCTUATION = tuple((" " + mark, mark) for mark in ".,;:!?。，；：！？")  # a space before it goes
 
 
 class ClaimIndex:

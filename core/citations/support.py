@@ -395,6 +395,7 @@ class SupportScorer:
                 for t in p.terms:
                     df[t] = df.get(t, 0) + 1
         self._df, self._n = df, n
+        self._idf: dict[str, float] = {}  # claims of one section share most of their terms
         self.subject = frozenset(t for name in subject for t in terms(name))
         self.proper = proper_terms(p.text for ev in self.evidence for p in ev.passages)
         self.known = self.proper | self.subject  # terms known as names
@@ -423,7 +424,10 @@ class SupportScorer:
 
     def idf(self, term: str) -> float:
         """Rarity of a term across every passage of the section (a term in none weighs as one in one)."""
-        return math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
+        found = self._idf.get(term)
+        if found is None:
+            found = self._idf[term] = math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
+        return found
 
     def claim(self, text: str, context: str = "") -> Claim:
         """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""

@@ -20,6 +20,7 @@ from core.citations.ground import GroundSource
 from core.citations.parse import Definition, ParsedDoc
 
 _TEXTUAL = frozenset({"escape", "entity"})
+_NON_WORD = re.compile(r"[\W_]+")
 _QUOTED = re.compile(r"[\"“]([^\"”]{3,})[\"”]")
 
 
@@ -66,7 +67,7 @@ def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition
 
 def _norm_title(title: str) -> str:
     text = unicodedata.normalize("NFKC", title).casefold()
-    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+    return " ".join(_NON_WORD.sub(" ", text).split())
 
 
 def titles_agree(written: str, truth: str) -> bool:
