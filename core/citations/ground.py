@@ -85,6 +85,8 @@ class GroundSource:
 
 
 def _get(item: object, name: str) -> object:
+    if type(item) is dict:  # the usual item, tested first (an ABC check costs more than the lookup)
+        return item.get(name)
     if isinstance(item, Mapping):
         return item.get(name)
     return getattr(item, name, None)

@@ -152,13 +152,24 @@ def _front_matter(
             screen.edits.append(Edit(a, b, to))
 
 
-_MAY_HOLD_URL = re.compile(r"(?i)http|www\.|[/\\]{2}")
+_DOUBLED_SLASHES = ("//", "\\\\", "/\\", "\\/")
+
+
+def _may_hold_url(text: str) -> bool:
+    """Whether ``text`` holds "http" or "www." in any case, or a doubled slash: what every form
+    ``find_web_urls`` reads needs. Substring tests, far cheaper than a case-blind regex over a body."""
+    if any(slashes in text for slashes in _DOUBLED_SLASHES):
+        return True
+    lowered = text.lower()
+    return "http" in lowered or "www." in lowered
+
+
 _LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
 
 
 def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
-    if not _MAY_HOLD_URL.search(text, start, len(text) if end is None else end):
+    if not _may_hold_url(text[start:end] if start or end is not None else text):
         return []  # every form below needs "http", "www." or a doubled slash
     found = find_bare_urls(text, start, end)
     for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):

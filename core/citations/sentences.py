@@ -72,25 +72,29 @@ class SentenceIndex:
 
     def _boundaries(self) -> list[int]:
         c = self.content
+        n = len(c)
         ends = []
         for m in _TERMINATOR_RUN.finditer(c):
             end = m.end()
-            while end < len(c) and c[end] in _CLOSERS:
+            while end < n and c[end] in _CLOSERS:
                 end += 1
-            wide = m.group()[-1] in _WIDE_TERMINATORS
-            if end < len(c) and not (c[end].isspace() or end in self._marker_at or wide):
+            last = m.group()[-1]
+            wide = last in _WIDE_TERMINATORS
+            if end < n and not (c[end].isspace() or end in self._marker_at or wide):
                 continue  # "1.5", "nats.io", "e.g.," — not a sentence end
             nxt = self._skip_forward(end)
-            if nxt < len(c) and c[nxt].islower() and not wide:
+            if nxt < n and c[nxt].islower() and not wide:
                 continue  # "Inc. raised", "U.S. market"
-            if m.group().endswith(".") and _ABBREVIATIONS.search(c[max(0, m.end() - 8) : m.end()]):
+            if last == "." and _ABBREVIATIONS.search(c[max(0, m.end() - 8) : m.end()]):
                 continue
             ends.append(end)
         return ends
 
     def sentence_for(self, cstart: int) -> tuple[int, int]:
         """Content range of the claim a marker starting at ``cstart`` refers to."""
-        before = self._skip_back(cstart)
+        return self._sentence_for(cstart, self._skip_back(cstart))
+
+    def _sentence_for(self, cstart: int, before: int) -> tuple[int, int]:
         if before in self._end_set:  # marker after the full stop: the sentence before it
             i = bisect_right(self.ends, before - 1)
             return (self.ends[i - 1] if i > 0 else 0), before
@@ -101,8 +105,8 @@ class SentenceIndex:
 
     def clause_for(self, cstart: int) -> tuple[int, int]:
         """Content range of the clause a marker starting at ``cstart`` cites (see the module docstring)."""
-        s_start, s_end = self.sentence_for(cstart)
         before = self._skip_back(cstart)
+        s_start, s_end = self._sentence_for(cstart, before)
         end = before if before in self._end_set else cstart
         start = s_start
         for ms, me in self.markers:

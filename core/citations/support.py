@@ -76,6 +76,7 @@ _COMPARABLE = {
     "year": ("year", "date"),
 }
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
+_MAY_SPLIT = re.compile(r"[.!?。！？\n]")  # what every split point above needs (a text without one is one passage)
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
 _CLAUSE_OPENERS = ".!?;:。！？\n"
 
@@ -225,6 +226,7 @@ class Evidence:
     has_text: bool = False  # something beyond a title
     postings: dict[str, list[int]] = field(default_factory=dict)
     by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
+    titles: tuple[int, ...] = ()  # the passages that are a title
 
     stated: dict[Figure, bool] = field(default_factory=dict)
 
@@ -239,37 +241,53 @@ class Evidence:
 
     @classmethod
     def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
-        ev = cls()
+        passages: list[Passage] = []
+        postings: dict[str, list[int]] = {}
         all_terms: set[str] = set()
         figs: list[Figure] = []
         numbers: set[float] = set()
+        titles: list[int] = []
+        has_text = False
         for name, text in fields:
-            if not text or not text.strip():
+            if not text or text.isspace():
                 continue
             if name != "title":
-                ev.has_text = True
-            chunks = [text] if name in ("title", "facts") else _SPLIT.split(text)
+                has_text = True
+            chunks = [text] if name in ("title", "facts") or not _MAY_SPLIT.search(text) else _SPLIT.split(text)
             for chunk in chunks:
                 chunk = " ".join(chunk.split())
                 if not chunk:
                     continue
-                p = Passage(chunk, name, term_set(chunk), figures(chunk))
-                for t in p.terms:
-                    ev.postings.setdefault(t, []).append(len(ev.passages))
-                ev.passages.append(p)
-                all_terms |= p.terms
-                figs += p.figures
+                index = len(passages)
+                chunk_terms, chunk_figures = term_set(chunk), figures(chunk)
+                passages.append(Passage(chunk, name, chunk_terms, chunk_figures))
+                for t in chunk_terms:
+                    holding = postings.get(t)
+                    if holding is None:
+                        postings[t] = [index]
+                    else:
+                        holding.append(index)
+                if name == "title":
+                    titles.append(index)
+                all_terms |= chunk_terms
+                figs += chunk_figures
                 numbers |= plain_numbers(chunk)
-        ev.terms, ev.figures, ev.numbers = frozenset(all_terms), tuple(figs), frozenset(numbers)
         kinds: dict[str, list[Figure]] = {}
         for f in figs:
             kinds.setdefault(f.kind, []).append(f)
-        ev.by_kind = {k: tuple(v) for k, v in kinds.items()}
-        return ev
+        return cls(
+            passages=passages,
+            terms=frozenset(all_terms),
+            figures=tuple(figs),
+            numbers=frozenset(numbers),
+            has_text=has_text,
+            postings=postings,
+            by_kind={k: tuple(v) for k, v in kinds.items()},
+            titles=tuple(titles),
+        )
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):  # a named tuple: built for every marker of every run
     text: str
     terms: frozenset[str]
     figures: tuple[Figure, ...]
@@ -470,9 +488,13 @@ class SupportScorer:
         if not claim.checkable:
             return Verdict(UNCHECKED, 0.0, None, "the claim has nothing to check")
         score, best, matched = self._best_passages(claim, ev)
-        evidence = _excerpt(" ".join(ev.passages[i].text for i in best)) if best else None
-        missing = [f for f in claim.figures if not ev.states(f)]
-        window = [f for i in best for f in ev.passages[i].figures]
+        passages = ev.passages
+        if len(best) == 1:
+            evidence: str | None = _excerpt(passages[best[0]].text)
+        else:
+            evidence = _excerpt(" ".join([passages[i].text for i in best])) if best else None
+        missing = [f for f in claim.figures if not ev.states(f)] if claim.figures else []
+        window = [f for i in best for f in passages[i].figures] if missing else []
         for f in missing:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g)]
             if conflicting:
@@ -488,7 +510,7 @@ class SupportScorer:
                 where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
                 return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
             unconfirmed = found.unconfirmed
-        absent = [name for name, t in claim.names if not t <= ev.terms]
+        absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
         complete = not missing and not absent and not unconfirmed
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
@@ -511,42 +533,52 @@ class SupportScorer:
         hits: dict[int, set[str]] = {}
         postings = ev.postings
         for t in weights:
-            for i in postings.get(t, ()):
+            holding = postings.get(t)
+            if holding is None:
+                continue
+            for i in holding:
                 found_at = hits.get(i)
                 if found_at is None:
                     hits[i] = {t}
                 else:
                     found_at.add(t)
-        context = claim.context
+        context, claim_terms = claim.context, claim.terms
+        weight = weights.__getitem__
 
         def score(found: set[str]) -> float:
             if not context:  # no labels: the share of the claim's own terms
-                return sum(weights[t] for t in found) / core_total if core_total > 0 else 0.0
+                return sum(map(weight, found)) / core_total if core_total > 0 else 0.0
             ctx = sum(weights[t] for t in found if t in context)
             whole = core_total + ctx
-            return (sum(weights[t] for t in found if t in claim.terms) + ctx) / whole if whole > 0 else 0.0
+            return (sum(weights[t] for t in found if t in claim_terms) + ctx) / whole if whole > 0 else 0.0
 
+        passages = ev.passages
         if not hits:
-            for i, p in enumerate(ev.passages):  # a claim that is only a figure: the passage stating it
+            for i, p in enumerate(passages):  # a claim that is only a figure: the passage stating it
                 if any(matches(f, g) for f in claim.figures for g in p.figures):
                     return 0.0, [i], 0
             return 0.0, [], 0
-        title = next((i for i in hits if ev.passages[i].field == "title"), None)
+        if len(ev.titles) == 1:  # the usual evidence: one title
+            title: int | None = ev.titles[0] if ev.titles[0] in hits else None
+        else:
+            title = next((i for i in hits if passages[i].field == "title"), None)
         best, where, count = -1.0, [min(hits)], 0
         for i in sorted(hits):
             found = hits[i]
             windows = [([i], found)]
             nxt = i + 1
-            if nxt in hits and ev.passages[nxt].field == ev.passages[i].field and ev.passages[i].field != "facts":
-                windows.append(([i, nxt], found | hits[nxt]))
-                if nxt + 1 in hits and ev.passages[nxt + 1].field == ev.passages[i].field:
-                    windows.append(([i, nxt, nxt + 1], found | hits[nxt] | hits[nxt + 1]))
+            if nxt in hits:
+                kind = passages[i].field
+                if passages[nxt].field == kind and kind != "facts":
+                    windows.append(([i, nxt], found | hits[nxt]))
+                    if nxt + 1 in hits and passages[nxt + 1].field == kind:
+                        windows.append(([i, nxt, nxt + 1], found | hits[nxt] | hits[nxt + 1]))
             if title is not None and i != title:
                 windows.append(([title, i], found | hits[title]))
             for span, terms_found in windows:
                 value = score(terms_found)
                 if value > best + 1e-9:
-                    best, where, count = value, span, len(terms_found & claim.terms)
+                    best, where, count = value, span, len(terms_found & claim_terms)
         return best, where, count
 
     def rank(self, claim: Claim, candidates: Iterable[int]) -> list[tuple[Verdict, int]]:
@@ -559,24 +591,28 @@ class SupportScorer:
         ``PARTIAL_MIN`` is."""
         pool = list(candidates)
         if claim.figures or claim.names:
-            stating = set(pool)
+            stating: set[int] | None = None  # sources whose figures come near every claim figure
             for f in claim.figures:
                 near: set[int] = set()
                 for key in _lookup_keys(f):
-                    near |= self._figures_at.get(key, set())
-                stating &= near
-            pool = [
-                i
-                for i in pool
-                if i in stating
-                and all(self.evidence[i].states(f) for f in claim.figures)
-                and all(t <= self.evidence[i].terms for _, t in claim.names)
-            ]
+                    indexed = self._figures_at.get(key)
+                    if indexed:
+                        near |= indexed
+                stating = near if stating is None else stating & near
+            kept = []
+            for i in pool:
+                if stating is not None and i not in stating:
+                    continue
+                ev = self.evidence[i]
+                if all(ev.states(f) for f in claim.figures) and all(t <= ev.terms for _, t in claim.names):
+                    kept.append(i)
+            pool = kept
         else:
             bound = self._upper_bounds(claim)
             pool = [i for i in pool if bound.get(i, 0.0) >= self.partial_min]
         out = [(self.judge(claim, i), i) for i in pool]
-        out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
+        if len(out) > 1:
+            out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
         return out
 
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:
