@@ -192,8 +192,10 @@ def normalise_source(text: str) -> str:
 
 def _line_starts(src: str) -> list[int]:
     starts = [0]
-    for m in re.finditer("\n", src):
-        starts.append(m.end())
+    i = src.find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = src.find("\n", i + 1)
     if starts[-1] == len(src) and len(starts) > 1:
         starts.pop()  # no line after a final newline
     return starts

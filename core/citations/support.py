@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 from core.citations.figures import (
@@ -76,7 +78,8 @@ _COMPARABLE = {
     "year": ("year", "date"),
 }
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
-_MAY_SPLIT = re.compile(r"[.!?。！？\n]")  # what every split point above needs (a text without one is one passage)
+# What every split point above needs: a text without one is one passage (and costs no split).
+_MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
 _CLAUSE_OPENERS = ".!?;:。！？\n"
 
@@ -405,23 +408,15 @@ class SupportScorer:
     ):
         self.evidence = list(evidence)
         self.supported_min, self.partial_min = supported_min, partial_min
-        df: dict[str, int] = {}
-        n = 0
-        for ev in self.evidence:
-            for p in ev.passages:
-                n += 1
-                for t in p.terms:
-                    df[t] = df.get(t, 0) + 1
-        self._df, self._n = df, n
+        passages = [p for ev in self.evidence for p in ev.passages]
+        self._df: Counter[str] = Counter(chain.from_iterable(p.terms for p in passages))
+        self._n = len(passages)
         self._idf: dict[str, float] = {}  # claims of one section share most of their terms
         self.subject = frozenset(t for name in subject for t in terms(name))
-        self.proper = proper_terms(p.text for ev in self.evidence for p in ev.passages)
+        self.proper = proper_terms(p.text for p in passages)
         self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
-        source_df: dict[str, int] = {}
-        for ev in self.evidence:
-            for t in ev.terms:
-                source_df[t] = source_df.get(t, 0) + 1
+        source_df = Counter(chain.from_iterable(ev.terms for ev in self.evidence))
         many = len(self.evidence)
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
@@ -429,16 +424,31 @@ class SupportScorer:
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
         self._core_totals: dict[int, float] = {}  # id(claim) → the weight of its own terms
-        self._sources_of: dict[str, list[int]] = {}  # term → sources holding it
-        self._figures_at: dict[tuple[str, object], set[int]] = {}  # coarse figure key → sources stating it
-        for i, ev in enumerate(self.evidence):
-            for t in ev.terms:
-                self._sources_of.setdefault(t, []).append(i)
-            for f in ev.figures:
-                for key in _figure_keys(f):
-                    self._figures_at.setdefault(key, set()).add(i)
-            for number in ev.numbers:
-                self._figures_at.setdefault(("amount", _amount_bin(number)), set()).add(i)
+        self._holding: dict[str, list[int]] | None = None  # term → sources holding it (built when first needed)
+        self._stating: dict[tuple[str, object], set[int]] | None = None  # coarse figure key → sources stating it
+
+    @property
+    def _sources_of(self) -> dict[str, list[int]]:
+        """Term → the sources holding it (only claims without figures or names need it)."""
+        if self._holding is None:
+            self._holding = {}
+            for i, ev in enumerate(self.evidence):
+                for t in ev.terms:
+                    self._holding.setdefault(t, []).append(i)
+        return self._holding
+
+    @property
+    def _figures_at(self) -> dict[tuple[str, object], set[int]]:
+        """Coarse figure key → the sources stating a figure under it (only claims with figures need it)."""
+        if self._stating is None:
+            self._stating = {}
+            for i, ev in enumerate(self.evidence):
+                for f in ev.figures:
+                    for key in _figure_keys(f):
+                        self._stating.setdefault(key, set()).add(i)
+                for number in ev.numbers:
+                    self._stating.setdefault(("amount", _amount_bin(number)), set()).add(i)
+        return self._stating
 
     def idf(self, term: str) -> float:
         """Rarity of a term across every passage of the section (a term in none weighs as one in one)."""
@@ -592,10 +602,11 @@ class SupportScorer:
         pool = list(candidates)
         if claim.figures or claim.names:
             stating: set[int] | None = None  # sources whose figures come near every claim figure
+            figures_at = self._figures_at if claim.figures else {}
             for f in claim.figures:
                 near: set[int] = set()
                 for key in _lookup_keys(f):
-                    indexed = self._figures_at.get(key)
+                    indexed = figures_at.get(key)
                     if indexed:
                         near |= indexed
                 stating = near if stating is None else stating & near
