@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from core.errors import UserError
@@ -93,8 +94,9 @@ def _get(item: object, name: str) -> object:
 
 
 def _text(item: object, key: str, where: str, required: bool = False) -> str | None:
+    get = item.get if type(item) is dict else partial(_get, item)  # a dict (the usual item) answers directly
     for name in _ALIASES[key]:
-        value = _get(item, name)
+        value = get(name)
         if value is None:
             continue
         if not isinstance(value, str):

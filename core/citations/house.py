@@ -36,6 +36,10 @@ _PREFIX_ORDER = {"E": 0, "V": 1, "W": 2}
 _TITLE_ESCAPE = re.compile(r"([\\`*_\[\]<>&~^|])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 _MAX_TITLE = 300
+_NEEDS_BRACKETS = re.compile(r"[\s()\\]")
+_BACKTICKS = re.compile(r"`+")
+_WEB_SCHEME = re.compile(r"(?i)^https?://")
+_WEB_PREFIX = re.compile(r"(?i)^https?://(www\.)?")
 
 
 @dataclass(frozen=True)
@@ -61,19 +65,23 @@ def escape_text(text: str) -> str:
     text = " ".join(_CONTROL.sub(" ", text).split())
     if len(text) > _MAX_TITLE:
         text = text[: _MAX_TITLE - 1].rstrip() + "…"
-    return _TITLE_ESCAPE.sub(r"\\\1", text)
+    return _TITLE_ESCAPE.sub(_escaped, text) if _TITLE_ESCAPE.search(text) else text
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return "\\" + m.group(1)
 
 
 def _destination(url: str) -> str:
     url = _CONTROL.sub("", url).replace("<", "%3C").replace(">", "%3E")
-    if re.search(r"[\s()\\]", url):
+    if _NEEDS_BRACKETS.search(url):
         return "<" + url + ">"
     return url
 
 
 def _code_span(text: str) -> str:
     text = _CONTROL.sub(" ", text)
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -88,9 +96,9 @@ def format_definition(key: str, source: object) -> str:
     lead = published or updated
     if lead:
         parts.append(lead.human())
-    is_web = bool(re.match(r"(?i)^https?://", src.url))
+    is_web = bool(_WEB_SCHEME.match(src.url))
     if is_web:
-        shown = src.title or re.sub(r"(?i)^https?://(www\.)?", "", src.url).rstrip("/")
+        shown = src.title or _WEB_PREFIX.sub("", src.url).rstrip("/")
         parts.append(f"[{escape_text(shown)}]({_destination(src.url)})")
         host = strip_www(host_of(src.url) or "")
         if host:

@@ -198,10 +198,12 @@ def screen_links(
             start, end = doc.line_span(a, b)
             screen.edits += _html_edits(doc.source, start, end, allowed, exact, screen)
     _front_matter(doc, allowed, screen, exact)
-    shared = _shared_lines(doc)
+    shared: set[int] | None = None
     for bi, block in enumerate(doc.blocks):
-        if bi in skip_blocks or block.line in skip_lines or block.html:
+        if bi in skip_blocks or block.line in skip_lines or block.html or not _may_hold_link(block):
             continue
+        if shared is None:
+            shared = _shared_lines(doc)
         owner = doc.definitions[block.definition].label if block.definition is not None else None
         exclusive = not (shared & set(range(block.line, block.line_end)))
         _BlockScreen(doc, block, allowed, screen, owner, gone, skip_lines, exact).run(exclusive)
@@ -274,6 +276,19 @@ def _shared_lines(doc: ParsedDoc) -> set[int]:
     return {ln for ln, n in seen.items() if n > 1}
 
 
+def _may_hold_link(block: InlineBlock) -> bool:
+    """Whether a URL can be in the block (a reference link's URL is not in its text): a cheap test
+    that lets most prose blocks be skipped."""
+    c = block.content
+    return (
+        "//" in c
+        or ":/" in c
+        or ":\\" in c
+        or "www." in c.lower()
+        or any(s.rule in ("link", "image", "html_inline", "autolink") for s in block.spans)
+    )
+
+
 def _tree(spans: list[Span]) -> dict[int | None, list[Span]]:
     """Children of each span (by id) and the top-level spans (key None), by containment."""
     children: dict[int | None, list[Span]] = {None: []}
@@ -315,16 +330,9 @@ class _BlockScreen:
         self.screen.removed.append(RemovedLink(url, text, kind, self.owner, self.block.src_start(cstart)))
 
     def run(self, exclusive: bool) -> None:
-        relevant = [s for s in self.block.spans if s.rule in _RELEVANT]
-        if (
-            "//" not in self.c
-            and ":/" not in self.c
-            and ":\\" not in self.c
-            and "www." not in self.c.lower()
-            and not any(s.rule in ("link", "image", "html_inline", "autolink") for s in relevant)
-        ):
-            return  # no URL can be here (a reference link's URL is not in its text)
-        tree = _tree(relevant)
+        if not _may_hold_link(self.block):
+            return
+        tree = _tree([s for s in self.block.spans if s.rule in _RELEVANT])
         edits, removals = self._range(0, len(self.c), tree.get(None, []), tree)
         if not removals:
             self.screen.edits += edits

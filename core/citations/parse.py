@@ -38,6 +38,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import NamedTuple
 
 from markdown_it.token import Token
@@ -414,7 +415,10 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
         doc.headings.append(Heading(first, last, content.strip()))
     # (content start, order, content end, kind, label, url, raw text when not canonical)
     found: list[tuple[int, int, int, str, str, str | None, str | None]] = []
+    whole = False  # a block that is one span (a definition's "[Title](url)") has nothing outside it to look in
     for s in spans:
+        if not s.nested and s.start == 0 and s.end >= len(content):
+            whole = True
         if s.rule == "footnote_ref":
             if s.nested:
                 doc.link_text_refs.append(s.label or "")
@@ -428,7 +432,7 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
                 found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
             elif _NUMERIC_LINK.fullmatch(content, s.start, s.end):
                 doc.numeric_reference_links += 1
-    bare = list(BARE_RE.finditer(content))
+    bare = list(BARE_RE.finditer(content)) if not whole else []
     if bare:
         taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
         for m in bare:
@@ -438,13 +442,15 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
                     continue
                 raw = m.group() if len(numbers) > 1 else None
                 found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
-    odd = list(MALFORMED_RE.finditer(content)) if malformed and "[^" in content else []
+    odd = list(MALFORMED_RE.finditer(content)) if malformed and not whole and "[^" in content else []
     if odd:
         taken = [(a, b) for a, _, b, *_ in found] + _protected(spans)
         for m in odd:
             if not _overlaps(taken, m.start(), m.end()):
                 found.append((m.start(), 0, m.end(), "footnote", m.group(1) or m.group(2), None, m.group()))
-    for cstart, _, cend, kind, label, url, raw in sorted(found, key=lambda f: (f[0], f[1])):
+    if len(found) > 1:
+        found.sort(key=itemgetter(0, 1))
+    for cstart, _, cend, kind, label, url, raw in found:
         if (kind == "bare" or raw is not None) and _defines(content, cstart, cend):
             continue  # "[2]: text" is a (broken) definition; as "[^2]: text" it would become one
         start, end = block.src_start(cstart), block.src_end(cend)
