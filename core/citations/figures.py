@@ -306,7 +306,9 @@ def plain_numbers(text: str) -> frozenset[float]:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 0.005 * max(abs(a), abs(b), 1e-9)
+    """Within 0.5% of the larger (the rounding a writer applies to a figure)."""
+    x, y = abs(a), abs(b)
+    return abs(a - b) <= 0.005 * max(x if x > y else y, 1e-9)
 
 
 def matches(claim: Figure, other: Figure) -> bool:
@@ -344,8 +346,12 @@ def same_quantity(claim: Figure, other: Figure) -> bool:
 
 def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[float] = frozenset()) -> bool:
     """Whether the evidence states the claim figure (a count also by a bare number, as facts give it)."""
-    if any(matches(claim, f) for f in evidence):
-        return True
+    for f in evidence:
+        if matches(claim, f):
+            return True
     if claim.kind == "count":
-        return any(_close(amount(claim), n) for n in numbers)
+        value = amount(claim)
+        for n in numbers:
+            if _close(value, n):
+                return True
     return False

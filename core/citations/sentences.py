@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # parse imports nothing from here; the type is only for reade
 
 _TERMINATORS = ".!?…。！？"
 _WIDE_TERMINATORS = "。！？"  # end a sentence with no space after them
-_CLAUSE_BREAKS = ";；"
 _CLOSERS = "\"'”’)]»*_"
 # Abbreviations usually followed by a capitalised word or a number that is NOT a new sentence
 # ("Dr. Smith", "vs. Google", "No. 1"). "Inc."/"Ltd." are left out: followed by a capital they
@@ -121,13 +120,16 @@ class SentenceIndex:
         s_start, s_end = self._sentence_for(cstart, before)
         end = before if before in self._end_set else cstart
         start = s_start
-        for ms, me in self.markers:
+        for ms, me in self.markers:  # in order: none after "before" can close the clause
+            if ms >= before:
+                break
             if s_start <= ms and me <= before and me > start:
                 start = me  # an earlier marker in the sentence (not of this cluster) closes the clause before
-        last_break = max(self.content.rfind(b, start, end) for b in _CLAUSE_BREAKS)
+        c = self.content
+        last_break = max(c.rfind(";", start, end), c.rfind("；", start, end))  # the clause breaks
         if last_break >= 0:
             start = last_break + 1
-        if not self.content[start:end].strip(" \t\n,;:—–-"):
+        if not c[start:end].strip(" \t\n,;:—–-"):
             return s_start, s_end  # nothing before the marker: it cites the sentence it opens
         return start, end
 
@@ -144,16 +146,19 @@ class SentenceIndex:
         """The text with every marker removed and whitespace collapsed."""
         c = self.content
         parts, i = [], start
-        for ms, me in self.markers:
-            if me <= start or ms >= end:
+        for ms, me in self.markers:  # in order
+            if ms >= end:
+                break
+            if me <= start:
                 continue
             parts.append(c[i : max(ms, i)])
             i = max(i, me)
         parts.append(c[i:end])
         text = " ".join("".join(parts).split())
-        for spaced, mark in _SPACED_PUNCTUATION:  # the only space left is " " (what the join put)
-            if spaced in text:
-                text = text.replace(spaced, mark)
+        if _SPACE_THEN_MARK.search(text):  # the only space left is " " (what the join put)
+            for spaced, mark in _SPACED_PUNCTUATION:
+                if spaced in text:
+                    text = text.replace(spaced, mark)
         return text.strip(" ,;:—–-")
 
     def claim_for(self, cstart: int) -> str:
@@ -194,6 +199,7 @@ def _read_as_space(s: Span) -> bool:
 
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _SPACED_PUNCTUATION = tuple((" " + mark, mark) for mark in ".,;:!?。，；：！？")  # a space before it goes
+_SPACE_THEN_MARK = re.compile(r" [.,;:!?。，；：！？]")
 
 
 class ClaimIndex:

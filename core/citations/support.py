@@ -70,7 +70,7 @@ SUBSTITUTION_MARGIN = 0.15
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 MAX_EVIDENCE_CHARS = 400
-# Which kinds of evidence figure can state a claim figure of a kind (see ``figures.matches``).
+# Which kinds of evidence figure can state a claim figure of a kind (see ``figures.matches``); two each.
 _COMPARABLE = {
     "money": ("money", "number"),
     "number": ("money", "number"),
@@ -237,8 +237,12 @@ class Evidence:
         """Whether this source states the claim figure (checked only against figures that could)."""
         found = self.stated.get(figure)
         if found is None:
-            kinds = _COMPARABLE.get(figure.kind, (figure.kind,))
-            candidates = tuple(f for k in kinds for f in self.by_kind.get(k, ()))
+            by_kind = self.by_kind
+            kinds = _COMPARABLE.get(figure.kind)
+            if kinds is None:
+                candidates = by_kind.get(figure.kind, ())
+            else:
+                candidates = by_kind.get(kinds[0], ()) + by_kind.get(kinds[1], ())
             found = self.stated[figure] = found_in(figure, candidates, self.numbers)
         return found
 
