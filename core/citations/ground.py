@@ -93,8 +93,12 @@ def _get(item: object, name: str) -> object:
     return getattr(item, name, None)
 
 
-def _text(item: object, key: str, where: str, required: bool = False) -> str | None:
-    get = item.get if type(item) is dict else partial(_get, item)  # a dict (the usual item) answers directly
+def _getter(item: object) -> Callable[[str], object]:
+    """How to read a field of ``item``: a dict (the usual item) answers directly."""
+    return item.get if type(item) is dict else partial(_get, item)
+
+
+def _text(get: Callable[[str], object], key: str, where: str, required: bool = False) -> str | None:
     for name in _ALIASES[key]:
         value = get(name)
         if value is None:
@@ -128,25 +132,26 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         item = {"url": item}
     elif item is None or isinstance(item, (int, float, bool, list, tuple)):
         raise UserError(f"{where}: expected an object with 'url' and 'title', got {type(item).__name__}")
-    url = _text(item, "url", where, required=True)
+    get = _getter(item)
+    url = _text(get, "url", where, required=True)
     assert url is not None
-    marker = _text(item, "marker", where) or None
+    marker = _text(get, "marker", where) or None
     if marker is not None and not MARKER_RE.match(marker):
         raise UserError(f"{where}.marker: {marker!r} is not a marker", hint="markers look like E3, V1 or W2")
     return GroundSource(
         url=url,
         norm=normalise_url(url),
-        title=" ".join((_text(item, "title", where) or "").split()),
-        published=_text(item, "published", where) or None,
-        updated=_text(item, "updated", where) or None,
-        snippet=_text(item, "snippet", where) or "",
-        summary=_text(item, "summary", where) or "",
+        title=" ".join((_text(get, "title", where) or "").split()),
+        published=_text(get, "published", where) or None,
+        updated=_text(get, "updated", where) or None,
+        snippet=_text(get, "snippet", where) or "",
+        summary=_text(get, "summary", where) or "",
         highlights=_highlights(item, where),
         marker=marker,
         rank=rank,
         index=index,
-        facts=tuple(_fact_lines(_get(item, "facts"))),
-        text=_text(item, "text", where) or "",
+        facts=tuple(_fact_lines(get("facts"))),
+        text=_text(get, "text", where) or "",
         about=_about(item, where),
     )
 
@@ -217,8 +222,9 @@ class GroundTruth:
         if isinstance(sources, (str, Mapping)) or (sources is not None and not isinstance(sources, Iterable)):
             raise UserError("sources: expected a list of source objects", hint="pass a list, even of one")
         items = list(sources or [])
-        retrieved_items = [(i, it) for i, it in enumerate(items) if _marker_of(it)]
-        unmarked = [(i, it) for i, it in enumerate(items) if not _marker_of(it)]
+        marked = [_marker_of(it) for it in items]
+        retrieved_items = [(i, it) for i, it in enumerate(items) if marked[i]]
+        unmarked = [(i, it) for i, it in enumerate(items) if not marked[i]]
         if search_results is None:
             indexed_items = [(f"sources[{i}]", it) for i, it in unmarked]
             extra_items: list[tuple[str, object]] = []

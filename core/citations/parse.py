@@ -283,36 +283,39 @@ def parse(
     parent: Token | None = None
     grid = [-1, -1, -1]  # table, row, column of the current cell
     for tok in tokens:
-        if tok.type == "table_open":
+        kind = tok.type
+        if kind == "inline":  # the most common token, first
+            if tok.map is not None:
+                _add_block(doc, tok, parent, spans_by_token.get(id(tok), []), def_stack, cursors, malformed)
+                if doc.blocks[-1].cell:
+                    block = doc.blocks[-1]
+                    block.table, block.row, block.col = grid
+            continue
+        if kind == "table_open":
             grid = [grid[0] + 1, -1, -1]
-        elif tok.type == "tr_open":
+        elif kind == "tr_open":
             grid[1], grid[2] = grid[1] + 1, -1
-        elif tok.type in ("th_open", "td_open"):
+        elif kind in ("th_open", "td_open"):
             grid[2] += 1
-        if tok.type == "footnote_reference_open":
+        if kind == "footnote_reference_open":
             first, last = tok.map or (0, 0)
             while last > first + 1 and not src[slice(*doc.line_span(last - 1, last))].strip():
                 last -= 1  # trailing blank lines belong to the document, not the definition
             start, end = doc.line_span(first, last)
             doc.definitions.append(Definition(tok.meta["label"], first, last, start, end))
             def_stack.append(len(doc.definitions) - 1)
-        elif tok.type == "footnote_reference_close":
+        elif kind == "footnote_reference_close":
             def_stack.pop()
-        elif tok.type == "heading_open" or tok.type in ("th_open", "td_open"):
+        elif kind == "heading_open" or kind in ("th_open", "td_open"):
             parent = tok
-        elif tok.type == "html_block" and tok.map is not None:
+        elif kind == "html_block" and tok.map is not None:
             doc.html_blocks.append((tok.map[0], tok.map[1]))
             _add_html_blocks(doc, tok, def_stack[-1] if def_stack else None, malformed)
-        elif tok.type in ("fence", "code_block", "front_matter") and tok.map is not None:
+        elif kind in ("fence", "code_block", "front_matter") and tok.map is not None:
             doc.code_blocks.append((tok.map[0], tok.map[1]))
-            if tok.type == "front_matter":
+            if kind == "front_matter":
                 doc.front_matter = (tok.map[0], tok.map[1])
-        elif tok.type == "inline" and tok.map is not None:
-            _add_block(doc, tok, parent, spans_by_token.get(id(tok), []), def_stack, cursors, malformed)
-            if doc.blocks[-1].cell:
-                block = doc.blocks[-1]
-                block.table, block.row, block.col = grid
-        if tok.type not in ("inline",) and tok.nesting == -1:
+        if tok.nesting == -1:
             parent = None
     return doc
 
@@ -453,9 +456,10 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
     for cstart, _, cend, kind, label, url, raw in found:
         if (kind == "bare" or raw is not None) and _defines(content, cstart, cend):
             continue  # "[2]: text" is a (broken) definition; as "[^2]: text" it would become one
-        start, end = block.src_start(cstart), block.src_end(cend)
+        start = offsets[cstart]
+        end = offsets[cend - 1] + 1 if cend > 0 else offsets[0]  # block.src_end, inline (a draft has many)
         if doc.source[start:end] != content[cstart:cend]:
             doc.unmapped += 1
             continue
         block.markers.append(len(doc.markers))
-        doc.markers.append(Marker(kind, label, start, end, bi, cstart, cend, definition, url=url, raw=raw))
+        doc.markers.append(Marker(kind, label, start, end, bi, cstart, cend, definition, url, raw))

@@ -217,8 +217,8 @@ def _spans(content: str) -> list[Span] | None:
             if ref is not None:
                 if "[" in ref.group(1) or content.startswith("(", ref.end()):
                     return None
-                out.append(Span("footnote_ref", i, ref.end(), False, label=ref.group(1)))
                 i = ref.end()
+                out.append(Span("footnote_ref", ref.start(), i, False, ref.group(1)))
                 continue
             # "[^ E1]", "[^]": no footnote reference, an ordinary bracket
         j = content.find("]", i + 1)

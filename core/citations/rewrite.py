@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from core.citations.parse import InlineBlock, Marker, ParsedDoc
 
@@ -35,8 +36,7 @@ _AFTER_PUNCT_OK = "\"'”’)]»*_"
 _GLUE_BEFORE = "$€£¥#@(“‘«[<`"  # a word or figure, or a link, image, autolink or code span, follows
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):  # a named tuple: a draft makes one per marker
     start: int
     end: int
     text: str
@@ -193,7 +193,8 @@ def _hygienic(block: InlineBlock, cs: int, ce: int, text: str, starts: set[int],
         stats.moved_punctuation += 1
     elif "".join(replacement.split()) == "".join(original.split()):
         stats.respaced += 1
-    return Edit(block.src_start(ls), block.src_end(end), replacement)
+    offsets = block.offsets  # block.src_start / src_end, inline (one edit per marker)
+    return Edit(offsets[ls], offsets[end - 1] + 1 if end > 0 else offsets[0], replacement)
 
 
 def rewrite_markers(

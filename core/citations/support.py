@@ -614,14 +614,8 @@ class SupportScorer:
                     if indexed:
                         near |= indexed
                 stating = near if stating is None else stating & near
-            kept = []
-            for i in pool:
-                if stating is not None and i not in stating:
-                    continue
-                ev = self.evidence[i]
-                if all(ev.states(f) for f in claim.figures) and all(t <= ev.terms for _, t in claim.names):
-                    kept.append(i)
-            pool = kept
+            pool = [i for i in pool if i in stating] if stating is not None else pool
+            pool = [i for i in pool if self._states_all(claim, self.evidence[i])]
         else:
             bound = self._upper_bounds(claim)
             pool = [i for i in pool if bound.get(i, 0.0) >= self.partial_min]
@@ -629,6 +623,14 @@ class SupportScorer:
         if len(out) > 1:
             out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
         return out
+
+    @staticmethod
+    def _states_all(claim: Claim, ev: Evidence) -> bool:
+        """Whether a source states every figure and names every distinctive name of the claim."""
+        for f in claim.figures:
+            if not ev.states(f):
+                return False
+        return not claim.names or all(t <= ev.terms for _, t in claim.names)
 
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:
         """Per source, the share of the claim's terms it holds anywhere (no passage scores more)."""
