@@ -34,7 +34,7 @@ RETRIEVED_HEADING = "## Sources (retrieved)"
 HOUSE_HEADINGS = (WEB_HEADING, RETRIEVED_HEADING)
 _PREFIX_ORDER = {"E": 0, "V": 1, "W": 2}
 _TITLE_ESCAPE = re.compile(r"([\\`*_\[\]<>&~^|])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")  # only looked for in text that is not all printable
 _MAX_TITLE = 300
 _NEEDS_BRACKETS = re.compile(r"[\s()\\]")
 _BACKTICKS = re.compile(r"`+")
@@ -62,7 +62,7 @@ def namespace_of(key: str) -> str:
 
 def escape_text(text: str) -> str:
     """Make untrusted text inert inside link text: one line, markup characters escaped."""
-    text = " ".join(_CONTROL.sub(" ", text).split())
+    text = " ".join((text if text.isprintable() else _CONTROL.sub(" ", text)).split())
     if len(text) > _MAX_TITLE:
         text = text[: _MAX_TITLE - 1].rstrip() + "…"
     return _TITLE_ESCAPE.sub(_escaped, text) if _TITLE_ESCAPE.search(text) else text
@@ -73,7 +73,7 @@ def _escaped(m: re.Match[str]) -> str:
 
 
 def _destination(url: str) -> str:
-    url = _CONTROL.sub("", url).replace("<", "%3C").replace(">", "%3E")
+    url = (url if url.isprintable() else _CONTROL.sub("", url)).replace("<", "%3C").replace(">", "%3E")
     if _NEEDS_BRACKETS.search(url):
         return "<" + url + ">"
     return url

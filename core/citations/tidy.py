@@ -122,12 +122,15 @@ def untidy_marker(text: str) -> bool:
     while i >= 0:
         m = _MARKER_AT.match(text, i)
         if m is not None:
-            end = m.end()
-            if not (0 <= cluster_end <= i and not text[cluster_end:i].strip(" \t")):
+            end, marker = m.end(), m.group()
+            if not (
+                0 <= cluster_end <= i
+                and (cluster_end == i or (text[cluster_end] in " \t" and not text[cluster_end:i].strip(" \t")))
+            ):
                 cluster = set()  # something other than spaces since the last marker: a new cluster
-            if m.group() in cluster:
+            if marker in cluster:
                 return True
-            cluster.add(m.group())
+            cluster.add(marker)
             cluster_end = end
             before = text[i - 1] if i > 0 else ""
             if not before or not (before.isspace() or before in _OPENERS):
@@ -139,7 +142,7 @@ def untidy_marker(text: str) -> bool:
             k = end
             while k < len(text) and text[k] in " \t":
                 k += 1
-            if text.startswith(m.group(), k):
+            if text.startswith(marker, k):
                 return True  # a duplicate in a cluster
         i = text.find("[^", i + 1)
     return False

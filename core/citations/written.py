@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from core.citations.bare_urls import comparable, find_bare_urls
 from core.citations.dates import PartialDate, find_dates, parse_date
@@ -39,7 +40,10 @@ def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition
         block = doc.blocks[bi]
         c, pos = block.content, 0
         # escapes and entities stay in the prose: "https://x.org/a\_b" is one URL
-        for span in sorted((s for s in block.spans if not s.nested and s.rule not in _TEXTUAL), key=lambda s: s.start):
+        spans = [s for s in block.spans if not s.nested and s.rule not in _TEXTUAL]
+        if len(spans) > 1:
+            spans.sort(key=attrgetter("start"))
+        for span in spans:
             outside.append(c[pos : span.start])
             pos = max(pos, span.end)
             if span.rule in ("link", "autolink") and span.href and not span.href.startswith("#"):
@@ -51,6 +55,10 @@ def read_definition(doc: ParsedDoc, definition: Definition) -> WrittenDefinition
                 code_urls.append(span.text.strip())
         outside.append(c[pos:])
     prose = "\n".join(outside)
+    if prose.isspace() or not prose:  # the usual definition: one link, no text around it for a title or a date
+        if out.url is None and code_urls:
+            out.url = code_urls[0]
+        return out
     found = find_bare_urls(prose)
     if out.url is None and found:
         out.url = comparable(prose[found[0][0] : found[0][1]])
