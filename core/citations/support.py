@@ -491,8 +491,9 @@ class SupportScorer:
     def weights(self, claim: Claim) -> dict[str, float]:
         found = self._weights.get(id(claim))
         if found is None:
-            found = self._weights[id(claim)] = {t: self.idf(t) for t in claim.terms | claim.context}
-            self._core_totals[id(claim)] = sum(found[t] for t in claim.terms)
+            idf, known = self.idf, self._idf
+            found = self._weights[id(claim)] = {t: known.get(t) or idf(t) for t in claim.terms | claim.context}
+            self._core_totals[id(claim)] = sum(map(found.__getitem__, claim.terms))
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
@@ -576,7 +577,8 @@ class SupportScorer:
             title: int | None = ev.titles[0] if ev.titles[0] in hits else None
         else:
             title = next((i for i in hits if passages[i].field == "title"), None)
-        best, where, count = -1.0, [min(hits)], 0
+        where: list[int] = []  # replaced by the first window: a score is never negative
+        best, count = -1.0, 0
         for i in sorted(hits):
             found = hits[i]
             windows = [([i], found)]
