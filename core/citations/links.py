@@ -231,7 +231,7 @@ def _references(
 ) -> set[str]:
     """Screen reference definitions; the labels whose definition line goes (its warning covers its links)."""
     gone: set[str] = set()
-    citing = citation_references(doc)
+    citing = citation_references(doc) if doc.references else set()
     for ref in doc.references:
         lines = range(ref.line_start, ref.line_end)
         if not is_web_url(ref.href) or any(ln in skip_lines for ln in lines):

@@ -353,6 +353,8 @@ def _release_lazy_prose(doc: ParsedDoc, keys: frozenset[str], report: ReconcileR
     footnote syntax a lazy continuation of that definition — and would be deleted with
     it, since definitions are rebuilt from ground truth. It was meant as the next
     paragraph: give it the blank line it lacks (indented continuations stay)."""
+    if all(d.line_end - d.line_start < 2 for d in doc.definitions):
+        return doc  # every definition is one line: nothing can be under one
     lines = doc.source.splitlines(keepends=True)
     starts: list[int] = []
     for d in doc.definitions:
@@ -468,6 +470,8 @@ def reconcile(
 def _citation_reference_lines(doc: ParsedDoc, allowed: Callable[[str], bool]) -> set[int]:
     """``[N]: url`` reference definitions that ``[N]`` citations went through: their citations now have
     house definitions, so the lines go — unless an ordinary link also uses a retrieved one."""
+    if not doc.references:
+        return set()  # no reference definition to delete
     citing = citation_references(doc)
     if not citing:
         return set()
