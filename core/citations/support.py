@@ -427,6 +427,7 @@ class SupportScorer:
         self._common: frozenset[str] | None = None
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
+        self._verdicts: dict[tuple[int, int], tuple[Claim, Verdict]] = {}  # (id(claim), source) → its verdict
         self._core_totals: dict[int, float] = {}  # id(claim) → the weight of its own terms
         self._holding: dict[str, list[int]] | None = None  # term → sources holding it (built when first needed)
         self._stating: dict[tuple[str, object], set[int]] | None = None  # coarse figure key → sources stating it
@@ -497,6 +498,17 @@ class SupportScorer:
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
+        """The verdict of source ``index`` on ``claim``, judged once per section: a claim cited as
+        retrieved is often the one a fabricated citation of the same claim is ranked for."""
+        key = (id(claim), index)
+        seen = self._verdicts.get(key)
+        if seen is not None and seen[0] is claim:
+            return seen[1]
+        verdict = self._judge(claim, index)
+        self._verdicts[key] = (claim, verdict)  # the claim is held, so its id is never reused meanwhile
+        return verdict
+
+    def _judge(self, claim: Claim, index: int) -> Verdict:
         ev = self.evidence[index]
         if not ev.has_text:
             return Verdict(UNCHECKED, 0.0, None, "the source has no stored text beyond its title")
