@@ -158,6 +158,9 @@ def find_bibliographies(
         if heading:
             j = max(j, block.line_end)
         while j < n:
+            if definitions and (j in removable_lines or j in reference_lines):
+                j += 1  # more of the writer's definitions (already known to be under the label)
+                continue
             line = text(j)
             if not line.strip():
                 j += 1

@@ -408,7 +408,7 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
     definition = def_stack[-1] if def_stack else None
     heading = parent is not None and not cell
     line_end = (parent.map if heading and parent.map else tok.map)[1]
-    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading=heading, line_end=line_end, cell=cell)
+    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading, [], line_end, cell)
     bi = len(doc.blocks)
     doc.blocks.append(block)
     if definition is not None:
@@ -433,7 +433,7 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
             number = citation_link_label(content, s)
             if number is not None:
                 found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
-            elif _NUMERIC_LINK.fullmatch(content, s.start, s.end):
+            elif content[s.end - 1] == "]" and _NUMERIC_LINK.fullmatch(content, s.start, s.end):
                 doc.numeric_reference_links += 1
     bare = list(BARE_RE.finditer(content)) if not whole else []
     if bare:

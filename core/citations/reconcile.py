@@ -271,10 +271,11 @@ class _Decider:
             c.status = "dropped"
             c.reason = "its URL was never retrieved and no retrieved source clearly supports it"
             return
-        (verdict, index), occ = max(found, key=lambda f: (f[0][0].score, -f[1]))
+        (verdict, index), occ = found[0] if len(found) == 1 else max(found, key=lambda f: (f[0][0].score, -f[1]))
         c.status, c.source, c.verdict = "substituted", self.candidates[index], verdict
         c.score, c.claim = round(verdict.score, 4), self.claim_text(occ)
-        c.removed = {o for o, w in winners.items() if w is None or w[1] != index}
+        if len(winners) > 1:
+            c.removed = {o for o, w in winners.items() if w is None or w[1] != index}
         if c.removed:
             c.reason = f"the source it was substituted with ({c.source.url}) does not support this claim"
 
