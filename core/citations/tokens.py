@@ -289,7 +289,7 @@ _STEMMERS: dict[str, Any] = {name: Stemmer.Stemmer(name) for name in ("english",
 def normalise_text(text: str) -> str:
     """What every comparison sees: NFKC, ASCII digits, Arabic without diacritics (case kept)."""
     text = unicodedata.normalize("NFKC", text).translate(DIGITS)
-    if any("\u0600" <= ch <= "\u06ff" for ch in text):
+    if not text.isascii() and any("\u0600" <= ch <= "\u06ff" for ch in text):
         text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
     return text
 
