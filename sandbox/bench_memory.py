@@ -3,7 +3,8 @@
 A writer that answers with 50 MB must not take the machine down with it. This
 starts a small loopback server that answers every writer call with a ``--mb`` MB
 answer, then runs ``sourcedesk run DIR --json`` once per shape under
-``/usr/bin/time -v`` (a process of its own, so only the product is measured) and
+``/usr/bin/time -v`` (a process of its own, so only the product is measured; without
+``/usr/bin/time`` the kernel's ``wait4`` count for the child is used) and
 prints the peak resident set size, the wall time, the exit code, what the run
 said and whether the previous note survived byte for byte:
 
@@ -18,6 +19,7 @@ Every run uses the product's own settings unless ``--max-response-bytes`` (and
 32 MiB byte cap; raising the cap above the answer shows the cost of reading it
 whole and stopping at the note cap instead.
 
+    make bench-memory                                              # the same as:
     python -m sandbox.bench_memory                                 # 50 MB, every shape
     python -m sandbox.bench_memory --max-response-bytes 67108864   # read it whole
     python -m sandbox.bench_memory --shapes agent-sse --mb 10 --json
@@ -204,10 +206,31 @@ def _environment(base: Path, url: str, shape: str, extra: dict[str, str]) -> dic
     return env
 
 
-def _run(memo: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    command = [TIME, "-v", sys.executable, "-m", "tui.cli", "run", str(memo), "--json"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, done.stderr
+@dataclass
+class _Ran:
+    code: int
+    stdout: str
+    stderr: str
+    peak_rss_mb: float
+    wall_s: float
+
+
+def _run(memo: Path, env: dict[str, str]) -> _Ran:
+    """``sourcedesk run MEMO --json`` in a process of its own, measured by ``/usr/bin/time -v``
+    (or, where it is not installed, by the kernel's own count for the child, ``wait4``)."""
+    timed = Path(TIME).exists()
+    command = [*([TIME, "-v"] if timed else []), sys.executable, "-m", "tui.cli", "run", str(memo), "--json"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    rss, reported = _rss_and_wall(stderr) if timed else (usage.ru_maxrss / 1024, wall)
+    return _Ran(code, stdout, stderr, rss, reported or wall)
 
 
 def _outcome(stdout: str) -> tuple[str, str]:
@@ -220,8 +243,7 @@ def _outcome(stdout: str) -> tuple[str, str]:
 
 
 def measure(shapes: list[str], size: int, extra: dict[str, str]) -> list[Measured]:
-    if not Path(TIME).exists():
-        raise SystemExit(f"{TIME} is needed to measure peak memory (apt-get install time)")
+    """One run per shape against a ``size``-byte answer (``extra``: SOURCEDESK_* settings)."""
     served = bodies(size)
     server = _Server(served)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -234,27 +256,26 @@ def measure(shapes: list[str], size: int, extra: dict[str, str]) -> list[Measure
         (first / "notes").mkdir(parents=True)
         (first / "memo.yaml").write_text(MEMO_YAML, encoding="utf-8")
         (first / "notes" / "acme.md").write_text(NOTE, encoding="utf-8")
-        code, stdout, stderr = _run(first, _environment(base, url, "small", extra))
+        ran = _run(first, _environment(base, url, "small", extra))
         note = first / "sections" / "01-overview.md"
-        if code != 0 or not note.is_file():
-            raise SystemExit(f"the first, small run failed ({code}): {stdout[-400:]} {stderr[-400:]}")
+        if ran.code != 0 or not note.is_file():
+            raise SystemExit(f"the first, small run failed ({ran.code}): {ran.stdout[-400:]} {ran.stderr[-400:]}")
         for shape in shapes:
             memo = base / f"memo-{shape}"
             shutil.copytree(first, memo)
             note = memo / "sections" / "01-overview.md"
             before = hashlib.sha256(note.read_bytes()).hexdigest()
-            code, stdout, stderr = _run(memo, _environment(base, url, shape, extra))
-            rss, wall = _rss_and_wall(stderr)
-            status, message = _outcome(stdout)
+            ran = _run(memo, _environment(base, url, shape, extra))
+            status, message = _outcome(ran.stdout)
             after = note.read_bytes() if note.is_file() else b""
             out.append(
                 Measured(
                     shape=shape,
                     body_bytes=len(served[shape].data),
-                    exit_code=code,
+                    exit_code=ran.code,
                     status=status,
-                    peak_rss_mb=round(rss, 1),
-                    wall_s=round(wall, 2),
+                    peak_rss_mb=round(ran.peak_rss_mb, 1),
+                    wall_s=round(ran.wall_s, 2),
                     note_kept=hashlib.sha256(after).hexdigest() == before,
                     note_bytes=len(after),
                     message=message,
