@@ -243,9 +243,9 @@ def read_response(
     if not text.strip():
         what = f"was cut off before any text ({truncated})" if truncated else "returned an empty answer"
         raise WriterError("malformed", 200, f"the writer {what}", requests=requests)
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    served = data.get("model")
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
+    usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
+    served = data.get("model")
     return WriterResponse(
         content=text,
         web=web,

@@ -220,13 +220,13 @@ def read_completion(
         # Older/compatible servers send only the URL list; it is still ground truth.
         items = [{"url": url, "title": ""} for url in citations] if citations else []
     web = read_results(items, use_ids=False, secrets=keys)  # chat completions number results by position
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
+    usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
     warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings)
     if truncated:
         warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
     served = data.get("model")
-    raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     return WriterResponse(
         content=content,
         web=web,
