@@ -43,7 +43,7 @@ from core.http_policy import (
     send_with_retries,
     shared_limiter,
 )
-from core.secrets import secret_values
+from core.secrets import MIN_SECRET_LEN, secret_values
 from core.text_safety import UNSAFE_CHARACTER, clean_text, clean_tree
 
 log = logging.getLogger("sourcedesk.exa")
@@ -615,7 +615,8 @@ class ExaClient:
                 requests=attempts,
             ) from None
         try:
-            result = parse_search_response(data, secrets=[*([self._key] if self._key else []), *secret_values()])
+            own = [self._key] if self._key and len(self._key) >= MIN_SECRET_LEN else []  # "sandbox" is a word
+            result = parse_search_response(data, secrets=[*own, *secret_values()])
         except ExaError as err:
             err.requests = attempts
             raise

@@ -30,7 +30,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.secrets import REDACTED, secret_values
+from core.secrets import MIN_SECRET_LEN, REDACTED, secret_values
 
 # Escape sequences, whole. The payload of a string sequence (OSC, DCS, SOS, PM, APC)
 # ends at its terminator (BEL, ESC \ or ST) or, when a server leaves it open, at the
@@ -64,7 +64,9 @@ def _replacement(match: re.Match[str], multiline: bool) -> str:
 
 
 def _secrets(secrets: Iterable[str] | None) -> list[str]:
-    found = secret_values() if secrets is None else [s for s in secrets if s]
+    # Something shorter than any real key ("sandbox", "test") is not redacted: it would
+    # take ordinary words out of the text.
+    found = secret_values() if secrets is None else [s for s in secrets if s and len(s) >= MIN_SECRET_LEN]
     return sorted(set(found), key=len, reverse=True)
 
 

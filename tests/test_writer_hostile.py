@@ -335,3 +335,11 @@ def test_ordinary_text_passes_untouched_and_without_a_warning():
     text = "Acme Robotics — “warehouse robots”, 2019.\n\n| a\t| b |\n[1]"
     response = read_response(json.loads(_agent_body(text)), secrets=[KEY])
     assert response.content == text and response.warnings == []
+
+
+def test_a_key_shorter_than_any_real_key_does_not_redact_ordinary_words(server):
+    """With PERPLEXITY_API_KEY=sandbox (the offline demo), the word "sandbox" stays in the answer."""
+    body = _agent_body("Acme tests its robots in a sandbox before shipping.")
+    result, _ = _write(server, Reply(200, body, JSON), api_key="sandbox")
+    assert isinstance(result, WriterResponse)
+    assert result.content == "Acme tests its robots in a sandbox before shipping." and result.warnings == []

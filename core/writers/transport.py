@@ -58,7 +58,7 @@ from core.http_policy import (
     send_with_retries,
     shared_limiter,
 )
-from core.secrets import secret_values
+from core.secrets import MIN_SECRET_LEN, secret_values
 from core.text_safety import clean_text
 from core.writers.base import (
     DEFAULT_DEADLINE_S,
@@ -95,7 +95,7 @@ class Scrubber:
 
     def __init__(self, key: str | None):
         self.key = key
-        self.secrets = [*([key] if key else []), *secret_values()]
+        self.secrets = [*([key] if key and len(key) >= MIN_SECRET_LEN else []), *secret_values()]
 
     def __call__(self, text: str) -> str:
         text = clean_text(text, secrets=self.secrets)
@@ -465,9 +465,10 @@ class HttpWriter:
         return f"{self.label} ({self.model})"
 
     def secrets(self) -> list[str]:
-        """Every key a server might echo back: this writer's own and every known one."""
+        """Every key a server might echo back: this writer's own and every known one
+        (one shorter than a real key is left alone: it would redact ordinary words)."""
         own = self._key.get_secret_value() if self._key is not None else None
-        return [*([own] if own else []), *secret_values()]
+        return [*([own] if own and len(own) >= MIN_SECRET_LEN else []), *secret_values()]
 
     # -- what a backend supplies
 
