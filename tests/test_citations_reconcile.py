@@ -582,3 +582,40 @@ def test_uncited_claims_are_figures_quotations_and_table_rows_without_a_marker()
         ("Revenue doubled in 2023.", "states 2023 with no citation"),
         ("2022 | $4M", "states 2022 with no citation"),
     ]  # a cited table row and a heading are not listed
+
+
+@pytest.mark.parametrize(
+    "definition, retitled",
+    [
+        ("`https://nats.io/about`", False),  # a code span holding nothing but the URL
+        ("[About NATS](https://nats.io/about)", False),  # the usual one-link definition
+        ("[Old name](https://nats.io/about)", True),  # the writer's title is not the page's
+        ('https://nats.io/about "About NATS"', False),  # a bare URL with a quoted title that agrees
+        ('<https://nats.io/about> "Old name"', True),  # an autolink with a quoted title that does not
+        ("[About NATS](https://nats.io/about) 2019-01-01", True),  # a date the source never gave
+        ("[About NATS](https://nats.io/about), 2019", False),  # a bare year is not a date
+    ],
+)
+def test_a_definition_is_read_for_its_url_title_and_date_in_every_form(definition, retitled):
+    draft = f"NATS is an open source messaging system for cloud native applications [^1].\n\n[^1]: {definition}\n"
+    got = row(reconcile(draft, SOURCES), "1")
+    assert (got["status"], got["cited_url"], got["retitled"]) == ("verified", "https://nats.io/about", retitled)
+
+
+@pytest.mark.parametrize(
+    "amount, retrieved, invented",
+    [
+        ("$25M", ("verified", "supported", False), ("substituted", "supported")),
+        ("$30M", ("verified", "unsupported", True), ("dropped", None)),  # the source says $25M
+    ],
+)
+def test_one_claim_cited_as_retrieved_and_under_an_invented_url_is_judged_the_same_way(amount, retrieved, invented):
+    claim = f"Synadia raised {amount} in a Series A round led by Forbion"
+    draft = f"{claim} [^E2]. {claim} [^9].\n\n[^9]: [Funding](https://invented.example.net/x)\n"
+    result = reconcile(draft, SOURCES)
+    kept, fabricated = row(result, "E2"), row(result, "9")
+    assert (kept["status"], kept["support"], kept["weak"]) == retrieved
+    assert (fabricated["status"], fabricated["support"]) == invented
+    if fabricated["status"] == "substituted":  # to the page that states it, with the same verdict and evidence
+        assert fabricated["resolved_url"] == kept["resolved_url"]
+        assert (fabricated["score"], fabricated["evidence"]) == (kept["score"], kept["evidence"])

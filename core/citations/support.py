@@ -498,8 +498,9 @@ class SupportScorer:
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
-        """The verdict of source ``index`` on ``claim``, judged once per section: a claim cited as
-        retrieved is often the one a fabricated citation of the same claim is ranked for."""
+        """The verdict of source ``index`` on ``claim``, judged once per scorer (its thresholds are
+        fixed when it is built): a claim cited as retrieved is often the one a fabricated citation
+        of the same claim is ranked for."""
         key = (id(claim), index)
         seen = self._verdicts.get(key)
         if seen is not None and seen[0] is claim:
