@@ -185,6 +185,16 @@ _FIGURE = re.compile(
     """,
     re.X | re.I,
 )
+# The same pattern for ASCII text, matched case-sensitively against its lower-cased form (the same
+# matches and offsets; whatever depends on case is read from the text as written): a case-blind
+# pattern tries every character several times slower. Lookaheads name the first characters a number, a month
+# or a currency prefix can start with, so the alternatives fail at once everywhere else.
+_FIGURE_ASCII = re.compile(
+    _FIGURE.pattern.replace(_NUM, rf"(?=[\dtfseno])(?:{_NUM})")
+    .replace(_MONTH, rf"(?=[jfmasond])(?:{_MONTH})")
+    .replace(f"(?P<money_pre>{_PREFIX})", rf"(?=[$€£¥₹uachnsegjri])(?P<money_pre>{_PREFIX})"),
+    re.X,
+)
 
 
 class Figure(NamedTuple):
@@ -234,8 +244,10 @@ def _round_letter(m: re.Match[str]) -> str | None:
     return None
 
 
-def _from_match(m: re.Match[str]) -> Figure | None:
-    text = m.group().strip()
+def _from_match(m: re.Match[str], written: str) -> Figure | None:
+    """The figure ``m`` found; ``m`` may have run on a lower-cased copy of ``written`` (the same
+    offsets), so the figure's text, and whatever else depends on case, is read from ``written``."""
+    text = written[m.start() : m.end()].strip()
     if m.group("money_pre"):
         currency = _PREFIX_CURRENCY.get(m.group("money_pre").lower(), "")
         if m.group("mp_suffix"):
@@ -256,7 +268,7 @@ def _from_match(m: re.Match[str]) -> Figure | None:
         return Figure("date", (int(m.group("mdy_y")), month, int(m.group("mdy_d"))), "", text)
     if m.group("my_y"):
         word = m.group("my_m").lower().rstrip(".")
-        if word in ("may", "mar") and m.group("my_m")[0].islower():
+        if word in ("may", "mar") and written[m.start("my_m")].islower():
             return Figure("year", float(m.group("my_y")), "", m.group("my_y"))  # "may 2021" is a verb
         return Figure("date", (int(m.group("my_y")), _MONTHS[word], 0), "", text)
     if m.group("cjk_y"):
@@ -272,7 +284,7 @@ def _from_match(m: re.Match[str]) -> Figure | None:
     if m.group("year"):
         return Figure("year", float(m.group("year")), "", text)
     if m.group("count_num"):
-        rest = m.group("count_rest").strip()
+        rest = written[m.start("count_rest") : m.end("count_rest")].strip()
         unit = terms(rest)
         return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
     return None
@@ -283,11 +295,12 @@ def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order (offsets refer to ``normalise_text(text)``)."""
     norm = normalise_text(text)
     out: list[Figure] = []
-    for m in _FIGURE.finditer(norm):
+    found = _FIGURE_ASCII.finditer(norm.lower()) if norm.isascii() else _FIGURE.finditer(norm)
+    for m in found:
         glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"
         if glued and not _cjk_boundary(norm, m.start()):
             continue  # inside a word or a longer number ("v2019", "A380")
-        fig = _from_match(m)
+        fig = _from_match(m, norm)
         if fig is not None:
             out.append(Figure(fig.kind, fig.value, fig.unit, fig.text, m.start(), m.end()))
     return tuple(out)
