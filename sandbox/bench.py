@@ -15,7 +15,10 @@ orchestrator's ``reconcile_citations`` when given its ``src/agents/perplexity_so
 at commit ``ORCHESTRATOR_COMMIT``). That file states no licence, so it is never part of
 this repository: the bench loads it from the path given, and without one says which
 file it needs. Both run in this process, alternating, on the same draft; the best of
-``REPEAT`` runs counts (and the medians are shown), with the load average noted.
+``REPEAT`` runs counts (and the medians are shown), with the load average noted. For
+information it also times both on a fresh section every run (the same section in other words
+and at other URLs): the reconciler remembers the terms and figures of text it has read, which a
+repeated section always finds and a new draft does not.
 
 And the store: a frozen re-run of a 20-section memo against the sandbox at 0 ms latency,
 with the time spent inside the memo store measured explicitly (``StoreClock``), both for

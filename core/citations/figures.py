@@ -185,6 +185,7 @@ _FIGURE = re.compile(
     """,
     re.X | re.I,
 )
+_PLAIN_NUMBER = re.compile(rf"(?=[\dtfseno])(?:{_NUM})")  # a number starts with a digit or these letters
 # The same pattern for ASCII text, matched case-sensitively against its lower-cased form (the same
 # matches and offsets; whatever depends on case is read from the text as written): a case-blind
 # pattern tries every character several times slower. Lookaheads name the first characters a number, a month
@@ -315,7 +316,7 @@ def _cjk_boundary(text: str, i: int) -> bool:
 def plain_numbers(text: str) -> frozenset[float]:
     """Every number written in ``text`` (after digit normalisation), for counts matched against
     facts and tables that give a bare value (``employees: 350``)."""
-    return frozenset(_number(n) for n in re.findall(_NUM, normalise_text(text)))
+    return frozenset(_number(n) for n in _PLAIN_NUMBER.findall(normalise_text(text)))
 
 
 def _close(a: float, b: float) -> bool:
