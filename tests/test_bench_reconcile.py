@@ -33,3 +33,22 @@ def test_the_orchestrator_is_loaded_from_its_path_and_timed_alternating(tmp_path
     assert fn.__globals__["CALLS"] == [3, 3, 3]  # a warm-up, then one call per repeat, on the same section
     draft, sources = bench.reconcile_section(6, 3)
     assert "### Citations" in draft and len(sources) == 3
+
+
+def test_a_fresh_section_is_the_same_section_in_other_words_and_never_repeats(tmp_path):
+    from core.citations import reconcile
+
+    draft, sources = bench.reconcile_section(9, 4)
+    other, other_sources = bench.reconcile_section(9, 4, variant=12)
+    assert other != draft and {s["url"] for s in other_sources}.isdisjoint(s["url"] for s in sources)
+
+    def outcome(text, srcs):
+        return [(c.key, c.status, c.support) for c in reconcile(text, srcs).report.citations]
+
+    assert outcome(draft, sources) == outcome(other, other_sources)  # the same figures, the same verdicts
+    stand_in = tmp_path / "perplexity_sources.py"
+    stand_in.write_text("SEEN = []\n\ndef reconcile_citations(content, search_results):\n    SEEN.append(content)\n")
+    fn = bench.load_orchestrator(stand_in)
+    bench.bench_reconcile(6, 3, repeat=3, orchestrator=fn, fresh=True)
+    seen = fn.__globals__["SEEN"]
+    assert len(seen) == 4 and len(set(seen[1:])) == 3 and seen[0] not in seen[1:]  # a warm-up, then 3 new ones
