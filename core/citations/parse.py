@@ -43,7 +43,8 @@ from typing import NamedTuple
 
 from markdown_it.token import Token
 
-from core.citations.plain import plain_tokens
+from core.citations.plain import LINK_DEFINITION, plain_tokens
+from core.citations.plain import Token as PlainToken
 from core.citations.scan import Span, scan
 
 # At most three digits: a writer's search returns tens of results, and "[2019]" is a year.
@@ -291,6 +292,9 @@ def parse(
                     block = doc.blocks[-1]
                     block.table, block.row, block.col = grid
             continue
+        if kind == LINK_DEFINITION:
+            _add_link_definition(doc, tok, spans_by_token[id(tok)][0])
+            continue
         if kind == "table_open":
             grid = [grid[0] + 1, -1, -1]
         elif kind == "tr_open":
@@ -379,6 +383,27 @@ def _add_html_blocks(doc: ParsedDoc, tok: Token, definition: int | None, malform
             doc.markers.append(
                 Marker(kind, label, offset + cstart, offset + cend, bi, cstart, cend, definition, raw=raw)
             )
+
+
+def _add_link_definition(doc: ParsedDoc, tok: PlainToken, link: Span) -> None:
+    """What markdown-it's open, inline and close tokens of a footnote definition that is one plain
+    link on a line of its own add (``_add_block`` on its inline token, in one step): the definition,
+    its block, and the bare citation ``[N](url)`` when the link is one."""
+    assert tok.map is not None
+    first, last = tok.map
+    while last > first + 1 and not doc.source[slice(*doc.line_span(last - 1, last))].strip():
+        last -= 1  # trailing blank lines belong to the document, not the definition
+    start, end = doc.line_span(first, last)
+    di, bi = len(doc.definitions), len(doc.blocks)
+    doc.definitions.append(Definition(tok.meta["label"], first, last, start, end, [bi]))
+    content = tok.content
+    offsets = range(tok.start, tok.start + len(content) + 1)
+    block = InlineBlock(content, offsets, first, [link], di, False, [], first + 1, False)
+    doc.blocks.append(block)
+    number = citation_link_label(content, link)
+    if number is not None:  # the link covers the block: nothing else in it can be a marker
+        block.markers.append(len(doc.markers))
+        doc.markers.append(Marker("bare", number, offsets[0], offsets[-1], bi, 0, len(content), di, link.href, content))
 
 
 def _defines(content: str, cstart: int, cend: int) -> bool:

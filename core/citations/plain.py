@@ -59,6 +59,9 @@ _UNSAFE_PROTOCOL = re.compile(r"(?i)\s*(?:vbscript|javascript|file|data):")
 _BLOCK_OPENERS = frozenset("#>-+*=_~`<|!:\\&")
 
 Tokens = tuple[list[Token], dict[int, list[Span]]]
+# A footnote definition that is one plain link on a line of its own ("[^key]: [Title](url)"): the
+# plain path's single token for markdown-it's footnote_reference_open, inline and close tokens.
+LINK_DEFINITION = "footnote_link_definition"
 
 
 def plain_tokens(src: str) -> Tokens | None:
@@ -103,11 +106,19 @@ def plain_tokens(src: str) -> Tokens | None:
             close = i + 1
             while close < n and _blank(lines[close]):
                 close += 1
-            tokens.append(Token("footnote_reference_open", "", 1, map=[i, close], meta={"label": link.group(1)}))
             value = link.group(2)
-            inline = Token("inline", "", 0, map=[i, i + 1], content=value, start=starts[i] + link.start(2))
-            tokens.append(inline)
-            spans[id(inline)] = [
+            # One token for the definition's open, inline and close tokens (parse reads it as those three).
+            definition = Token(
+                LINK_DEFINITION,
+                "",
+                0,
+                map=[i, close],
+                content=value,
+                meta={"label": link.group(1)},
+                start=starts[i] + link.start(2),
+            )
+            tokens.append(definition)
+            spans[id(definition)] = [
                 Span(
                     "link",
                     0,
@@ -118,7 +129,6 @@ def plain_tokens(src: str) -> Tokens | None:
                     label_end=link.end(3) - link.start(2),
                 )
             ]
-            tokens.append(Token("footnote_reference_close", "", -1))
             i += 1
             continue
         if _DEFINITION_START.match(line):
