@@ -35,10 +35,10 @@ from core.name_rejects import assemble as assemble_names
 from core.namesakes import NamesakeStore, TitleSeen, learn, remember
 from core.phrases import normalise_phrase
 from core.providers import marker_prefixes
+from core.reject_domains import canonical_domain
 from core.rejected import Rejections
 from core.settings import Settings
 from core.urls import host_of, normalise_url, strip_www
-from store.rejections import canonical_domain
 
 Scope = Literal["memo", "global"]
 

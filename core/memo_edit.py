@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 import yaml
 
+from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
 from core.memo import Memo
-from store.atomic_file import atomic_write_bytes
 
 PIN_MODES = ("entity", "none")
 

@@ -88,10 +88,10 @@ def write_bench_memo(root: Path, sections: int = 12, writer_api: str = "perplexi
 
 
 async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=False) -> tuple[float, list]:
-    from core.run import run_memo
+    from tui.headless import run_memo_folder
 
     t0 = time.perf_counter()
-    outcomes = await run_memo(memo_dir, section_ids, refresh=refresh, settings=settings)
+    outcomes = await run_memo_folder(memo_dir, section_ids, refresh=refresh, settings=settings)
     return time.perf_counter() - t0, outcomes
 
 
@@ -327,7 +327,7 @@ class StoreClock:
         return timed
 
     def __enter__(self) -> StoreClock:
-        import store.atomic_file as atomic
+        import core.atomic_file as atomic
         from store.global_store import GlobalStore
         from store.memo_store import MemoStore
 

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 from core.errors import UserError
 from core.hosts import excluded_by
 from core.models import Source
-from store.rejections import canonical_domain
+from core.reject_domains import canonical_domain
 from tui.widgets.cells import plain
 
 Preview = Callable[[str], dict[str, list[Source]]]

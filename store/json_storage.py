@@ -30,9 +30,9 @@ from typing import Any
 import orjson
 from tinydb.storages import Storage
 
+from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
 from core.secrets import secret_values
-from store.atomic_file import atomic_write_bytes
 from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
 

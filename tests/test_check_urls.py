@@ -24,7 +24,7 @@ from core.models import Source, SourceSet
 from core.notes import NoteRecord, render_note
 from core.verify import addresses
 from core.verify.check import CheckOptions, check_path
-from store.memo_store import MemoStore
+from store.memo_store import MemoStore, open_existing
 from tui.cli import main
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -61,7 +61,9 @@ async def _no_sleep(_seconds: float) -> None:
 def check(path: Path, resolver: Resolver, **options) -> object:
     """Run the core check (respx must be active around it)."""
     opts = CheckOptions(**{"timeout_s": 2.0, **options})
-    return asyncio.run(check_path(path, opts, resolve=resolver, sleep=_no_sleep, rng=random.Random(0)))
+    return asyncio.run(
+        check_path(path, opts, open_store=open_existing, resolve=resolver, sleep=_no_sleep, rng=random.Random(0))
+    )
 
 
 # ---------------------------------------------------------------- building memos

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from core import atomic_file
 from core.errors import StoreLocked, UserError
 from core.models import OmittedSource, RunWarning, Source, SourceSet
-from store import atomic_file
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 

@@ -11,6 +11,7 @@ from test_tui_support import control, exa_requests
 from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo
 from core.models import OmittedSource, Source, SourceSet
+from core.providers import get_provider
 from core.run import run_section
 from core.section_state import describe_section
 from sandbox.server import SandboxServer
@@ -126,7 +127,7 @@ def test_the_demo_ignores_the_real_environment_and_resets(tmp_path, monkeypatch)
     monkeypatch.setenv("EXA_API_KEY", "real-key-must-not-be-used")
     monkeypatch.setenv("SOURCEDESK_BUDGET_CHARS", "600")
     settings = demo_settings("http://127.0.0.1:1")
-    assert settings.exa_api_key.get_secret_value() == DEMO_KEY and settings.budget_chars == 12_000
+    assert get_provider("exa").api_key(settings).get_secret_value() == DEMO_KEY and settings.budget_chars == 12_000
     memo_dir = prepare_demo(root=tmp_path)
     (memo_dir / "sections").mkdir()
     (memo_dir / "sections" / "01-overview.md").write_text("old")

@@ -35,12 +35,13 @@ from core.about import About, AboutJudge
 from core.errors import UserError
 from core.memo_judge import cited_namesakes, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
-from core.retrieval import exa_client_from_settings
+from core.providers import ProviderClients, get_provider
+from core.providers.base import Provider
 from core.run import RunOutcome, newest_first, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
 from core.text_safety import clean_text
-from core.writers import writer_class
+from core.writers import Writer, writer_class
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
@@ -113,7 +114,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         self._init_checks()
         self._memo_mtime = self._mtime()
         self._http: httpx.AsyncClient | None = None
-        self._exa: Any = None
+        self._clients: ProviderClients | None = None
         self._slots: asyncio.Semaphore | None = None
         self.title = self.loaded.memo.title
         self.sub_title = " · ".join(part for part in (banner, f"writer: {self.writer_label()}") if part)
@@ -135,8 +136,12 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.theme = load_theme_name()
         self._slots = asyncio.Semaphore(max(1, int(self.settings.max_concurrent_sections)))
         self.push_screen(MemoScreen())
-        if self.settings.retrieval_enabled and not is_set(self.settings.exa_api_key):
-            self.say("No EXA_API_KEY is set: runs continue writer-only, without retrieved sources.", "warning")
+        for provider in self._keyless_providers():
+            self.say(
+                f"No {provider.key_env} is set: {provider.display_name} entries are skipped and runs continue "
+                "without their sources.",
+                "warning",
+            )
         writer = writer_class(self.loaded.memo.writer.api or self.settings.writer_api)
         if writer.needs_key and not is_set(self.settings.key_for(writer.api)):
             self.say(f"No {writer.key_name} is set: runs will fail at the writer until one is set.", "warning")
@@ -149,11 +154,11 @@ class SourcedeskApp(CheckRunner, App[None]):
         for check in list(self.check_jobs.values()):
             if check.worker is not None:
                 check.worker.cancel()
-        if self._exa is not None:
+        if self._clients is not None:
             try:
-                await self._exa.aclose()
+                await self._clients.aclose()
             except Exception:
-                log.debug("closing the Exa client failed", exc_info=True)
+                log.debug("closing the provider clients failed", exc_info=True)
         if self._http is not None:
             await self._http.aclose()
         if self._own_store:
@@ -305,13 +310,29 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     # ------------------------------------------------------------------ runs
 
-    def _clients(self) -> tuple[Any, Any]:
+    def _keyless_providers(self) -> list[Provider]:
+        """Network providers the memo uses whose API key is missing (their entries will be skipped)."""
+        if not self.settings.retrieval_enabled:
+            return []
+        names = dict.fromkeys(e.provider for s in self.loaded.memo.sections for e in s.include_sources)
+        found = []
+        for name in names:
+            try:
+                provider = get_provider(name)
+            except KeyError:
+                continue  # the memo loader already said so
+            if provider.uses_network and provider.missing_key(self.settings):
+                found.append(provider)
+        return found
+
+    def _run_clients(self) -> tuple[Writer, ProviderClients]:
+        """The writer and provider clients every run of the session shares (one rate limit each)."""
         if self._http is None:
             self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.settings.writer_timeout_s))
-        if self._exa is None and self.settings.retrieval_enabled:
-            self._exa = exa_client_from_settings(self.settings)
+        if self._clients is None:
+            self._clients = ProviderClients(self.settings)
         writer = writer_from_settings(self.settings, self.loaded.memo, http=self._http)
-        return writer, self._exa
+        return writer, self._clients
 
     def start_run(self, section_id: str, *, refresh: bool = False) -> bool:
         """Run one section in its own worker; False when it is already running or unknown."""
@@ -365,7 +386,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                 if job.cancel.is_set():
                     self.say(f"{sid}: cancelled before it started.")
                     return
-                writer, exa = self._clients()
+                writer, clients = self._run_clients()
                 outcome = await run_section(
                     self.loaded,
                     sid,
@@ -373,7 +394,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                     settings=self.settings,
                     refresh=job.refresh,
                     writer=writer,
-                    exa_client=exa,
+                    clients=clients,
                     global_rejects=self.global_rejects(),
                     progress=self._progress,
                     cancel=job.cancel,

@@ -26,13 +26,9 @@ DEMO_KEY = "sandbox-demo-key"  # the sandbox accepts any non-empty key
 
 
 class DemoSettings(Settings):
-    """Settings from what the demo passes in and the defaults — nothing else."""
+    """Settings from what the demo passes in and the defaults — nothing else (providers' too)."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-    ):
-        return (init_settings,)
+    reads_outside = False
 
 
 def demo_root() -> Path:

@@ -39,6 +39,7 @@ import httpx
 
 from core.citations.figures import figures, matches
 from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
+from core.storage import EvidenceOpener, EvidenceStore
 from core.urls import host_of
 from core.verify import addresses
 from core.verify.addresses import Resolver
@@ -390,15 +391,22 @@ async def check_notes(
     return report
 
 
-def prepare_path(path: Path, *, store: Any = None, name: str | None = None) -> Prepared:
+def prepare_path(
+    path: Path,
+    *,
+    store: EvidenceStore | None = None,
+    open_store: EvidenceOpener | None = None,
+    name: str | None = None,
+) -> Prepared:
     """Read the notes PATH means and their stored evidence (``UserError`` for bad PATH).
 
-    ``store``: the memo's already open ``MemoStore`` (see ``stored.load_evidence``);
-    ``name``: how to call the note when PATH is one note (default: PATH as given)."""
+    ``store``: the memo's already open store; ``open_store``: how to open it otherwise
+    (see ``stored.load_evidence``); ``name``: how to call the note when PATH is one note
+    (default: PATH as given)."""
     target = resolve_target(Path(path))
     single = len(target.notes) == 1 and target.notes[0] == target.path
     notes = [read_note(p, name if single and name else display_name(target, p)) for p in target.notes]
-    evidence, warnings = load_evidence(target.memo_dir, notes, store=store)
+    evidence, warnings = load_evidence(target.memo_dir, notes, store=store, open_store=open_store)
     return Prepared(notes, evidence, warnings)
 
 
@@ -407,7 +415,8 @@ async def check_path(
     options: CheckOptions = CheckOptions(),
     *,
     liveness: bool = True,
-    store: Any = None,
+    store: EvidenceStore | None = None,
+    open_store: EvidenceOpener | None = None,
     resolve: Resolver | None = None,
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -416,7 +425,7 @@ async def check_path(
     progress: Progress | None = None,
 ) -> CheckReport:
     """Check a note, a memo folder or an exported memo (``UserError`` for bad PATH)."""
-    prepared = prepare_path(Path(path), store=store)
+    prepared = prepare_path(Path(path), store=store, open_store=open_store)
     report = await check_notes(
         prepared.notes,
         prepared.evidence,

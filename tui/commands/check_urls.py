@@ -158,11 +158,12 @@ def print_human(report, out=None) -> None:
 
 def run(args) -> int:
     from core.verify.check import CheckOptions, check_path
+    from store.memo_store import open_existing
 
     settings = args.settings  # loaded once by the CLI entry point
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
     announce = None if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
-    report = asyncio.run(check_path(args.path, options, announce=announce))
+    report = asyncio.run(check_path(args.path, options, open_store=open_existing, announce=announce))
     _, redact_text = _redactor()
     if args.json:
         from core.text_safety import clean_tree

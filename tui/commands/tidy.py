@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.atomic_file import atomic_write_bytes
 from core.citations import tidy_with_stats
 from core.errors import UserError
-from store.atomic_file import atomic_write_bytes
 from tui.commands.reconcile import read_text
 
 
