@@ -16,7 +16,6 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from platformdirs import user_config_dir, user_data_dir, user_log_dir
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -27,32 +26,25 @@ from pydantic_settings import (
 )
 
 from core.errors import UserError
+from core.paths import config_dir, config_path, data_dir, log_dir
 from core.secrets import register_secret
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.providers.base import Provider
 
-APP = "sourcedesk"
-
 DEFAULT_AGGREGATORS = ["github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com"]
 
-
-def config_dir() -> Path:
-    return Path(os.environ.get("SOURCEDESK_CONFIG_DIR") or user_config_dir(APP))
-
-
-def config_path() -> Path:
-    return config_dir() / "config.yaml"
-
-
-def data_dir() -> Path:
-    """Where global state lives (the global rejection list)."""
-    return Path(os.environ.get("SOURCEDESK_DATA_DIR") or user_data_dir(APP))
-
-
-def log_dir() -> Path:
-    """Where unexpected errors are written down with their tracebacks."""
-    return Path(os.environ.get("SOURCEDESK_LOG_DIR") or user_log_dir(APP))
+__all__ = [
+    "ProviderSettings",
+    "Settings",
+    "SettingsProblem",
+    "config_dir",
+    "config_path",
+    "data_dir",
+    "is_set",
+    "load_settings",
+    "log_dir",
+]
 
 
 class SettingsProblem(UserError):

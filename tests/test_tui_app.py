@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 import yaml
-from test_tui_support import (
+from tests.test_tui_support import (
     SIZE,
     cells,
     column,

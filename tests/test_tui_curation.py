@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 from textual.widgets import DataTable, Static
 
 from core.models import RemovedSource, Source, SourceSet

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
 from textual.widgets import DataTable, Input
 
 from core.namesakes import LearnedNamesake

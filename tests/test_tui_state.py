@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from test_tui_support import control, exa_requests
+from tests.test_tui_support import control, exa_requests
 
 from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo

@@ -13,7 +13,7 @@ import re
 
 import httpx
 import pytest
-from test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
+from tests.test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from textual.widgets import DataTable
 
 from core.verify import addresses
