@@ -85,7 +85,7 @@ class ExportResult:
 
 # A citation's identity in the memo: ("n", "url:<normalised>" | "text:<definition>") for
 # numbered citations, ("p", key, definition text | None) for an analyst-protected key.
-_Ident = tuple
+_Ident = tuple[str, ...] | tuple[str, str, str | None]
 
 
 @dataclass

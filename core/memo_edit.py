@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -41,13 +41,16 @@ class PinEdit:
     changed: int  # entries whose pin changed
 
 
+_NO_TIMESTAMPS = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 class _Loader(yaml.SafeLoader):
     """Dates stay text, as in core.memo_loader (the comparison must see what the memo sees)."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
+    yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 
 def _get(mapping: yaml.Node, *names: str) -> tuple[yaml.ScalarNode, yaml.Node] | None:
@@ -153,10 +156,12 @@ def set_section_pin(memo_path: Path, section_id: str, new: str) -> PinEdit:
         data = yaml.load(text, Loader=_Loader)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise _refuse(path, None, f"it does not parse ({exc.__class__.__name__})") from None
+    if root is None:
+        raise _refuse(path, None, "no sections list")
     entries = _entries(root, section_id, path)
     if not entries:
         raise UserError(f"section {section_id!r} has no Exa entry: there is no pin mode to change")
-    old = [(_get(e, "pin")[1].value if _get(e, "pin") else "entity") for e in entries]
+    old = [str(pin[1].value) if (pin := _get(e, "pin")) else "entity" for e in entries]
     edits = [span for e in entries for span in _plan_edits(text, e, new, path)]
     result = PinEdit(section_id=section_id, old=old, new=new, changed=sum(1 for o in old if o != new))
     if not edits:

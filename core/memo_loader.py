@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -64,7 +64,15 @@ class _Loader(yaml.SafeLoader):
     yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 
-class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: ~7x faster
+# libyaml's loader is about 7x faster; a PyYAML built without it falls back to the pure one
+# (the two share one interface, which is what the type checker is told).
+if TYPE_CHECKING:
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLoader(_Base):
     yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 

@@ -493,7 +493,7 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
         subject=[memo.subject.name, *memo.subject.aliases],
         one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
     )
-    report = result.report.to_json()
+    report: dict[str, Any] = dict(result.report.to_json())
     _explain_skipped(report, response.web.skipped_numbers() if web_search else {})
     outcome.report = report
     outcome.warnings += [_short(w) for w in report.get("warnings", [])]

@@ -97,6 +97,12 @@ def clean_tree(value: object, *, secrets: Iterable[str] | None = None) -> object
     return walk(value)
 
 
+def clean_document(document: Mapping[str, object], *, secrets: Iterable[str] | None = None) -> dict[str, object]:
+    """``clean_tree`` for a JSON object: a cleaned copy that is still a dict."""
+    cleaned = clean_tree(document, secrets=secrets)
+    return cleaned if isinstance(cleaned, dict) else {}
+
+
 # ---------------------------------------------------------------- cleaning with an offset map
 
 

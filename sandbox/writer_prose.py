@@ -136,7 +136,8 @@ class _Composer:
 
     # ---- sentence units
     def build_units(self) -> None:
-        rng, used_facts = self.rng, set()
+        rng = self.rng
+        used_facts: set[str] = set()
         sources = list(self.p.sources)
         if self.field and len(sources) > 1:
             sources = [sources[0]] + [s for s in sources[1:] if rng.random() < 0.75]
@@ -224,7 +225,7 @@ class _Composer:
         retrieved = [u for u in self.units if u.marker]
         if len(retrieved) > 1 and rng.random() < 0.3:  # a chain: second retrieved marker on one sentence
             a, b = rng.sample(retrieved, 2)
-            if a.marker != b.marker:
+            if a.marker != b.marker and b.marker:
                 a.cites.append(Cite("retrieved", "retrieved", b.origin, a.origin, b.marker))
         if self.search:
             p_invented = rng.betavariate(0.95, 1.55)
@@ -275,7 +276,7 @@ class _Composer:
             by_prefix[s.prefix] = max(by_prefix.get(s.prefix, 0), s.number)
         if not by_prefix:
             return "E", 0
-        prefix = "E" if "E" in by_prefix else max(by_prefix, key=by_prefix.get)
+        prefix = "E" if "E" in by_prefix else max(by_prefix, key=lambda p: by_prefix[p])
         return prefix, by_prefix[prefix]
 
     def _body_unit(self) -> Unit:
@@ -283,6 +284,7 @@ class _Composer:
 
     def _real_cite(self, unit: Unit, style: str, wrong: bool) -> Cite:
         j = unit.web_index
+        assert j is not None  # only units drawn from a web result are cited this way
         result = self.results[j]
         if style == "numeric":
             return Cite("numeric", "correct", result["url"], unit.origin, label=str(j + 1))

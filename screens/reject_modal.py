@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -32,7 +32,7 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
         Binding("g", "scope('global')", "All memos"),
     ]
 
-    def __init__(self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: list[str] = ()) -> None:
+    def __init__(self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: Sequence[str] = ()) -> None:
         super().__init__()
         self.domain = domain
         self.preview = preview

@@ -12,6 +12,7 @@ from typing import Any
 from textual.widgets import TabbedContent
 
 from core.curation import (
+    Scope,
     domain_for,
     drop_source,
     preview_reject,
@@ -100,14 +101,15 @@ class SectionActions(WorkbenchScreen):
         if not choice:
             return
         app = self.sd_app
-        domain, scope = choice
+        domain, chosen = choice
+        scope: Scope = "global" if chosen == "global" else "memo"
         try:
             result = reject_domain(
                 app.loaded,
                 app.store,
                 domain,
                 scope=scope,
-                settings=app.settings,  # type: ignore[arg-type]
+                settings=app.settings,
                 global_store=app.global_store,
             )
         except UserError as exc:

@@ -29,7 +29,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
-from core.about import About, AboutJudge, SourceText
+from core.about import VERDICTS, About, AboutJudge, SourceText
 from core.curation import find_in_versions
 from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
@@ -289,13 +289,14 @@ class SectionScreen(SectionActions):
         table = self.query_one("#sources", DataTable)
         keep = table.cursor_row
         table.clear()
-        view = self.view
-        rows = source_rows(view.source_set if view else None)
+        source_set = self.view.source_set if self.view else None
+        rows = source_rows(source_set)
         self.rows = {r.key: r for r in rows}
         self.abouts = self._judge_rows(rows)
         palette = self.sd_app.palette
-        for row in rows:
-            table.add_row(*row_cells(row, view.source_set, palette, self.abouts.get(row.key)), key=row.key)
+        if source_set is not None:
+            for row in rows:
+                table.add_row(*row_cells(row, source_set, palette, self.abouts.get(row.key)), key=row.key)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
 
@@ -430,10 +431,9 @@ class SectionScreen(SectionActions):
         for result, about in zip(self.web_results, self.web_abouts, strict=False):
             if normalise_url(str(result.get("url") or "")) == key:
                 return about
-        stored = cite.about  # as the reconciler recorded it
-        if stored is not None and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
-            return About(stored["verdict"], str(stored.get("reason") or ""))
-        return None
+        stored = cite.about or {}  # as the reconciler recorded it
+        verdict = next((v for v in VERDICTS if v == stored.get("verdict")), None)
+        return About(verdict, str(stored.get("reason") or "")) if verdict is not None else None
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -454,8 +454,8 @@ class SectionScreen(SectionActions):
         note_only = [w for w in view.warnings if w not in retrieval]
         if note_only:
             out.append("Last written note\n", style="bold")
-            for w in note_only:
-                out.append(f"  • {clean_text(w)}\n")
+            for line in note_only:
+                out.append(f"  • {clean_text(line)}\n")
         if not out:
             out.append("No warnings.", style="dim")
         self.query_one("#warnings", Static).update(out)
@@ -686,13 +686,14 @@ class SectionScreen(SectionActions):
         if check is None:
             return None
         kind, index = key.split(":", 1)
-        rows = check.report.urls if kind == "url" else check.report.grounding
         i = int(index)
-        if i >= len(rows):
-            return None
         if kind == "url":
-            return check_rows.url_detail(rows[i], self.sd_app.palette)
-        row = rows[i]
+            urls = check.report.urls
+            return check_rows.url_detail(urls[i], self.sd_app.palette) if i < len(urls) else None
+        grounding = check.report.grounding
+        if i >= len(grounding):
+            return None
+        row = grounding[i]
         return check_rows.grounding_detail(row, check.url_by_key.get(row.key), self.sd_app.palette)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -135,7 +135,7 @@ class AtomicJSONStorage(Storage):
             self._quarantine(f"not valid JSON: {exc}")
         if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
             self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
-        return self._set_aside_malformed(data)  # type: ignore[arg-type]  # checked just above
+        return self._set_aside_malformed(data)  # checked just above: a JSON object of tables
 
     def _set_aside_malformed(self, data: Tables) -> Tables:
         """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""

@@ -8,10 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from pydantic import ConfigDict
 
 from core.exa import ExaResult, parse_search_response
 from core.exclusions import assemble, canonical_domain
-from core.memo import ExaEntry, FilesEntry
+from core.memo import ExaEntry, FilesEntry, PluginEntry
 from core.memo_loader import load_memo
 from core.models import Source
 from core.providers import PROVIDERS, Provider, ProviderResult, get_provider, register, unregister
@@ -367,10 +368,10 @@ sections:
 """
 
 
-class _NotebookEntry(ExaEntry.__base__):  # the schema's kebab-case base model
-    provider: str
+class _NotebookEntry(PluginEntry):  # kebab-case keys, like every entry
+    model_config = ConfigDict(extra="forbid")
+
     topic_name: str
-    full_text: bool = False
 
 
 class _SchemaFreeNotebook(NotebookProvider):

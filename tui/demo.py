@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from core.errors import UserError
 from core.settings import Settings, data_dir
@@ -72,8 +73,8 @@ def _fail_if_open(target: Path) -> None:
         ) from None
 
 
-def demo_settings(base_url: str, **overrides) -> Settings:
-    values = {
+def demo_settings(base_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
         "exa_url": base_url,
         "writer_url": base_url,
         "exa_api_key": DEMO_KEY,

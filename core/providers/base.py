@@ -30,12 +30,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-from pydantic import BaseModel, SecretStr
+from pydantic import SecretStr
 
 from core.models import RemovedSource, RunWarning, Source
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from core.memo import Memo, Section
+    from core.memo import Memo, PluginEntry, Section
     from core.settings import ProviderSettings, Settings
 
 SettingsT = TypeVar("SettingsT", bound="ProviderSettings")
@@ -122,9 +122,10 @@ class ProviderResult:
 class Provider(ABC):
     """One kind of include-sources entry (``provider: exa``, ``provider: files``, …)."""
 
-    #: A provider the memo schema does not know validates its entries with this model
-    #: (kebab-case keys welcome); None accepts the entry's keys as written.
-    entry_model: ClassVar[type[BaseModel] | None] = None
+    #: A provider the memo schema does not know validates its entries with this model, a
+    #: ``core.memo.PluginEntry`` subclass (kebab-case keys welcome; set ``extra="forbid"`` to
+    #: refuse unknown keys); None accepts the entry's keys as written.
+    entry_model: ClassVar[type[PluginEntry] | None] = None
     #: Its own settings, if it has any (``core.settings.ProviderSettings``).
     settings_model: ClassVar[type[ProviderSettings] | None] = None
 

@@ -47,7 +47,7 @@ from core.verify.evidence import Evidence
 from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
 from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, ERROR, MAX_BODY_BYTES, Fetch, FetchOptions, fetch_url
 from core.verify.stored import load_evidence
-from core.verify.targets import UNCITED_STATISTIC, NoteCitations, display_name, read_note, resolve_target
+from core.verify.targets import UNCITED_STATISTIC, CitedUrl, NoteCitations, display_name, read_note, resolve_target
 
 URL_STATUSES = (
     "ok",
@@ -268,7 +268,7 @@ async def fetch_all(
     return dict(zip(distinct, results, strict=False))
 
 
-def _url_row(cited, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRow:
+def _url_row(cited: CitedUrl, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRow:
     status, detail = fetch.status, fetch.detail
     if status == AUTH:
         if in_retrieved:
@@ -331,7 +331,7 @@ def _ground_uncited(text: str, evidence: Evidence | None) -> str:
     return SUPPORTED if all(any(matches(w, f) for f in stated) for w in wanted) else NOT_FOUND
 
 
-def in_retrieved_set(cited, evidence: Evidence | None) -> bool:
+def in_retrieved_set(cited: CitedUrl, evidence: Evidence | None) -> bool:
     """The URL is in the note's frozen set; without a stored set, the note's retrieved group decides."""
     if evidence is not None and evidence.sets:
         return evidence.in_retrieved_set(cited.url)

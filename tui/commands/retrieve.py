@@ -28,7 +28,7 @@ import asyncio
 import json
 import sys
 
-from core.text_safety import clean_text, clean_tree
+from core.text_safety import clean_document, clean_text
 
 
 def register(sub) -> None:
@@ -56,7 +56,7 @@ def _run(args) -> int:
     )
     # Retrieval cleaned every string where it came in; the document is cleaned once more on
     # the way out so that a set stored by an older version cannot reach the terminal raw.
-    document = clean_tree(outcomes_document(args.dir, outcomes, _judge(args.dir)))
+    document = clean_document(outcomes_document(args.dir, outcomes, _judge(args.dir)))
     if args.json:
         json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
