@@ -3,7 +3,8 @@
 There is no language model here: the prose is assembled from real sentences of
 the retrieved sources (the prompt's ``[^E1]`` block) and of the writer's own
 search results, so that token-overlap substitution has something to find. The
-citations reproduce what sonar-pro did in the field (design §1, seeds 002/004):
+citations reproduce what sonar-pro did in the field (129 web citations in one memo:
+37% fabricated URLs, 34% real pages with the wrong title or date, 29% correct):
 
 - ``field`` mode (default) — per web citation, a response-level fabrication rate
   is drawn from Beta(0.95, 1.55) (mean ≈ 0.38, and wildly different between two
@@ -29,8 +30,8 @@ which namespace a number came from).
 
 With the writer's own search disabled there are no search results and no bare
 ``[N]``; in field mode ~35% of answers still carry one or two footnotes whose URLs
-the model typed from memory (seeds 003/004: asked to type URLs, a model recalls
-them) — all ``invented``, for the reconciler to substitute or drop.
+the model typed from memory (a model asked to type URLs recalls them, whether
+or not it searched) — all ``invented``, for the reconciler to substitute or drop.
 Every choice comes from the ``random.Random`` the caller seeds, so the same
 seed and prompt give the same text. ``Composition.truth`` records the class of
 every citation so a bench can score raw writer output.
@@ -510,7 +511,8 @@ class _Composer:
 
 
 def _one_marker_per_source(para: list[Unit]) -> None:
-    """House style (design §2.4): a source is cited once per paragraph, at its last use."""
+    """The analysts' house style the sandbox imitates: a source is cited once per paragraph,
+    at its last use (so the reconciler meets the clusters real drafts have)."""
     seen: set[str] = set()
     for unit in reversed(para):
         kept = []

@@ -32,7 +32,9 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
         Binding("g", "scope('global')", "All memos"),
     ]
 
-    def __init__(self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: Sequence[str] = ()) -> None:
+    def __init__(
+        self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: Sequence[str] = ()
+    ) -> None:
         super().__init__()
         self.domain = domain
         self.preview = preview

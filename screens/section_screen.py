@@ -6,7 +6,8 @@ and evidence, weak ones flagged, and the claims left uncited; filterable by
 status, verdict, weak or uncited), warnings, the
 note preview (markers highlighted), the writer's web results, the history of
 every run of the section (failed and cancelled ones included), and the checks of
-the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
+the note (grounding after every run, because it is offline and cheap; URL liveness
+only on ``v``, because it costs a request per URL). A detail
 pane on the right follows the highlighted row of whichever table has focus.
 
 Every source and web result shows its ``about`` verdict (``core.about``) and why:

@@ -10,6 +10,14 @@ import asyncio
 
 import pytest
 import yaml
+from textual.widgets import DataTable
+
+from core.memo_loader import load_memo
+from core.settings import config_dir
+from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
+from screens.reject_modal import RejectScreen
+from screens.section_screen import SectionScreen
 from tests.test_tui_support import (
     SIZE,
     cells,
@@ -22,14 +30,6 @@ from tests.test_tui_support import (
     select_row,
     wait_for,
 )
-from textual.widgets import DataTable
-
-from core.memo_loader import load_memo
-from core.settings import config_dir
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.reject_modal import RejectScreen
-from screens.section_screen import SectionScreen
 from themes import DARK, LIGHT
 
 SECTIONS = ["overview", "product", "competitors", "funding", "news"]

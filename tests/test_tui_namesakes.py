@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
 from textual.widgets import DataTable, Input
 
 from core.namesakes import LearnedNamesake
@@ -14,6 +13,7 @@ from sandbox.server import SandboxServer
 from screens.namesakes_modal import NamesakesScreen
 from screens.reject_name_modal import RejectNameScreen
 from screens.section_screen import SectionScreen
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
 
 GUARDIAN = "www.theguardian.com"
 

@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tests.test_tui_support import control, exa_requests
 
 from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo
@@ -17,6 +16,7 @@ from core.section_state import describe_section
 from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
+from tests.test_tui_support import control, exa_requests
 from tui.demo import DEMO_KEY, demo_settings, prepare_demo
 
 

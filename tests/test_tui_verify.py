@@ -1,4 +1,4 @@
-"""Verification in the workbench (design §2.6), as an analyst sees it.
+"""Verification in the workbench (grounding after each run, URLs on ``v``), as an analyst sees it.
 
 A fresh demo memo against the real sandbox over loopback (as in test_tui_app);
 the liveness check never touches the real network: the app's DNS resolver and
@@ -13,7 +13,6 @@ import re
 
 import httpx
 import pytest
-from tests.test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from textual.widgets import DataTable
 
 from core.verify import addresses
@@ -21,6 +20,7 @@ from sandbox.server import SandboxServer
 from screens.memo_screen import MemoScreen
 from screens.section_screen import SectionScreen
 from store.global_store import GlobalStore
+from tests.test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from tui.app import SourcedeskApp
 from tui.demo import demo_settings
 

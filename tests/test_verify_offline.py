@@ -11,10 +11,10 @@ import asyncio
 import random
 
 import respx
-from tests.test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 from core.verify.check import CheckOptions, check_notes, check_path, ground_notes, prepare_path
 from store.memo_store import MemoStore, open_existing
+from tests.test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 OPTIONS = CheckOptions(timeout_s=2.0)
 

@@ -1,4 +1,5 @@
-"""Verification in the workbench (design §2.6: "on demand and after runs").
+"""Verification in the workbench: after every run (offline, so it costs nothing) and on
+demand (``v``, because checking URLs costs a request each).
 
 Two kinds of check of a section's note, both in the background:
 

@@ -1,4 +1,5 @@
-"""``sourcedesk check-urls PATH [--json] [--allow-private]`` — verify a memo (design §2.6).
+"""``sourcedesk check-urls PATH [--json] [--allow-private]`` — verify a finished memo: a
+citation that survived reconciling can still point at a page that died or never said it.
 
 Every cited URL is fetched for real (placeholders and private addresses are
 refused before any request) and every quotation and statistic is looked up,
