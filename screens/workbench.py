@@ -26,8 +26,9 @@ def workbench_app(app: App[object]) -> SourcedeskApp:
     return app
 
 
-class WorkbenchScreen(Screen[None]):
-    """A full screen of the workbench."""
+class WorkbenchScreen(Screen[object]):
+    """A full screen of the workbench. Its result type is ``object``, the type of
+    ``App.screen``, so ``isinstance(app.screen, MemoScreen)`` narrows as it should."""
 
     @property
     def sd_app(self) -> SourcedeskApp:

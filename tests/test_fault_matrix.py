@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ JSON = (("Content-Type", "application/json"),)
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 
 
-def _exa(results: list[dict], **extra) -> bytes:
+def _exa(results: list[Any], **extra) -> bytes:
     body = {"requestId": "r-1", "results": results, "costDollars": {"total": 0.005}, **extra}
     return json.dumps(body, ensure_ascii=False).encode()
 

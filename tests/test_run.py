@@ -215,6 +215,7 @@ def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
         run = store.get_run(outcome.run_id)
     assert run.section == "overview" and run.status == "ok"
     assert run.source_set_id == outcome.source_set_id
+    assert isinstance(run.prompt, dict)
     assert "Company overview" in run.prompt["user"] and run.prompt["system"]
     assert run.raw_response["status"] == "completed" and run.writer_api == "perplexity"
     assert any(i.get("type") == "message" and i["content"][0]["text"] for i in run.raw_response["output"])

@@ -131,7 +131,7 @@ def test_crash_during_write_leaves_the_previous_file_byte_identical(memo_dir, mo
     def crash(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic_file.os, "replace", crash)
+    monkeypatch.setattr(os, "replace", crash)  # what the atomic write renames with
     with pytest.raises(OSError):
         store.add_reject("alcresta.com")
     with pytest.raises(OSError):

@@ -127,6 +127,7 @@ def test_unreject_puts_the_sources_back_and_keep_adds_a_web_result(sb, tmp_path)
             await pilot.press("5")
             web = app.screen.query_one("#web", DataTable)
             key = await select_row(pilot, web, lambda r: r[4] == "")
+            assert isinstance(app.screen, SectionScreen)
             result = app.screen.web_results[int(key.split(":")[1])]
             await pilot.press("k")
             await pilot.pause()

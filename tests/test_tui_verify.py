@@ -13,7 +13,7 @@ import re
 
 import httpx
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, TabbedContent
 
 from core.verify import addresses
 from sandbox.server import SandboxServer
@@ -218,7 +218,7 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
             )
             screen = await open_section(pilot, app, tab="1")
             await verify(pilot, app)
-            assert screen.query_one("#section-tabs").active == "tab-checks"  # v shows its results
+            assert screen.query_one("#section-tabs", TabbedContent).active == "tab-checks"  # v shows its results
             table = screen.query_one("#checks", DataTable)
             by_url = {r[3]: (k, r) for k, r in rows(table).items() if k.startswith("url:")}
             key, row = by_url["https://example.com/pricing"]
