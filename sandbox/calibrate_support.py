@@ -5,8 +5,9 @@ other half stays held out) and prints the three constants that
 ``core.citations.support`` ships, with the figures behind each:
 
 * ``SUPPORTED_MIN`` — the relevance a claim with all its figures and names found
-  needs to count as supported: the lowest threshold (most recall) whose precision
-  reaches ``TARGET_PRECISION`` (a wrong "supported" is what launders a citation);
+  needs to count as supported: of the thresholds whose precision reaches
+  ``TARGET_PRECISION``, the one with the best F0.5 (a wrong "supported" is what
+  launders a citation, so precision weighs twice as much as recall);
 * ``PARTIAL_MIN`` — below it a source is "about something else": the score that
   90% of attributable claims reach (so ``unsupported`` rarely hides a real source);
 * ``SUBSTITUTION_MARGIN`` — how far the one supported source must lead the next
@@ -59,7 +60,11 @@ def supported_threshold(rows: list[dict[str, Any]]) -> tuple[float, list[tuple[f
         precision = tp / (tp + fp) if tp + fp else 0.0
         table.append((t, precision, tp / positives if positives else 0.0))
     reaching = [r for r in table if r[1] >= TARGET_PRECISION]
-    best = reaching[0] if reaching else max(table, key=lambda r: (r[1], r[0]))
+    if not reaching:
+        return max(table, key=lambda r: (r[1], r[0]))[0], table
+    # Precision first: of the thresholds that reach the target, the one with the best F0.5 (which
+    # weighs precision twice as much as recall), not merely the lowest that scrapes past it.
+    best = max(reaching, key=lambda r: (round(_f_half(r[1], r[2]), 3), r[0]))
     return best[0], table
 
 
@@ -128,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in load_rows(args.data) if half(r) == "calibration"]
     print(f"calibration half: {len(rows)} rows")
     supported_min, table = supported_threshold(rows)
-    print(f"supported_min  precision  recall  F0.5   (chosen: most recall at precision >= {TARGET_PRECISION})")
+    print(f"supported_min  precision  recall  F0.5   (chosen: best F0.5 at precision >= {TARGET_PRECISION})")
     for t, p, r in table:
         print(f"  {t:>11.2f}  {p:>9.3f}  {r:>6.3f}  {_f_half(p, r):.3f}{'  <- chosen' if t == supported_min else ''}")
     partial_min = min(partial_threshold(rows), supported_min)

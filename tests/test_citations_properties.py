@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
@@ -347,6 +347,13 @@ def fence_kept(before: str, after: str) -> None:
 
 @SETTINGS
 @given(draft(with_bibliography=True), ground_truth())
+@example(  # two identical bare groups became one cluster with repeats, which tidy then changed
+    ("Synadia Synadia.[1,2][1,2]\n", ""),
+    [
+        {"url": "https://news.org/storms", "title": "Storms", "snippet": "weather storms expect growth"},
+        {"url": "https://news.org/funding", "title": "Funding news", "snippet": "Synadia funding Series customers"},
+    ],
+)
 def test_reconcile_invariants(generated, sources):
     text, bib = generated
     result = reconcile(text, sources)

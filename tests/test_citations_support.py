@@ -198,4 +198,55 @@ def test_the_adversarial_set_meets_its_targets():
     assert figures_["orphan_markers"] == 0
     assert figures_["moved_citations"] == 0
     assert figures_["substitution_precision"] >= 0.90 and figures_["substitution_recall"] >= 0.60
+    assert figures_["hard_negatives_substituted"] * 13 <= figures_["hard_negatives"]  # at most 1 in 13
     assert figures_["uncited_missing"] == 0
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage"),
+    [
+        # a number written as a word is the number
+        ("Quillstone runs 2 warehouses in Leeds.", "Quillstone runs two warehouses in Leeds."),
+        ("Quillstone employs twenty-five engineers.", "Quillstone employs 25 engineers."),
+        # British and American spellings are one word
+        ("The organisation standardised its colour palette.", "The organization standardized its color palette."),
+        # words a writer swaps when restating a source
+        ("Pickwell's staff grew after the deal.", "Pickwell's employees increased after the deal."),
+        # connectives and hedges frame a claim; no source has to state them
+        (
+            "Additionally, Quillstone's robots typically reduce picking errors significantly.",
+            "Quillstone's robots reduce picking errors.",
+        ),
+    ],
+)
+def test_paraphrases_that_keep_the_meaning_are_supported(claim, passage):
+    assert verdict(claim, passage) == SUPPORTED
+
+
+def test_a_number_word_for_another_value_is_a_contradiction():
+    v = supports_text("Quillstone runs three warehouses in Leeds.", "Quillstone runs 2 warehouses in Leeds.")
+    assert v.support == UNSUPPORTED and v.contradicted
+    assert [(f.kind, f.value) for f in figures("one of the two founders, one million users")] == [
+        ("count", 2.0),
+        ("number", 1e6),
+    ]
+
+
+def test_a_claim_restating_three_adjacent_sentences_is_supported():
+    passage = (
+        "Quillstone designs warehouse robots. Each unit picks parcels from tall shelves. "
+        "The fleet works beside human packers in Leeds. Revenue is not disclosed."
+    )
+    claim = (
+        "Quillstone designs warehouse robots that pick parcels from tall shelves beside human packers in Leeds, "
+        "according to recent reports."
+    )
+    v = supports_text(claim, passage)
+    assert v.support == SUPPORTED and v.evidence is not None and "Quillstone" in v.evidence and "Leeds" in v.evidence
+
+
+def test_words_writers_swap_share_a_term():
+    assert terms("bought acquired purchased") == ["acquir"] * 3
+    assert terms("founders founded established") == ["found"] * 3
+    assert terms("staff employees workers") == ["employe"] * 3
+    assert terms("organisation colour centre") == terms("organization color center")

@@ -17,7 +17,7 @@ Public API (stable):
 
 Modules: ``scan`` (instrumented markdown-it), ``parse`` (markers, definitions,
 source offsets), ``ground`` (ground truth and its namespaces), ``tokens`` /
-``figures`` / ``support`` (claim support), ``sentences`` (claim binding),
+``figures`` / ``relations`` / ``support`` (claim support), ``sentences`` (claim binding),
 ``uncited`` (claims left without a citation), ``html_links`` (raw HTML), ``written`` (what a
 writer's definition says), ``bare_urls`` (where a URL in plain text ends),
 ``links`` (unretrieved URLs outside citations), ``bibliography`` (a writer's own

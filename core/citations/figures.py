@@ -4,6 +4,9 @@ A source supports "$125M" when it says "USD 125 million" or "125,000,000 dollars
 and contradicts it when, about the same thing, it says "$150 million". So figures
 are compared as values of a kind, never as strings:
 
+Numbers may be written as words (``two``, ``twenty-five``, ``three hundred``; ``one``
+only before a scale, as in ``one million``): "two offices" is the count 2.
+
 * ``money`` — an amount with its scale and currency (``$125M``, ``USD 125 million``,
   ``€20m``, ``1.25亿美元``, ``30億円``, ``40 مليون دولار``), in units of the currency;
 * ``number`` — a scaled amount without a currency (``2.3 million``, ``200 ألف``);
@@ -24,12 +27,35 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from core.citations.tokens import normalise_text, terms
 
-_NUM = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_DIGITS = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_UNITS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_TEENS = {
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+# Number words ("two", "twenty-five", "three hundred"); "one" only before a scale ("one million"),
+# since "one of", "no one" and "one day" count nothing.
+_NUMBER_WORD = (
+    r"(?:(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ](?:one|two|three|four|five|six|seven"
+    r"|eight|nine))?|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|two|three"
+    r"|four|five|six|seven|eight|nine)(?:\s+hundred)?|one(?=\s+(?:hundred|thousand|million|billion|trillion)\b)"
+    r"(?:\s+hundred)?)\b"
+)
+_NUM = rf"{_DIGITS}|{_NUMBER_WORD}"
 _SCALES = {
     "k": 1e3,
     "thousand": 1e3,
@@ -161,8 +187,7 @@ _FIGURE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(NamedTuple):
     kind: str  # money | number | percent | year | date | count | round
     value: float | str | tuple[int, int, int]  # amount / percentage / year / (y, m, d; 0 = unknown) / letter
     unit: str = ""  # currency for money, counted term for counts
@@ -184,7 +209,16 @@ def date_of(f: Figure) -> tuple[int, int, int]:
 
 
 def _number(text: str) -> float:
-    return float(text.replace(",", ""))
+    if text[:1].isdigit():
+        return float(text.replace(",", ""))
+    words = text.lower().replace("-", " ").split()
+    value = 0.0
+    for w in words:
+        if w == "hundred":
+            value *= 100
+        else:
+            value += _UNITS.get(w) or _TEENS.get(w) or _TENS.get(w) or (1 if w == "one" else 0)
+    return value
 
 
 def _scale(word: str | None) -> float:

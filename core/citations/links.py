@@ -152,11 +152,14 @@ def _front_matter(
             screen.edits.append(Edit(a, b, to))
 
 
+_MAY_HOLD_URL = re.compile(r"(?i)http|www\.|[/\\]{2}")
 _LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
 
 
 def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
+    if not _MAY_HOLD_URL.search(text, start, len(text) if end is None else end):
+        return []  # every form below needs "http", "www." or a doubled slash
     found = find_bare_urls(text, start, end)
     for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):
         if not any(a <= m.start() < b for a, b in found):

@@ -36,9 +36,12 @@ import html
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
 
 from markdown_it.token import Token
 
+from core.citations.plain import plain_tokens
 from core.citations.scan import Span, scan
 
 # At most three digits: a writer's search returns tens of results, and "[2019]" is a year.
@@ -64,6 +67,7 @@ def bare_numbers(group: str) -> list[str] | None:
     return numbers
 
 
+_NUMERIC_LINK = re.compile(r"\[\d{1,3}\](\[\])?")
 MALFORMED_RE = re.compile(r"\[\^(?:[ \t]+(\w[\w.-]*)[ \t]*|(\w[\w.-]*)[ \t]+)\]")
 _NUMERIC_TEXT = re.compile(r"\s*(\d{1,3})\s*")
 # What a browser opens as a web address: http(s) with any run of slashes or backslashes
@@ -72,6 +76,7 @@ _WEB_URL = re.compile(r"(?i)^(?:https?:[/\\]+|[/\\]{2}(?=[^/\\\s])|www\.)")
 _WS = " \t"
 
 
+@lru_cache(maxsize=4096)
 def is_web_url(href: str | None) -> bool:
     """Link targets the no-unretrieved-URL rule covers: http(s) (however many slashes),
     protocol-relative ``//host`` and GFM's scheme-less ``www.`` — entities decoded first,
@@ -79,8 +84,7 @@ def is_web_url(href: str | None) -> bool:
     return bool(href) and bool(_WEB_URL.match(html.unescape(href).strip()))
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(NamedTuple):
     kind: str  # "footnote" | "bare"
     label: str  # "3", "E2", "deck"; for bare markers the digits
     start: int  # source offsets of the whole marker text
@@ -222,8 +226,7 @@ def _map_offsets(doc: ParsedDoc, content: str, first_line: int, cell: bool, curs
             o = max(o, cursor) if core else cursor
             for j in range(k):
                 offsets[pos + j] = ls + max(cursor, o - k + j)
-            for j in range(len(core)):
-                offsets[pos + k + j] = ls + o + j
+            offsets[pos + k : pos + k + len(core)] = range(ls + o, ls + o + len(core))
             cursors[ln] = o + len(core)
         else:  # characters were dropped inside the line (escaped table pipes): align greedily
             s = cursor
@@ -250,14 +253,25 @@ def _overlaps(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
 
 
 def parse(
-    markdown: str, *, always_match_refs: bool = True, code_blocks: bool = True, malformed: bool = False
+    markdown: str,
+    *,
+    always_match_refs: bool = True,
+    code_blocks: bool = True,
+    malformed: bool = False,
+    plain: bool = True,
 ) -> ParsedDoc:
     """Parse a (normalised) draft. See ``normalise_source``; offsets refer to its result.
 
-    ``malformed=True`` also reads ``[^ E1]`` (a space inside) as the footnote marker ``[^E1]``."""
+    ``malformed=True`` also reads ``[^ E1]`` (a space inside) as the footnote marker ``[^E1]``.
+    A plain draft (``core.citations.plain``) gets markdown-it's tokens without running it;
+    ``plain=False`` always runs the full parse (the two are tested to agree)."""
     src = normalise_source(markdown)
     env: dict = {}
-    tokens, spans_by_token = scan(src, always_match_refs=always_match_refs, code_blocks=code_blocks, env=env)
+    fast = plain_tokens(src) if plain and always_match_refs else None
+    if fast is not None:
+        tokens, spans_by_token = fast
+    else:
+        tokens, spans_by_token = scan(src, always_match_refs=always_match_refs, code_blocks=code_blocks, env=env)
     doc = ParsedDoc(source=src, line_starts=_line_starts(src) if src else [0])
     doc.references = _references(env)
     def_stack: list[int] = []
@@ -376,7 +390,11 @@ def citation_link_label(content: str, span: Span) -> str | None:
 def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> None:
     content = tok.content
     cell = parent is not None and parent.type in ("th_open", "td_open")
-    offsets = _map_offsets(doc, content, tok.map[0], cell, cursors)
+    start = getattr(tok, "start", -1)  # a plain draft's block runs on unbroken from a known offset
+    if start >= 0:
+        offsets = list(range(start, start + len(content) + 1))
+    else:
+        offsets = _map_offsets(doc, content, tok.map[0], cell, cursors)
     definition = def_stack[-1] if def_stack else None
     heading = parent is not None and not cell
     line_end = (parent.map if heading and parent.map else tok.map)[1]
@@ -402,19 +420,22 @@ def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> 
             number = citation_link_label(content, s)
             if number is not None:
                 found.append((s.start, 0, s.end, "bare", number, s.href, content[s.start : s.end]))
-            elif re.fullmatch(r"\[\d{1,3}\](\[\])?", content[s.start : s.end]):
+            elif _NUMERIC_LINK.fullmatch(content, s.start, s.end):
                 doc.numeric_reference_links += 1
-    taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
-    for m in BARE_RE.finditer(content):
-        if not _overlaps(taken, m.start(), m.end()):
-            numbers = bare_numbers(m.group(1))
-            if numbers is None:
-                continue
-            raw = m.group() if len(numbers) > 1 else None
-            found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
-    if malformed:
+    bare = list(BARE_RE.finditer(content))
+    if bare:
+        taken = [(a, b) for a, _, b, *_ in found] + _protected([s for s in spans if s.rule != "footnote_ref"])
+        for m in bare:
+            if not _overlaps(taken, m.start(), m.end()):
+                numbers = bare_numbers(m.group(1))
+                if numbers is None:
+                    continue
+                raw = m.group() if len(numbers) > 1 else None
+                found += [(m.start(), k, m.end(), "bare", n, None, raw) for k, n in enumerate(numbers)]
+    odd = list(MALFORMED_RE.finditer(content)) if malformed and "[^" in content else []
+    if odd:
         taken = [(a, b) for a, _, b, *_ in found] + _protected(spans)
-        for m in MALFORMED_RE.finditer(content):
+        for m in odd:
             if not _overlaps(taken, m.start(), m.end()):
                 found.append((m.start(), 0, m.end(), "footnote", m.group(1) or m.group(2), None, m.group()))
     for cstart, _, cend, kind, label, url, raw in sorted(found, key=lambda f: (f[0], f[1])):

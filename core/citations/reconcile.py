@@ -143,6 +143,7 @@ class _Decider:
         self.scorer = SupportScorer([Evidence.build(s.evidence_fields()) for s in self.candidates], subject)
         self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
         self._claims: dict[int, Claim] = {}  # marker → its claim
+        self._winners: dict[int, tuple[Verdict, int] | None] = {}  # id(claim) → its substitute
 
     def claim(self, occ: int) -> Claim:
         """The claim a marker binds to (a table cell's labels as context); a clause with nothing
@@ -155,6 +156,14 @@ class _Decider:
                 found = self.scorer.claim(self.claims.sentence(occ), context)
             self._claims[occ] = found
         return found
+
+    def winner(self, claim: Claim) -> tuple[Verdict, int] | None:
+        """The one source a fabricated citation of ``claim`` may be substituted with (decided once
+        per claim: a draft often repeats one claim under several invented URLs)."""
+        key = id(claim)  # claims are interned by the scorer for the whole run
+        if key not in self._winners:
+            self._winners[key] = clear_winner(self.scorer.rank(claim, self.eligible))
+        return self._winners[key]
 
     def claim_text(self, occ: int) -> str:
         context, claim = self.claims.context(occ), self.claim(occ).text
@@ -256,7 +265,7 @@ class _Decider:
         # Never retrieved: substituted only with the one source that clearly supports its claim.
         winners: dict[int, tuple[Verdict, int] | None] = {}
         for occ in c.occurrences:
-            winners[occ] = clear_winner(self.scorer.rank(self.claim(occ), self.eligible))
+            winners[occ] = self.winner(self.claim(occ))
         found = [(w, occ) for occ, w in winners.items() if w is not None]
         if not found:
             c.status = "dropped"

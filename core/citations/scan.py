@@ -17,8 +17,8 @@ not literal text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -32,9 +32,9 @@ _RECORDER = "_sourcedesk_inline_recorder"
 PROSE_RULES = frozenset({"text", "newline", "emphasis", "strikethrough", "linkify"})
 
 
-@dataclass(frozen=True)
-class Span:
-    """A range of an inline block's content consumed by one inline rule."""
+class Span(NamedTuple):
+    """A range of an inline block's content consumed by one inline rule (a named tuple: a draft
+    has many, and they are built on every parse)."""
 
     rule: str  # markdown-it rule name: "footnote_ref", "backticks", "link", ...
     start: int
@@ -99,8 +99,8 @@ def _wrap(name: str, fn):
             span = _span(name, state, start, first_token, nested=rec.depth > base)
             if offset:
                 label_end = span.label_end + offset if span.label_end is not None else None
-                span = replace(
-                    span, start=span.start + offset, end=span.end + offset, label_end=label_end, in_note=base >= 0
+                span = span._replace(
+                    start=span.start + offset, end=span.end + offset, label_end=label_end, in_note=base >= 0
                 )
             rec.spans.append(span)
         return ok

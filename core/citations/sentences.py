@@ -134,7 +134,7 @@ class SentenceIndex:
             i = max(i, me)
         parts.append(c[i:end])
         text = " ".join("".join(parts).split())
-        text = re.sub(r"\s+([.,;:!?。，；：！？])", r"\1", text)
+        text = _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
         return text.strip(" ,;:—–-")
 
     def claim_for(self, cstart: int) -> str:
@@ -169,6 +169,7 @@ def _as_read(block: InlineBlock) -> str:
 
 
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?。，；：！？])")
 
 
 class ClaimIndex:

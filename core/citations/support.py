@@ -3,7 +3,7 @@
 No model call: it runs inline on every citation of every run. A claim (the clause a
 marker binds to) is checked against everything stored for the source — title,
 snippet, summary, highlights, facts and page text — split into passages (sentences;
-a fact is one passage). Three things decide, in this order:
+a fact is one passage). Four things decide, in this order:
 
 1. **Figures** (``core.citations.figures``). Every figure in the claim must be
    stated somewhere in the evidence. When one is not, and the passage that best
@@ -14,14 +14,22 @@ a fact is one passage). Three things decide, in this order:
    places — in scripts with letter case), other than the subject's own names, must
    appear in the evidence: a page about a round led by Tiger Global does not
    support "led by Andreessen Horowitz".
-3. **Relevance**: the share of the claim's terms found in its best passage (one
-   sentence, or two adjacent ones), each term weighted by its rarity across the
-   section's ground truth (a word every source uses says little; a term no source
-   uses counts fully against the claim). Terms are script-aware
+3. **Relations** (``core.citations.relations``). A claim that says who led a round, holds
+   a role, founded or is based where, or bought whom is supported only when the source states
+   the same relation with the same names; a conflicting one (the investor only participated,
+   the person is another officer or at another company, another city, another buyer) is a
+   contradiction: ``unsupported``.
+4. **Relevance**: the share of the claim's terms found in its best passage (one
+   sentence, or up to three adjacent ones of a field: a claim often restates what a
+   source says over a few sentences), each term weighted by its rarity across the
+   section's ground truth (a word every source uses says little; a term no source uses
+   counts fully against the claim, as much as the rarest term some source uses — not
+   more, or every paraphrased word would outweigh the words the claim shares with
+   its source). Terms are script-aware
    (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
-Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure and
-name found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
+Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
+found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
 nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
 title, or a claim with nothing to check). The thresholds and the substitution
 margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
@@ -35,6 +43,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from core.citations.figures import (
     Figure,
@@ -46,15 +55,16 @@ from core.citations.figures import (
     plain_numbers,
     same_quantity,
 )
+from core.citations.relations import Relation, check, lower_terms, may_state_relations, relations, stated_relations
 from core.citations.tokens import normalise_text, term_set, terms
 
 SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
 VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
 
 # Calibrated operating point (see the module docstring for how these are produced).
-SUPPORTED_MIN = 0.55
-PARTIAL_MIN = 0.15
-SUBSTITUTION_MARGIN = 0.125
+SUPPORTED_MIN = 0.6
+PARTIAL_MIN = 0.25
+SUBSTITUTION_MARGIN = 0.15
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 MAX_EVIDENCE_CHARS = 400
@@ -197,8 +207,7 @@ _GENERIC = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Passage:
+class Passage(NamedTuple):
     text: str
     field: str  # title | snippet | summary | highlights | facts | text
     terms: frozenset[str]
@@ -266,14 +275,14 @@ class Claim:
     figures: tuple[Figure, ...]
     names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
     context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
+    relations: tuple[Relation, ...] = ()  # who led, holds a role, is based, bought (core.citations.relations)
 
     @property
     def checkable(self) -> bool:
         return bool(self.terms or self.figures)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     support: str
     score: float  # rarity-weighted share of the claim's terms in its best passage
     evidence: str | None = None  # that passage
@@ -326,6 +335,12 @@ def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[t
             flush()  # "… Priya Raman. Sequoia …": the full stop ends the name
     flush()
     return [(name, t) for name, t in out if t]
+
+
+@lru_cache(maxsize=8192)
+def _names_in(text: str, known: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """``distinctive_names``, remembered: a section's claims are judged against many sources."""
+    return distinctive_names(text, known)
 
 
 def _skip_name(text: str, pos: int) -> int:
@@ -382,6 +397,7 @@ class SupportScorer:
         self._df, self._n = df, n
         self.subject = frozenset(t for name in subject for t in terms(name))
         self.proper = proper_terms(p.text for ev in self.evidence for p in ev.passages)
+        self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
         source_df: dict[str, int] = {}
         for ev in self.evidence:
@@ -390,7 +406,10 @@ class SupportScorer:
         many = len(self.evidence)
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
+        self._common: frozenset[str] | None = None
+        self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
+        self._core_totals: dict[int, float] = {}  # id(claim) → the weight of its own terms
         self._sources_of: dict[str, list[int]] = {}  # term → sources holding it
         self._figures_at: dict[tuple[str, object], set[int]] = {}  # coarse figure key → sources stating it
         for i, ev in enumerate(self.evidence):
@@ -403,7 +422,8 @@ class SupportScorer:
                 self._figures_at.setdefault(("amount", _amount_bin(number)), set()).add(i)
 
     def idf(self, term: str) -> float:
-        return math.log(1.0 + (self._n + 1) / (self._df.get(term, 0) + 0.5))
+        """Rarity of a term across every passage of the section (a term in none weighs as one in one)."""
+        return math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
 
     def claim(self, text: str, context: str = "") -> Claim:
         """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""
@@ -411,17 +431,32 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            names = tuple(
-                (name, t - skip) for name, t in distinctive_names(text, self.proper | self.subject) if t - skip
-            )
+            names = tuple((name, t - skip) for name, t in _names_in(text, self.known) if t - skip)
             core = term_set(text)
-            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core)
+            rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
+            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core, rels)
+        return found
+
+    @property
+    def common(self) -> frozenset[str]:
+        """Terms written in lower case anywhere in the ground truth (computed when first needed)."""
+        if self._common is None:
+            self._common = frozenset().union(*(lower_terms(p.text) for ev in self.evidence for p in ev.passages))
+        return self._common
+
+    def stated(self, index: int) -> list[Relation]:
+        """The relations source ``index`` states (computed when a claim first needs them)."""
+        found = self._stated.get(index)
+        if found is None:
+            passages = [(p.field, p.text) for p in self.evidence[index].passages]
+            found = self._stated[index] = stated_relations(passages, self.known, self.common)
         return found
 
     def weights(self, claim: Claim) -> dict[str, float]:
         found = self._weights.get(id(claim))
         if found is None:
             found = self._weights[id(claim)] = {t: self.idf(t) for t in claim.terms | claim.context}
+            self._core_totals[id(claim)] = sum(found[t] for t in claim.terms)
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
@@ -440,29 +475,50 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
+        unconfirmed: tuple[Relation, ...] = ()
+        if claim.relations:
+            found = check(claim.relations, self.stated(index), self.subject)
+            if found.contradicted:
+                said, stated = found.contradicted[0]
+                why = f"the source says {stated.describe()}, not that {said.describe()}"
+                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
+                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
+            unconfirmed = found.unconfirmed
         absent = [name for name, t in claim.names if not t <= ev.terms]
-        complete = not missing and not absent
+        complete = not missing and not absent and not unconfirmed
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
         if score >= self.supported_min and complete and substantial:
             return Verdict(SUPPORTED, score, evidence, complete=True)
-        why = "; ".join([f"{f.text} not in the source" for f in missing] + [f"{n} not in the source" for n in absent])
+        why = "; ".join(
+            [f"{f.text} not in the source" for f in missing]
+            + [f"{n} not in the source" for n in absent]
+            + [f"the source does not say {r.describe()}" for r in unconfirmed]
+        )
         if score >= self.partial_min:
             return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
 
     def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
-        """The claim's best passage — one sentence, two adjacent ones of a field, or a sentence with
-        the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
+        """The claim's best passage — one sentence, two or three adjacent ones of a field, or a sentence
+        with the title — the rarity-weighted share of the claim's terms it holds, and how many it holds."""
         weights = self.weights(claim)
-        core_total = sum(weights[t] for t in claim.terms)
+        core_total = self._core_totals[id(claim)]
         hits: dict[int, set[str]] = {}
+        postings = ev.postings
         for t in weights:
-            for i in ev.postings.get(t, ()):
-                hits.setdefault(i, set()).add(t)
+            for i in postings.get(t, ()):
+                found_at = hits.get(i)
+                if found_at is None:
+                    hits[i] = {t}
+                else:
+                    found_at.add(t)
+        context = claim.context
 
         def score(found: set[str]) -> float:
-            ctx = sum(weights[t] for t in found if t in claim.context)
+            if not context:  # no labels: the share of the claim's own terms
+                return sum(weights[t] for t in found) / core_total if core_total > 0 else 0.0
+            ctx = sum(weights[t] for t in found if t in context)
             whole = core_total + ctx
             return (sum(weights[t] for t in found if t in claim.terms) + ctx) / whole if whole > 0 else 0.0
 
@@ -479,6 +535,8 @@ class SupportScorer:
             nxt = i + 1
             if nxt in hits and ev.passages[nxt].field == ev.passages[i].field and ev.passages[i].field != "facts":
                 windows.append(([i, nxt], found | hits[nxt]))
+                if nxt + 1 in hits and ev.passages[nxt + 1].field == ev.passages[i].field:
+                    windows.append(([i, nxt, nxt + 1], found | hits[nxt] | hits[nxt + 1]))
             if title is not None and i != title:
                 windows.append(([title, i], found | hits[title]))
             for span, terms_found in windows:

@@ -106,6 +106,43 @@ _UNTIDY = re.compile(
     rf"|({_MARKER})[ \t]*\1"  # a duplicate in a cluster
 )
 _NUMERIC_REF = re.compile(r"\[\^(\d+)\]")
+_MARKER_AT = re.compile(_MARKER)
+_WORD_AT = re.compile(r"\w")
+_OPENERS = "([{“‘«"
+_CLOSING_PUNCTUATION = ".!?…。！？"
+
+
+def untidy_marker(text: str) -> bool:
+    """Whether a marker in ``text`` is untidy: what ``_UNTIDY`` matches, tested marker by marker
+    (every "[^" is tried, overlapping ones too) instead of at every character — and a marker that
+    repeats one earlier in its cluster ("[^1] [^2] [^1]"), which tidy removes too."""
+    cluster: set[str] = set()
+    cluster_end = -1
+    i = text.find("[^")
+    while i >= 0:
+        m = _MARKER_AT.match(text, i)
+        if m is not None:
+            end = m.end()
+            if not (0 <= cluster_end <= i and not text[cluster_end:i].strip(" \t")):
+                cluster = set()  # something other than spaces since the last marker: a new cluster
+            if m.group() in cluster:
+                return True
+            cluster.add(m.group())
+            cluster_end = end
+            before = text[i - 1] if i > 0 else ""
+            if not before or not (before.isspace() or before in _OPENERS):
+                return True  # glued to what comes before (or the text opens with it)
+            if end < len(text) and (text[end] in _CLOSING_PUNCTUATION or _WORD_AT.match(text, end)):
+                return True
+            if before == "\t" or (i >= 2 and text[i - 2] in " \t" and before == " "):
+                return True  # a tab, or more than one space, before it
+            k = end
+            while k < len(text) and text[k] in " \t":
+                k += 1
+            if text.startswith(m.group(), k):
+                return True  # a duplicate in a cluster
+        i = text.find("[^", i + 1)
+    return False
 
 
 def needs_tidy(text: str) -> bool:
@@ -114,7 +151,7 @@ def needs_tidy(text: str) -> bool:
     code (then tidy runs and changes nothing); never says no when tidy would act."""
     if "[^" not in text:
         return False
-    if _UNTIDY.search(text):
+    if untidy_marker(text):
         return True
     order = list(dict.fromkeys(_NUMERIC_REF.findall(text)))
     return order != [str(n) for n in range(1, len(order) + 1)]

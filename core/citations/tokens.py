@@ -8,12 +8,17 @@ cannot drift apart.
   tatweel removed, alef forms unified (a writer and a page rarely vocalise alike).
 * Words in scripts that separate words with spaces are stemmed with the Snowball
   stemmer of their script (English for Latin, Russian for Cyrillic, Greek, Arabic),
-  so ``founded``/``founding`` and ``الشركة``/``شركة`` meet.
+  so ``founded``/``founding`` and ``الشركة``/``شركة`` meet. British spellings are read
+  as American ones first (``organisation``/``organization``, ``colour``/``color``), and a
+  few groups of words writers swap when restating a source share one term
+  (``bought``/``acquired``, ``staff``/``employees``, ``grew``/``increased``).
 * Scripts written without spaces (Han, kana, Hangul, Thai, …) have no word
   boundaries to trust: a run of them becomes its overlapping character bigrams
   (``云舟科技`` → ``云舟 舟科 科技``), the usual unit for matching such text.
 * Numbers are not terms: figures are compared as values (``core.citations.figures``).
-* Stopwords and one-letter words are dropped.
+* Stopwords and one-letter words are dropped, and so are connectives and hedges
+  (``additionally``, ``generally``, ``significant``): how a writer frames a claim,
+  never what a source has to say for it.
 """
 
 from __future__ import annotations
@@ -241,6 +246,23 @@ STOPWORDS = frozenset(
     ]
 )
 
+# Connectives, hedges and intensifiers: how a writer frames a claim, never what a source must say
+# for it ("Additionally, it is generally believed …" asserts what "… is believed …" does).
+DISCOURSE = frozenset(
+    str.split(
+        """
+    additionally addition furthermore moreover however therefore thus hence consequently overall ultimately
+    finally firstly secondly lastly instead rather still even already especially particularly notably
+    specifically generally typically usually often sometimes frequently commonly largely mostly mainly
+    primarily essentially basically simply really actually certainly clearly obviously indeed perhaps
+    possibly potentially likely unlikely probably approximately roughly nearly almost quite fairly highly
+    significantly greatly various several certain particular specific overall whole entire
+    important crucial essential key significant major main
+    """
+    )
+)
+STOPWORDS = STOPWORDS | DISCOURSE
+
 # Scripts written without spaces between words: matched by character bigrams.
 _UNSPACED = (
     "\u0e00-\u0e7f"  # Thai
@@ -285,13 +307,65 @@ def _stemmer_for(word: str) -> Any:
     return None
 
 
+# British spellings read as American ones, so "organisation" and "organization" are one term.
+_SPELLINGS = [
+    (re.compile(r"([^aeiou])is(ation|ations|e|ed|es|ing|er|ers)$"), r"\1iz\2"),
+    (re.compile(r"ys(e|ed|es|ing|er|ers)$"), r"yz\1"),
+    (re.compile(r"(?<=\w{3})our(s|ed|ing|er|ers|ite|ites|able|ably|ful)?$"), r"or\1"),
+    (re.compile(r"([^aeiou])(t|b)re(s|d)?$"), r"\1\2er\3"),
+    (re.compile(r"(?<=[fc])ence(s)?$"), r"ense\1"),
+    (re.compile(r"(?<=og)ue(s)?$"), r"\1"),
+    (re.compile(r"(?<=gram)me(s)?$"), r"\1"),
+]
+
+
+# Words a writer swaps for one another when restating a source (stems, the first one stands
+# for the group; irregular forms included): "bought" a company is "acquired" it.
+_SYNONYM_GROUPS = [
+    "acquir acquisit buy bought purchas",
+    "begin began begun start commenc",
+    "end finish conclud",
+    "increas rise rose risen grow grew grown",
+    "decreas declin drop fell fall fallen",
+    "larg big",
+    "help assist",
+    "show demonstr indic",
+    "use util",
+    "requir need",
+    "allow enabl permit",
+    "build built construct",
+    "choos chose chosen select",
+    "quick fast rapid",
+    "rich wealthi",
+    "found establish founder",
+    "compani firm",
+    "employe staff worker",
+    "revenu sale",
+]
+_SYNONYMS = {t: g.split()[0] for g in _SYNONYM_GROUPS for t in g.split()[1:]}
+# Titles written as initials are the words they stand for ("officer" itself is no term: "CEO" and
+# "chief executive officer" are one title).
+_TITLES = {
+    "ceo": ("chief", "execut"),
+    "cto": ("chief", "technolog"),
+    "cfo": ("chief", "financi"),
+    "coo": ("chief", "oper"),
+    "cmo": ("chief", "market"),
+    "cpo": ("chief", "product"),
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The term of one lower-cased word (possessive ``'s`` dropped)."""
     if word.endswith(("'s", "’s")):
         word = word[:-2]
+    if word.isascii():
+        for pattern, american in _SPELLINGS:
+            word = pattern.sub(american, word)
     stemmer = _stemmer_for(word)
-    return str(stemmer.stemWord(word)) if stemmer is not None else word
+    term = str(stemmer.stemWord(word)) if stemmer is not None else word
+    return _SYNONYMS.get(term, term)
 
 
 def _bigrams(run: str) -> list[str]:
@@ -304,8 +378,10 @@ def _bigrams(run: str) -> list[str]:
 def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one word-like run (it may mix spaced and unspaced scripts: ``Coach云舟``)."""
     if not UNSPACED_RE.search(word):
-        if len(word) < 2 or word in STOPWORDS:
+        if len(word) < 2 or word in STOPWORDS or word in ("officer", "officers"):
             return ()
+        if word in _TITLES:
+            return _TITLES[word]
         term = stem(word)
         return () if term in STOPWORDS or len(term) < 2 else (term,)
     out: list[str] = []
