@@ -438,13 +438,13 @@ def reconcile(
         report.citations.append(
             CitationRecord(
                 key=c.label,
-                status=c.status,  # type: ignore[arg-type]  # one of the statuses the decider sets
+                status=c.status,
                 retitled=c.retitled,
                 cited_url=c.cited_url,
                 resolved_url=c.source.url if c.source is not None else None,
                 score=c.score if c.score is not None else (round(v.score, 4) if v is not None else None),
                 claim=c.claim,
-                support=v.support if v is not None else None,  # type: ignore[arg-type]  # a verdict name
+                support=v.support if v is not None else None,
                 evidence=v.evidence if v is not None else None,
                 weak=c.status == "verified" and v is not None and v.support == UNSUPPORTED,
                 reason=v.reason if v is not None else c.reason,
@@ -492,6 +492,7 @@ def _close_open_fence(body: str) -> str:
     if not fences:
         return body
     last, lines = fences[-1], body.split("\n")
+    assert last.map is not None  # only fences that carry their lines were kept
     first, end = last.map
     closing = re.compile(rf" {{0,3}}{re.escape(last.markup[0])}{{{len(last.markup)},}}[ \t]*")
     if end < len(lines) or (end - 1 > first and closing.fullmatch(lines[end - 1])):

@@ -33,7 +33,7 @@ extra key at the end of the §6 dict; the §6 keys are unchanged.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -114,7 +114,7 @@ class ReconcileReport(BaseModel):
     def warn(self, code: str, message: str) -> None:
         self.warnings.append(ReportWarning(code=code, message=message))
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """The stable dict: integer counts, one row per citation, warnings as messages, uncited claims."""
         return {
             "verified": self.verified,
