@@ -118,7 +118,9 @@ def _plan_edits(text: str, entry: yaml.MappingNode, new: str, path: Path) -> lis
         while at > 0 and text[at - 1] in " \t":
             at -= 1
         return [(at, at, f", pin: {new}")]
-    provider_key, provider_value = _get(entry, "provider")  # type: ignore[misc]
+    found = _get(entry, "provider")
+    assert found is not None  # _entries keeps only the entries that name their provider
+    provider_key, provider_value = found
     newline = "\r\n" if "\r\n" in text else "\n"
     eol = text.find("\n", provider_value.end_mark.index)
     indent = " " * provider_key.start_mark.column

@@ -349,8 +349,8 @@ def build_prompt(
     system_parts += ["\n".join(rules), _citation_rules(markers, web_search)]
 
     user_parts = [_subject_block(memo)]
-    if markers:
-        user_parts.append(retrieved_block(source_set))  # type: ignore[arg-type]
+    if markers and source_set is not None:  # markers come from a set
+        user_parts.append(retrieved_block(source_set))
     user_parts.append(_section_block(memo, section))
 
     return Prompt(system="\n\n".join(system_parts) + "\n", user="\n\n".join(user_parts) + "\n", markers=markers)

@@ -29,6 +29,7 @@ import httpx
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from core.about import About, AboutJudge
@@ -166,12 +167,12 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     # ------------------------------------------------------------------ messages
 
-    def say(self, message: str, severity: str = "information", *, title: str = "") -> None:
+    def say(self, message: str, severity: SeverityLevel = "information", *, title: str = "") -> None:
         """Tell the analyst something: a toast (never markup) and an entry in ``notices``."""
         message = clean_text(message, multiline=True)  # it may quote a server's words
         self.notices.append((severity, message))
         timeout = 12 if severity == "error" else self.NOTIFICATION_TIMEOUT
-        self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
+        self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)
 
     def say_error(self, exc: BaseException, what: str = "") -> None:
         if isinstance(exc, UserError):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from core.notes import find_note
@@ -285,5 +286,5 @@ class CheckRunner:
         offline = next((w for w in check.report.warnings if "offline" in w), "")
         if offline:
             text += f"\n{offline}"
-        severity = "warning" if check.problems or offline else "information"
+        severity: SeverityLevel = "warning" if check.problems or offline else "information"
         self.workbench.say(text, severity)

@@ -183,7 +183,7 @@ def make_parser(always_match_refs: bool = True, code_blocks: bool = True) -> Mar
     if not code_blocks:
         md.disable("code")
     # Keep link destinations as written: the one URL normaliser (core.urls) compares them.
-    md.normalizeLink = _identity  # type: ignore[method-assign]
+    md.normalizeLink = _identity  # type: ignore[method-assign]  # markdown-it's documented per-instance hook
     for rule in md.inline.ruler.__rules__:
         if rule.name not in PROSE_RULES:  # prose rules never nest and are not recorded
             rule.fn = _wrap(rule.name, rule.fn)
