@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 from textual.notifications import SeverityLevel
@@ -37,6 +37,7 @@ from textual.worker import Worker
 
 from core.notes import find_note
 from core.records import CheckState
+from core.storage import EvidenceStore
 from core.verify.addresses import Resolver
 from core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
 
@@ -108,13 +109,13 @@ class CheckJob:
         return f"checking {self.done}/{self.total} URL(s)"
 
 
-def _prepare(path: Path, store: Any) -> tuple[Prepared, str]:
+def _prepare(path: Path, store: EvidenceStore) -> tuple[Prepared, str]:
     """Read the note (its hash first: the hash names exactly the bytes that were checked)."""
     sha = note_sha256(path) or ""
     return prepare_path(path, store=store, name=path.name), sha
 
 
-def _ground(path: Path, store: Any) -> tuple[CheckReport, Prepared, str]:
+def _ground(path: Path, store: EvidenceStore) -> tuple[CheckReport, Prepared, str]:
     prepared, sha = _prepare(path, store)
     report = ground_notes(prepared.notes, prepared.evidence)
     report.warnings = prepared.warnings + report.warnings
