@@ -618,26 +618,38 @@ async def run_section(
         _cancelled(outcome, run.doing)
         _finish(store, record, outcome, run.t0, progress, replace=outcome.recorded)
         raise
-    except RunCancelled:
+    except Exception as exc:
+        if not _expected_failure(run, exc):
+            log.exception("section %s failed while %s", section_id, run.doing)
+            _fail(
+                outcome, "internal", f"{run.doing} failed ({type(exc).__name__}: {exc}); the previous note is unchanged"
+            )
+    await _finish_off_loop(run, replace=outcome.recorded)
+    return outcome
+
+
+def _expected_failure(run: SectionRun, exc: Exception) -> bool:
+    """Put a failure the run knows how to name into the outcome and the record; False for
+    anything else (a bug, which the caller logs with its traceback)."""
+    outcome, record = run.outcome, run.record
+    if isinstance(exc, RunCancelled):
         _cancelled(outcome, run.doing)
-    except WriterError as exc:
+    elif isinstance(exc, WriterError):
         _fail(outcome, exc.kind, f"writer failed: {exc.message}; the previous note is unchanged")
         outcome.requests["writer"] = exc.requests
         record.error = RunError(kind=exc.kind, status=exc.status, message=exc.message)
-    except DeadlineExceeded as exc:  # the writer call's total deadline (retrieval contains its own)
+    elif isinstance(exc, DeadlineExceeded):  # the writer call's total deadline (retrieval contains its own)
         message = (
             f"the writer gave no complete answer within {exc.seconds:g} s (writer_deadline_s): "
             "it stalled or sent too slowly"
         )
         _fail(outcome, "timeout", f"writer failed: {message}; the previous note is unchanged")
         record.error = RunError(kind="timeout", status=None, message=message)
-    except UserError as exc:
+    elif isinstance(exc, UserError):
         _fail(outcome, "user", f"{exc}; the previous note is unchanged")
-    except Exception as exc:
-        log.exception("section %s failed while %s", section_id, run.doing)
-        _fail(outcome, "internal", f"{run.doing} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    await _finish_off_loop(run, replace=outcome.recorded)
-    return outcome
+    else:
+        return False
+    return True
 
 
 def _fail(outcome: RunOutcome, kind: str, message: str, *, status: Status = "failed") -> None:
