@@ -31,6 +31,7 @@ from core.secrets import register_secret
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from core.providers.base import Provider
+    from core.providers.exa import ExaSettings
 
 DEFAULT_AGGREGATORS = ["github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com"]
 
@@ -211,6 +212,30 @@ class Settings(_SettingsSources):
             raise _problem(exc, model) from None
         self._providers[provider.name] = loaded
         return loaded
+
+    # The built-in Exa provider's settings, readable here as they always were; they belong to
+    # the provider (``core.providers.exa.ExaSettings``), and a plugin's are reached with
+    # ``provider_settings``.
+    @property
+    def exa_url(self) -> str:
+        return self._exa().exa_url
+
+    @property
+    def exa_api_key(self) -> SecretStr | None:
+        return self._exa().exa_api_key
+
+    @property
+    def exa_requests_per_second(self) -> float:
+        return self._exa().exa_requests_per_second
+
+    @property
+    def exa_max_response_bytes(self) -> int:
+        return self._exa().exa_max_response_bytes
+
+    def _exa(self) -> ExaSettings:
+        from core.providers.exa import exa_settings
+
+        return exa_settings(self)
 
     def load_providers(self) -> None:
         """Read every registered provider's settings now, so a bad one stops the command

@@ -16,6 +16,7 @@ def test_env_keys_and_base_urls(monkeypatch, tmp_path):
     exa = exa_settings(s)
     assert exa.exa_api_key.get_secret_value() == "exa-secret-123456"
     assert exa.exa_url == "http://127.0.0.1:9"
+    assert (s.exa_url, s.exa_api_key) == (exa.exa_url, exa.exa_api_key)  # still readable where they used to be
     for shown in (repr(s), str(s.model_dump()), repr(exa), str(exa.model_dump())):
         assert "exa-secret-123456" not in shown
 
