@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-store sandbox clean
+.PHONY: demo test lint bench bench-store bench-memory sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ bench: $(STAMP)
 
 bench-store: $(STAMP)
 	$(BIN)/python -m sandbox.bench --store-only
+
+# Peak memory and time of `run` against a 50 MB writer answer (JSON and SSE, length announced or not).
+bench-memory: $(STAMP)
+	$(BIN)/python -m sandbox.bench_memory
 
 sandbox: $(STAMP)
 	$(BIN)/sourcedesk sandbox

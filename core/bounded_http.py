@@ -6,7 +6,9 @@ trickle in), or when the body grows past ``max_bytes`` — read as a stream and
 stopped there, so a 50 MB answer never sits in memory whole. A declared
 ``Content-Length`` over the cap is refused before any of the body is read.
 ``read_capped`` and ``iter_lines_capped`` are the same cap for a response the
-caller streams itself (a writer's server-sent events).
+caller streams itself; ``open_bounded`` waits for the headers alone within a
+deadline (a writer's server-sent events are then read as they arrive), and
+``read_bounded`` reads the rest of an open response like ``fetch_bounded`` does.
 """
 
 from __future__ import annotations
@@ -53,6 +55,16 @@ class _Progress:
 def _declared_length(response: httpx.Response) -> int | None:
     value = response.headers.get("content-length", "")
     return int(value) if value.strip().isdigit() else None
+
+
+def too_large(what: str, limit: int, declared: int | None, setting: str | None) -> ResponseTooLarge:
+    """The error for an answer past ``limit`` bytes (``declared``: its announced length)."""
+    return _too_large(what, limit, declared, setting)
+
+
+def declared_length(response: httpx.Response) -> int | None:
+    """The ``Content-Length`` the server announced, if it is a number."""
+    return _declared_length(response)
 
 
 def _too_large(what: str, limit: int, declared: int | None, setting: str | None) -> ResponseTooLarge:
@@ -162,6 +174,11 @@ async def fetch_bounded(
         if not timeout.expired():
             raise
         raise _slow_answer(what, seconds, progress) from None
+    return _complete(response, body)
+
+
+def _complete(response: httpx.Response, body: bytes) -> httpx.Response:
+    """A closed response holding ``body`` (already decoded), with the original status and headers."""
     headers = [
         (name, value)
         for name, value in response.headers.multi_items()
@@ -171,9 +188,61 @@ async def fetch_bounded(
         response.status_code,
         headers=headers,
         content=body,
-        request=request,
+        request=response.request,
         extensions={k: v for k, v in response.extensions.items() if k != "network_stream"},
     )
 
 
-__all__ = ["ResponseTooLarge", "describe_seconds", "describe_size", "fetch_bounded", "iter_lines_capped", "read_capped"]
+async def open_bounded(
+    client: httpx.AsyncClient, request: httpx.Request, *, seconds: float, what: str
+) -> httpx.Response:
+    """Send ``request`` and return as soon as the status line and headers arrive, within
+    ``seconds``; the body is left to the caller to stream (and the response to close).
+    Raises ``DeadlineExceeded`` naming a stalled connection, or httpx's own errors."""
+    progress = _Progress()
+    if seconds <= 0:
+        raise _slow_answer(what, 0.0, progress)
+    timeout = asyncio.timeout(seconds)
+    try:
+        async with timeout:
+            return await client.send(request, stream=True)
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+        raise _slow_answer(what, seconds, progress) from None
+
+
+async def read_bounded(
+    response: httpx.Response, *, seconds: float, max_bytes: int, what: str, setting: str | None = None
+) -> httpx.Response:
+    """The rest of an open response read within ``seconds`` and ``max_bytes``, as a complete,
+    closed response (the open one is closed). Raises like ``fetch_bounded``."""
+    progress = _Progress(answered=True)
+    try:
+        if seconds <= 0:
+            raise _slow_answer(what, 0.0, progress)
+        timeout = asyncio.timeout(seconds)
+        try:
+            async with timeout:
+                body = await read_capped(response, max_bytes, what=what, setting=setting, progress=progress)
+        except TimeoutError:
+            if not timeout.expired():
+                raise
+            raise _slow_answer(what, seconds, progress) from None
+    finally:
+        await response.aclose()
+    return _complete(response, body)
+
+
+__all__ = [
+    "ResponseTooLarge",
+    "declared_length",
+    "describe_seconds",
+    "describe_size",
+    "fetch_bounded",
+    "iter_lines_capped",
+    "open_bounded",
+    "read_bounded",
+    "read_capped",
+    "too_large",
+]

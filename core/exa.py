@@ -36,8 +36,15 @@ from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
 from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.errors import RetrievalError
 from core.facts import decode_json_object
-from core.http_policy import EXA_RETRY, RetryOutcome, RetryPolicy, send_with_retries, shared_limiter
-from core.secrets import secret_values
+from core.http_policy import (
+    EXA_RETRY,
+    RetryOutcome,
+    RetryPolicy,
+    retry_after_note,
+    send_with_retries,
+    shared_limiter,
+)
+from core.secrets import MIN_SECRET_LEN, secret_values
 from core.text_safety import UNSAFE_CHARACTER, clean_text, clean_tree
 
 log = logging.getLogger("sourcedesk.exa")
@@ -383,19 +390,6 @@ def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
     return " ".join(clean_text(msg, secrets=[*([secret] if secret else []), *secret_values()]).split())[:300]
 
 
-def _retry_after_note(outcome: RetryOutcome | None, policy: RetryPolicy) -> str:
-    """What the server asked for in ``Retry-After`` and why we did not (or could not) wait."""
-    if outcome is None or not outcome.attempts:
-        return ""
-    asked = max((a.retry_after_s or 0.0 for a in outcome.attempts), default=0.0)
-    if outcome.stopped:
-        said = f"it asked to retry after {asked:g} s; " if asked else ""
-        return f" ({said}{outcome.stopped})"
-    if asked > policy.max_retry_after_s:
-        return f" (it asked to retry after {asked:g} s, longer than the {policy.max_retry_after_s:g} s we wait)"
-    return ""
-
-
 def _status_error(
     response: httpx.Response,
     attempts: int,
@@ -407,7 +401,7 @@ def _status_error(
     said = _exa_error_text(response, secret)
     detail = f": {said}" if said else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
-    tries += _retry_after_note(outcome, policy)
+    tries += retry_after_note(outcome, policy)
     if status == 401:
         return ExaError(
             "auth", status, f"Exa rejected the API key (401){detail} — check EXA_API_KEY", requests=attempts
@@ -620,7 +614,8 @@ class ExaClient:
                 requests=attempts,
             ) from None
         try:
-            result = parse_search_response(data, secrets=[*([self._key] if self._key else []), *secret_values()])
+            own = [self._key] if self._key and len(self._key) >= MIN_SECRET_LEN else []  # "sandbox" is a word
+            result = parse_search_response(data, secrets=[*own, *secret_values()])
         except ExaError as err:
             err.requests = attempts
             raise

@@ -146,6 +146,20 @@ class RetryOutcome:
         return len(self.attempts)
 
 
+def retry_after_note(outcome: RetryOutcome | None, policy: RetryPolicy) -> str:
+    """What the server asked for in ``Retry-After`` and why we did not (or could not) wait,
+    as a parenthesis for an error message ("" when there is nothing to say)."""
+    if outcome is None or not outcome.attempts:
+        return ""
+    asked = max((a.retry_after_s or 0.0 for a in outcome.attempts), default=0.0)
+    if outcome.stopped:
+        said = f"it asked to retry after {asked:g} s; " if asked else ""
+        return f" ({said}{outcome.stopped})"
+    if asked > policy.max_retry_after_s:
+        return f" (it asked to retry after {asked:g} s, longer than the {policy.max_retry_after_s:g} s we wait)"
+    return ""
+
+
 TRANSIENT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 

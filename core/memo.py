@@ -76,7 +76,8 @@ class WriterConfig(_Model):
     preset: str | None = None  # Agent API preset (fast, low, medium, high, xhigh) for web-search sections
     web_search: bool = True
     target_words: int = Field(default=350, ge=50, le=5000)
-    temperature: float | None = None
+    # The range every writer API takes; strict, so `true` or a quoted "0.2" is not read as a number.
+    temperature: float | None = Field(default=None, ge=0, le=2, strict=True)
 
     @field_validator("api")
     @classmethod

@@ -378,6 +378,14 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
     search, a query whose variables are all empty, a date Exa refuses — caught now."""
     problems: list[Problem] = []
     reported = {p.path for p in earlier}
+    models = [(("writer", "model"), memo.writer.model)] + [
+        (("sections", i, "writer", "model"), s.writer.model) for i, s in enumerate(memo.sections) if s.writer
+    ]
+    for where, model in models:
+        if model is not None and not model.strip():
+            line, shown, _ = locate(root, where)
+            hint = "name a model (e.g. perplexity/sonar), or leave the key out to use the writer_model setting or the API's default"
+            problems.append(Problem(line, shown, "the model is empty", hint))
     for i, section in enumerate(memo.sections):
         known = templates.template_variables(memo, section)
         for j, entry in enumerate(section.include_sources):

@@ -240,6 +240,9 @@ def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncCli
             retry=retry,
             requests_per_minute=settings.writer_requests_per_minute,
             stream=settings.writer_stream,
+            deadline_s=settings.writer_deadline_s,
+            max_response_bytes=settings.writer_max_response_bytes,
+            max_answer_chars=settings.writer_max_answer_chars,
         )
     except ValueError as exc:
         raise UserError(str(exc), hint="memo.yaml writer: {model: …}, or SOURCEDESK_WRITER_MODEL") from None

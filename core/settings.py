@@ -161,6 +161,9 @@ class Settings(_SettingsSources):
     # Largest writer answer read (bytes), the same way; a larger answer fails the section and
     # keeps the previous note. A streamed "full" answer repeats its text in every event.
     writer_max_response_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+    # Longest answer text a note may hold (characters); a longer answer — one a byte cap
+    # cannot catch, or one a stream keeps extending — fails the section, previous note kept.
+    writer_max_answer_chars: int = Field(default=1_000_000, gt=0)
     max_retries: int = 4
     retry_max_wait_s: float = 60.0
     # check-urls: liveness requests are bounded and never reach private, loopback or

@@ -30,7 +30,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.secrets import REDACTED, secret_values
+from core.secrets import MIN_SECRET_LEN, REDACTED, secret_values
 
 # Escape sequences, whole. The payload of a string sequence (OSC, DCS, SOS, PM, APC)
 # ends at its terminator (BEL, ESC \ or ST) or, when a server leaves it open, at the
@@ -50,6 +50,8 @@ _ONE_LINE_SUSPECT = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 #: What no cleaned text contains (tests look for it in every output).
 UNSAFE_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: What makes outside text hostile: controls other than line breaks and tabs, bidi controls.
+HOSTILE_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _replacement(match: re.Match[str], multiline: bool) -> str:
@@ -62,7 +64,9 @@ def _replacement(match: re.Match[str], multiline: bool) -> str:
 
 
 def _secrets(secrets: Iterable[str] | None) -> list[str]:
-    found = secret_values() if secrets is None else [s for s in secrets if s]
+    # Something shorter than any real key ("sandbox", "test") is not redacted: it would
+    # take ordinary words out of the text.
+    found = secret_values() if secrets is None else [s for s in secrets if s and len(s) >= MIN_SECRET_LEN]
     return sorted(set(found), key=len, reverse=True)
 
 
@@ -101,6 +105,25 @@ def clean_document(document: Mapping[str, object], *, secrets: Iterable[str] | N
     """``clean_tree`` for a JSON object: a cleaned copy that is still a dict."""
     cleaned = clean_tree(document, secrets=secrets)
     return cleaned if isinstance(cleaned, dict) else {}
+
+
+def tainted(value: object, secrets: Iterable[str] | None = None) -> tuple[bool, bool]:
+    """(carries control sequences or bidi controls, echoes a key) anywhere in a JSON-like
+    value — what cleaning it will take out, for a warning saying so."""
+    keys = _secrets(secrets)
+    controls = echoed = False
+    stack = [value]
+    while stack and not (controls and echoed):
+        v = stack.pop()
+        if isinstance(v, str):
+            controls = controls or bool(HOSTILE_CHARACTER.search(v))
+            echoed = echoed or any(k in v for k in keys)
+        elif isinstance(v, Mapping):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return controls, echoed
 
 
 # ---------------------------------------------------------------- cleaning with an offset map
@@ -208,4 +231,13 @@ def clean_mapped(text: str, *, multiline: bool = True, secrets: Iterable[str] | 
     return Cleaned(cleaned, offsets)
 
 
-__all__ = ["UNSAFE_CHARACTER", "Cleaned", "OffsetMap", "clean_mapped", "clean_text", "clean_tree"]
+__all__ = [
+    "HOSTILE_CHARACTER",
+    "UNSAFE_CHARACTER",
+    "Cleaned",
+    "OffsetMap",
+    "clean_mapped",
+    "clean_text",
+    "clean_tree",
+    "tainted",
+]

@@ -8,8 +8,7 @@ encoding, escape sequences in every string, and the caller's own API key echoed
 back wherever it could land.
 
 Everything a case does is data (``Reply``), so a new case — or a new service's
-cases (the writer's, once its client adopts the deadline and cap) — is a new
-row, not new code. ``{key}`` anywhere in a reply's body or headers is replaced by
+cases — is a new row, not new code. ``{key}`` anywhere in a reply's body or headers is replaced by
 the bearer token the request carried (a server reflecting the key).
 """
 
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# Where each service's client sends its requests (a writer on the Agent API is a new entry here).
+# Where each service's client sends its requests.
 SERVICE_PATHS: dict[str, tuple[str, ...]] = {
     "exa": ("/search",),
     "writer": ("/chat/completions", "/v1/chat/completions", "/v1/agent", "/v1/responses"),
@@ -40,6 +39,8 @@ class Reply:
     stall_s: float = 0.0  # wait this long before the status line (a server that never answers)
     stall_after_headers_s: float = 0.0  # headers go out, then nothing for this long
     drip_s: float = 0.0  # send the body one byte per drip_s seconds
+    pause_after: int | None = None  # send this many body bytes, then nothing for pause_s (a stream stalled mid-way)
+    pause_s: float = 0.0
     reset_after: int | None = None  # send this many body bytes, then reset the connection (RST)
     content_length: int | None = None  # announce this length instead of the real one (a lie)
     chunked: bool = False  # no Content-Length: the body streams until the connection closes
@@ -116,6 +117,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
             return
+        if reply.pause_after is not None:
+            self.wfile.write(payload[: reply.pause_after])
+            self.wfile.flush()
+            if not self._wait(reply.pause_s):
+                return
+            payload = payload[reply.pause_after :]
         if reply.drip_s:
             for i in range(len(payload)):
                 self.wfile.write(payload[i : i + 1])

@@ -226,6 +226,7 @@ def test_json_from_init_export_tidy_and_config(tmp_path, capsys):
         "duplicates_removed": 0,
         "renumbered": 0,
         "renames": {},
+        "cleaned": False,
     }
 
     assert main(["config", "path", "--json"]) == 0

@@ -234,6 +234,14 @@ def test_error_text_that_echoes_the_key_is_redacted():
     assert KEY not in out.message and "[redacted]" in out.message
 
 
+def test_a_demo_key_shorter_than_a_real_one_leaves_ordinary_words_alone():
+    """EXA_API_KEY=sandbox (the offline demo): a title saying "sandbox" is not an echoed key."""
+    results = [{"url": "https://nats.io/sandbox", "title": "NATS sandbox playground"}]
+    out, *_ = _search([_ok(results)], key="sandbox")
+    assert [(r.url, r.title) for r in out.results] == [("https://nats.io/sandbox", "NATS sandbox playground")]
+    assert out.keys_redacted == 0
+
+
 # ----------------------------------------------------------------------------- transient errors
 
 

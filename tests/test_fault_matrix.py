@@ -13,9 +13,11 @@ server), the command an analyst would type, and what must hold. For every row:
 - no API key and no control character appears in any output — stdout, stderr,
   the log, the store (db.json and payloads), notes, quarantine files.
 
-Adding a case is adding a row. The writer's rows join when its client adopts the
-deadline and size cap primitives (``core.deadline``, ``core.bounded_http``); the
-two here exercise the total writer-call deadline the run already enforces.
+Adding a case is adding a row. The writer's rows run ``run`` against the hostile
+server as the writer (Exa is the sandbox, and the frozen set is reused): on the
+Agent API by default, streamed with ``writer_stream``, on the legacy Sonar path
+with ``writer_api: perplexity-sonar``, and with the writer's own web search
+where its search results matter.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ RETRIEVAL_S = 1.5  # retrieval_deadline_s: one section's retrieval in all
 WRITER_S = 1.5  # writer_deadline_s
 CHECK_REQUEST_S = 0.5
 CHECK_URL_S = 1.2
-CAP = 64 * 1024  # exa_max_response_bytes and check_max_page_bytes
+CAP = 64 * 1024  # exa_max_response_bytes, writer_max_response_bytes and check_max_page_bytes
+ANSWER_CHARS = 20_000  # writer_max_answer_chars
 SLACK_S = 2.5  # start-up, the store, the writer sandbox: what a case may take beyond its deadline
 
 MEMO_YAML = """\
@@ -66,6 +69,7 @@ sections:
 
 JSON = (("Content-Type", "application/json"),)
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
+SSE = (("Content-Type", "text/event-stream"),)
 
 
 def _exa(results: list[Any], **extra) -> bytes:
@@ -136,9 +140,96 @@ class Case:
     cause: str  # a phrase some warning (or the URL row's detail) must contain, case-insensitive
     exit_code: int = 0
     command: str = "retrieve"  # "retrieve" | "run" (exa, writer) — check rows run check-urls
-    degraded: bool = True  # exa: the section could not use this answer
+    degraded: bool = True  # exa: the section could not use this answer; writer: no new note is expected
     status: str | None = None  # check: the URL row's status
     extra_s: float = 0.0  # a case that legitimately waits (Retry-After)
+    settings: tuple[tuple[str, str], ...] = ()  # SOURCEDESK_* settings of this row
+    web_search: bool = False  # writer: the section lets the writer search the web (its results matter)
+    note_has: str = ""  # writer: text the new note must contain
+
+
+STREAM = (("SOURCEDESK_WRITER_STREAM", "true"),)
+SONAR = (("SOURCEDESK_WRITER_API", "perplexity-sonar"),)
+ANSWER = "Acme Robotics builds warehouse robots for retailers. [^E1] It raised a Series A in 2024. [^E2]"
+WEB_RESULTS = [
+    {"id": 1, "url": "https://acme-robotics.io/about", "title": "About Acme", "snippet": "Warehouse robots."},
+    {"id": 2, "url": "https://news.example/acme-series-a", "title": "Acme raises", "snippet": "A Series A."},
+]
+
+
+def _agent(text: str = ANSWER, *, status: str = "completed", results=None, annotations=None, **extra) -> bytes:
+    """An Agent API response object."""
+    output: list = []
+    if results is not None:
+        output.append({"type": "search_results", "results": results})
+    part = {"type": "output_text", "text": text, "annotations": annotations or []}
+    output.append({"type": "message", "role": "assistant", "content": [part]})
+    body: dict[str, Any] = {"id": "resp_1", "object": "response", "status": status, "model": "perplexity/sonar"}
+    body["output"] = output
+    body["usage"] = {"input_tokens": 10, "output_tokens": 20, "cost": {"total_cost": 0.002}}
+    return json.dumps({**body, **extra}, ensure_ascii=False).encode()
+
+
+def _events(*events: dict) -> bytes:
+    return b"".join(b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n" for e in events)
+
+
+def _agent_stream(*deltas: str, terminal: str | None = "response.completed") -> bytes:
+    """Typed Agent API events: the deltas, then the terminal (without the answer: it is rebuilt)."""
+    events: list[dict[str, Any]] = [{"type": "response.created"}]
+    events += [{"type": "response.output_text.delta", "delta": d} for d in deltas]
+    if terminal == "response.failed":
+        events.append({"type": terminal, "response": {"status": "failed", "error": {"message": "model overloaded"}}})
+    elif terminal:
+        events.append({"type": terminal, "response": {"status": "completed", "model": "perplexity/sonar"}})
+    return _events(*events)
+
+
+def _chat(content: str = ANSWER, **extra) -> bytes:
+    """A chat completion (the legacy Sonar path)."""
+    body = {
+        "id": "c-1",
+        "model": "sonar-pro",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "cost": {"total_cost": 0.002}},
+    }
+    return json.dumps({**body, **extra}, ensure_ascii=False).encode()
+
+
+def _writer_error(message: str, param: str | None = None) -> bytes:
+    return json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": param}}).encode()
+
+
+HOSTILE_ANSWER = (
+    "Acme \x1b[2J\x1b]0;PWNED-TITLE\x07Robotics builds \u202ewarehouse\u202c robots. [^E1]\n"
+    "\x1b]52;c;UFdORUQ=\x07It raised a Series A\x9b31m in 2024. [^E2]\x1b]8;;http://evil.example/\x07x\x1b]8;;\x07"
+)
+HOSTILE_RESULTS = [
+    {
+        "id": 1,
+        "url": "https://acme-robotics.io/about\x1b[2J",
+        "title": "About \x1b]0;PWNED\x07Acme",
+        "snippet": "Robots\u202e.",
+    },
+    {"id": 2, "url": "https://news.example/acme", "title": "Acme \x9d0;x\x9c raises", "date": "2024\x07-01-01"},
+]
+REFLECTING_ANSWER = "Acme Robotics builds warehouse robots ({key}). [^E1] Its key is {key}. [^E2]"
+REFLECTING_RESULTS = [
+    {"id": 1, "url": "https://acme-robotics.io/about?token={key}", "title": "Acme {key}", "snippet": "key {key}"},
+]
+# The answer starts with a control sequence, then the annotated span: its offsets index the raw text.
+_ANNOTATED = "\x1b]0;PWNED\x07\x1b[31mAcme Robotics builds warehouse robots\x1b[0m for retailers."
+ANNOTATED_SPAN = (_ANNOTATED.index("Acme"), _ANNOTATED.index(" for retailers"))
+ANNOTATIONS = [
+    {
+        "type": "url_citation",
+        "url": "https://acme-robotics.io/about",
+        "title": "About \x1b[2JAcme",
+        "start_index": ANNOTATED_SPAN[0],
+        "end_index": ANNOTATED_SPAN[1],
+    }
+]
 
 
 # fmt: off
@@ -178,9 +269,72 @@ EXA_CASES = [
     Case("run-control-sequences", "exa", Reply(body=_exa(HOSTILE_TEXT), headers=JSON), "control sequences", command="run", degraded=False),
     Case("run-reflected-key", "exa", Reply(body=_exa(REFLECTED), headers=JSON), "echoed the API key", command="run", degraded=False),
 ]
+def W(id: str, reply: Reply, cause: str, exit_code: int = 1, **kw) -> Case:
+    """A writer row: ``run`` against the hostile writer; a failure keeps the note, a success writes one."""
+    return Case(id, "writer", reply, cause, exit_code=exit_code, command="run", degraded=exit_code != 0, **kw)
+
+
+_BIG_ANSWER = "Acme Robotics builds warehouse robots. [^E1] " * 2000  # ~88 KB: over the 64 KiB cap
+_LONG_ANSWER = "Acme Robotics builds warehouse robots. [^E1] " * 600  # ~26,000 characters, under the byte cap
+_NON_UTF8 = b'{"status": "completed", "output": [{"type": "message", "content": [{"type": "output_text", "text": "Caf\xe9 robots \xff"}]}]}'
 WRITER_CASES = [
-    Case("writer-stall", "writer", Reply(stall_s=30), "writer_deadline_s", exit_code=1, command="run"),
-    Case("writer-drip", "writer", Reply(body=b'{"choices": []}' * 20, headers=JSON, drip_s=1.0), "writer_deadline_s", exit_code=1, command="run"),
+    # status codes and Retry-After
+    W("writer-400", Reply(400, _writer_error("Unknown field 'foo'", "foo"), JSON), "rejected the request (HTTP 400): Unknown field 'foo'"),
+    W("writer-401", Reply(401, _writer_error("Invalid API key"), JSON), "rejected the API key (HTTP 401)"),
+    W("writer-403-html", Reply(403, b"<html><body>Forbidden</body></html>", HTML), "refused the request (HTTP 403)"),
+    W("writer-404", Reply(404, b"", JSON), "answered HTTP 404"),
+    W("writer-413", Reply(413, _writer_error("Request too large"), JSON), "too large for the writer (HTTP 413)"),
+    W("writer-500", Reply(500, _writer_error("Internal"), JSON), "HTTP 500 from writer: Internal (gave up after 2 attempts)"),
+    W("writer-502-html", Reply(502, b"<html><body><h1>502 Bad Gateway</h1></body></html>", HTML), "HTTP 502 from writer gateway (HTML page)"),
+    W("writer-retry-after-seconds", Reply(429, b"{}", (*JSON, ("Retry-After", "1"))), "rate limiting requests (HTTP 429) (gave up after 2 attempts)", extra_s=1.0),
+    W("writer-retry-after-http-date", Reply(503, b"{}", (*JSON, ("Retry-After", "{http-date+1}"))), "HTTP 503", extra_s=1.0),
+    W("writer-retry-after-huge", Reply(429, b"{}", (*JSON, ("Retry-After", "86400"))), "asked to retry after 86400 s"),
+    W("writer-retry-after-absent", Reply(429, _writer_error("slow down"), JSON), "rate limiting requests (HTTP 429): slow down (gave up after 2 attempts)"),
+    W("writer-error-body-reflects-key", Reply(400, _writer_error("bad key {key} \x1b]0;PWNED\x07"), JSON), "[redacted]"),
+    W("writer-redirect", Reply(301, b"", (("Location", "https://elsewhere.example/v1/agent?k={key}"),)), "redirect (HTTP 301 to https://elsewhere.example/v1/agent)"),
+    W("writer-redirect-loop", Reply(307, b"", (("Location", "/v1/agent"),)), "redirect (HTTP 307"),
+    # bodies
+    W("writer-html-200", Reply(200, b"<!doctype html><html><title>Maintenance</title></html>", HTML), "HTTP 200 with an HTML page"),
+    W("writer-empty-200", Reply(200, b"", JSON), "HTTP 200 with an empty body"),
+    W("writer-truncated", Reply(200, _agent()[:90], JSON), "truncated JSON body"),
+    W("writer-not-json", Reply(200, b"status=completed&text=hello", JSON), "a body that is not JSON"),
+    W("writer-non-utf8", Reply(200, _NON_UTF8, JSON), "not UTF-8 text"),
+    W("writer-wrong-shape-list", Reply(200, b'["output"]', JSON), "JSON but not an object"),
+    W("writer-wrong-shape-object", Reply(200, b'{"data": {"text": "hi"}}', JSON), "not a finished response (no status)"),
+    W("writer-oversized-streamed", Reply(200, _agent(_BIG_ANSWER), JSON, chunked=True), "larger than the 64 KiB cap (writer_max_response_bytes)"),
+    W("writer-oversized-announced", Reply(200, b"{}", JSON, content_length=50 * 1024 * 1024), "it announced 50 MiB"),
+    W("writer-answer-too-long", Reply(200, _agent(_LONG_ANSWER), JSON), "writer_max_answer_chars"),
+    W("writer-stall", Reply(stall_s=30), "did not answer within"),
+    W("writer-stall-after-headers", Reply(200, _agent(), JSON, stall_after_headers_s=30), "sent headers but no body"),
+    W("writer-drip", Reply(200, _agent(), JSON, drip_s=1.0), "still trickling in"),
+    W("writer-reset-mid-body", Reply(200, _agent(), JSON, reset_after=60), "broke off before the answer was complete"),
+    # failures inside HTTP 200, and a truncated answer
+    W("writer-failed-in-200", Reply(200, _agent(status="failed", error={"message": "model overloaded"}), JSON), "run failed: model overloaded"),
+    W("writer-cancelled-in-200", Reply(200, _agent(status="cancelled"), JSON), "run cancelled"),
+    W("writer-incomplete", Reply(200, _agent(status="incomplete", incomplete_details={"reason": "max_output_tokens"}), JSON), "incomplete (max_output_tokens)", exit_code=0, note_has="warehouse robots"),
+    # hostile text: cleaned where it enters, said in a warning
+    W("writer-control-text", Reply(200, _agent(HOSTILE_ANSWER), JSON), "control sequences", exit_code=0, note_has="Acme Robotics builds warehouse robots"),
+    W("writer-control-annotations", Reply(200, _agent(_ANNOTATED, results=WEB_RESULTS, annotations=ANNOTATIONS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme Robotics builds warehouse robots [^"),
+    W("writer-control-results", Reply(200, _agent("Acme builds robots. [1] It raised money. [2]", results=HOSTILE_RESULTS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme builds robots"),
+    W("writer-malformed-results", Reply(200, _agent("Acme builds robots. [5]", results=MIXED_SHAPES), JSON), "skipped 4 malformed search results", exit_code=0, web_search=True, note_has="Acme builds robots"),
+    W("writer-reflected-key", Reply(200, _agent(REFLECTING_ANSWER, results=REFLECTING_RESULTS), JSON), "echoed the API key", exit_code=0, web_search=True, note_has="[redacted]"),
+    # streamed (typed events)
+    W("writer-stream-control-split", Reply(200, _agent_stream("Acme Robotics builds \x1b]0;PWN", "ED\x07warehouse robots. [^E1]"), SSE), "control sequences", exit_code=0, settings=STREAM, note_has="Acme Robotics builds warehouse robots"),
+    W("writer-stream-stalled-mid-stream", Reply(200, _agent_stream("Acme Robotics ", "builds robots."), SSE, pause_after=120, pause_s=30), "stream stalled after", settings=STREAM),
+    W("writer-stream-drip", Reply(200, _agent_stream(ANSWER), SSE, drip_s=1.0), "still trickling in", settings=STREAM),
+    W("writer-stream-oversized", Reply(200, _agent_stream(*[_BIG_ANSWER[:4000]] * 20), SSE, chunked=True), "larger than the 64 KiB cap (writer_max_response_bytes)", settings=(*STREAM, ("SOURCEDESK_WRITER_MAX_ANSWER_CHARS", "1000000"))),
+    W("writer-stream-oversized-announced", Reply(200, _agent_stream(ANSWER), SSE, content_length=50 * 1024 * 1024), "it announced 50 MiB", settings=STREAM),
+    W("writer-stream-too-long", Reply(200, _agent_stream(*[_LONG_ANSWER[:5000]] * 6), SSE, chunked=True), "writer_max_answer_chars", settings=STREAM),
+    W("writer-stream-no-terminal", Reply(200, _agent_stream("Acme Robotics builds", terminal=None), SSE), "ended without a final event", settings=STREAM),
+    W("writer-stream-non-utf8", Reply(200, b'data: {"type": "response.output_text.delta", "delta": "caf\xe9"}\n\n', SSE), "stream is not UTF-8 text", settings=STREAM),
+    W("writer-stream-failed", Reply(200, _agent_stream("Acme", terminal="response.failed"), SSE), "run failed: model overloaded", settings=STREAM),
+    W("writer-stream-reset", Reply(200, _agent_stream(ANSWER, ANSWER), SSE, reset_after=150), "broke off", settings=STREAM),
+    # the legacy Sonar path
+    W("sonar-502-html", Reply(502, b"<html><body>Bad Gateway</body></html>", HTML), "HTTP 502 from writer gateway (HTML page)", settings=SONAR),
+    W("sonar-truncated", Reply(200, _chat()[:80], JSON), "truncated JSON body", settings=SONAR),
+    W("sonar-drip", Reply(200, _chat(), JSON, drip_s=1.0), "still trickling in", settings=SONAR),
+    W("sonar-control-and-key", Reply(200, _chat(HOSTILE_ANSWER + " {key}", citations=["https://acme-robotics.io/\x1b[2J?k={key}"]), JSON), "echoed the API key", exit_code=0, settings=SONAR, note_has="warehouse robots"),
+    W("sonar-stream-stalled", Reply(200, _events({"choices": [{"delta": {"content": "Acme "}}]}) + _events({"choices": [{"delta": {"content": "builds"}}]}), SSE, pause_after=40, pause_s=30), "stream stalled after", settings=(*SONAR, *STREAM)),
 ]
 _SOFT_404 = (
     b"<html><head><title>Page not found \x1b]0;PWNED\x07 " + EXA_KEY.encode() + b"</title></head>"
@@ -244,6 +398,8 @@ def _environment(mp: pytest.MonkeyPatch, base: Path, exa_url: str, writer_url: s
         "SOURCEDESK_EXA_MAX_RESPONSE_BYTES": str(CAP),
         "SOURCEDESK_WRITER_DEADLINE_S": str(WRITER_S),
         "SOURCEDESK_WRITER_TIMEOUT_S": "5",
+        "SOURCEDESK_WRITER_MAX_RESPONSE_BYTES": str(CAP),
+        "SOURCEDESK_WRITER_MAX_ANSWER_CHARS": str(ANSWER_CHARS),
         "SOURCEDESK_CHECK_TIMEOUT_S": str(CHECK_REQUEST_S),
         "SOURCEDESK_CHECK_URL_DEADLINE_S": str(CHECK_URL_S),
         "SOURCEDESK_CHECK_DEADLINE_S": "5",
@@ -374,6 +530,11 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     exa_url = hostile.url if case.service == "exa" else writer_sandbox.url
     writer_url = hostile.url if case.service == "writer" else writer_sandbox.url
     _environment(monkeypatch, tmp_path, exa_url, writer_url)
+    for name, value in case.settings:
+        monkeypatch.setenv(name, value)
+    if case.web_search:
+        memo_yaml = memo / "memo.yaml"
+        memo_yaml.write_text(memo_yaml.read_text().replace("web-search: false", "web-search: true"))
     hostile.reset()
     hostile.serve(case.service, _with_dates(case.reply))
 
@@ -409,6 +570,7 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     else:
         assert note.read_bytes() != note_before or case.degraded
         assert note.read_text(encoding="utf-8").startswith("---\n")
+        assert case.note_has in note.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------- check-urls rows

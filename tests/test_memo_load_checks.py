@@ -73,3 +73,54 @@ def test_values_exa_would_refuse_fail_at_load(exa, tmp_path, capsys, extra, word
 def test_an_empty_files_glob_fails_at_load(exa, tmp_path, capsys):
     err = _load_error(tmp_path, capsys, exa, extra='      - {provider: files, glob: ""}\n')
     assert "sections[0].include-sources[1].glob: the glob is empty" in err
+
+
+WRITER_MEMO = """\
+title: Acme
+subject: {{name: Acme Robotics, url: https://acme-robotics.io}}
+writer: {writer}
+sections:
+  - id: overview
+    title: Overview
+    writer: {section_writer}
+    include-sources:
+      - provider: exa
+        query: "{{{{subject}}}} overview"
+"""
+
+
+@pytest.mark.parametrize(
+    "writer, section_writer, words",
+    [
+        ("{temperature: 3}", "{}", "memo.yaml:3: writer.temperature: expected a number between 0 and 2, got 3"),
+        ("{temperature: -0.5}", "{}", "writer.temperature: expected a number between 0 and 2"),
+        ("{temperature: .nan}", "{}", "writer.temperature: expected a number between 0 and 2"),
+        ("{temperature: true}", "{}", "writer.temperature: expected a number between 0 and 2, got true"),
+        ('{temperature: "0.2"}', "{}", "writer.temperature: expected a number between 0 and 2"),
+        ('{model: ""}', "{}", "memo.yaml:3: writer.model: the model is empty"),
+        ("{model: '  '}", "{}", "writer.model: the model is empty"),
+        ("{}", '{model: ""}', "memo.yaml:7: sections[0].writer.model: the model is empty"),
+    ],
+)
+def test_writer_values_that_would_fail_after_retrieval_fail_at_load(
+    exa, tmp_path, capsys, writer, section_writer, words
+):
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    (memo / "memo.yaml").write_text(WRITER_MEMO.format(writer=writer, section_writer=section_writer), encoding="utf-8")
+    code = main(["run", str(memo)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert words in err and "Hint:" in err, err
+    assert exa_requests(exa) == 0
+
+
+@pytest.mark.parametrize("temperature", ["0", "1", "0.2", "2"])
+def test_a_temperature_in_range_loads(tmp_path, temperature):
+    from core.memo_loader import load_memo
+
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    text = WRITER_MEMO.format(writer=f"{{temperature: {temperature}}}", section_writer="{}")
+    (memo / "memo.yaml").write_text(text, encoding="utf-8")
+    assert load_memo(memo).memo.writer.temperature == float(temperature)

@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from core.text_safety import UNSAFE_CHARACTER
 from tests.conftest import API_FIXTURES
 from tui.cli import main
 
@@ -205,3 +206,42 @@ def test_reconcile_json_carries_support_weak_and_uncited(files, capsys):
     assert by_key["x"]["status"] == "substituted" and by_key["x"]["support"] == "supported"
     assert by_key["x"]["evidence"] and by_key["E1"]["weak"] is False
     assert report["uncited"] == [{"claim": "Weather in 2023 was wild.", "reason": "states 2023 with no citation"}]
+
+
+HOSTILE_DRAFT = (
+    "NATS is a \x1b]0;PWNED\x07messaging \x1b[2Jsystem\u202e[^E1].\x07 Key: pplx-draft-SECRET-4411.\n\n"
+    "\x1b]8;;http://evil.example/\x07click\x1b]8;;\x07\n"
+)
+
+
+def test_reconcile_cleans_the_draft_and_the_sources_before_reading_them(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PERPLEXITY_API_KEY", "pplx-draft-SECRET-4411")
+    draft = tmp_path / "draft.md"
+    draft.write_text(HOSTILE_DRAFT, encoding="utf-8")
+    sources = tmp_path / "sources.json"
+    hostile = [{**SOURCES[0], "title": "About \x1b[31mNATS\x1b[0m", "summary": "NATS \x9b2J messaging system"}]
+    sources.write_text(json.dumps(hostile), encoding="utf-8")
+    for args in ([], ["--json"]):
+        assert main(["reconcile", str(draft), "--sources", str(sources), *args]) == 0
+        out, err = capsys.readouterr()
+        for text in (out, *([] if not args else [json.dumps(json.loads(out), ensure_ascii=False)])):
+            assert UNSAFE_CHARACTER.search(text) is None, repr(text)
+            assert "pplx-draft-SECRET-4411" not in text and "PWNED" not in text
+        assert "NATS is a messaging system" in out and "About NATS" in out
+        assert f"{draft}: removed terminal control sequences" in err
+        assert f"{sources}: removed terminal control sequences" in err
+    assert draft.read_text(encoding="utf-8") == HOSTILE_DRAFT  # the draft itself is never rewritten
+
+
+def test_tidy_takes_control_sequences_out_of_a_note(tmp_path, capsys):
+    note = tmp_path / "note.md"
+    raw = "Claim \x1b]0;PWNED\x07one\x1b[2J[^1].\r\nTwo \u202eover.\r\n\r\n[^1]: x\r\n"
+    note.write_text(raw, encoding="utf-8", newline="")
+    assert main(["tidy", "--check", "--json", str(note)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["changed"] and report["cleaned"] and not report["written"]
+    assert main(["tidy", str(note)]) == 0
+    assert "control sequences removed" in capsys.readouterr().out
+    assert note.read_bytes() == b"Claim one. [^1]\r\nTwo over.\r\n\r\n[^1]: x\r\n"  # line endings kept
+    assert main(["tidy", "--check", "--json", str(note)]) == 0
+    assert json.loads(capsys.readouterr().out)["cleaned"] is False

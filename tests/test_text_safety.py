@@ -56,6 +56,12 @@ def test_keys_are_redacted_and_the_known_keys_are_the_default(monkeypatch):
     assert clean_text(KEY[:6] + "\x1b[0m" + KEY[6:]) == REDACTED
 
 
+def test_a_value_shorter_than_a_real_key_is_never_redacted():
+    """A demo key like "sandbox" would otherwise take the word out of every text."""
+    assert clean_text("a sandbox test", secrets=["sandbox", "test"]) == "a sandbox test"
+    assert clean_mapped("a sandbox", secrets=["sandbox"]).text == "a sandbox"
+
+
 def test_trees_are_cleaned_in_keys_and_values():
     tree = {"ceo\x1b[2J": ["Jane\u202e", {"n": "x\x1b]0;t\x07y"}], "year": 2019, "ok": None}
     assert clean_tree(tree) == {"ceo": ["Jane", {"n": "xy"}], "year": 2019, "ok": None}

@@ -274,7 +274,7 @@ def test_timeouts_after_retries_are_a_timeout_error():
     result, route, sleeps = _serve([httpx.ReadTimeout("slow")] * 4, client=_client(timeout=7))
     assert isinstance(result, WriterError) and result.kind == "timeout" and result.status is None
     assert route.call_count == 4 and len(sleeps) == 3
-    assert result.message == "the writer did not answer within 7 s (after 4 attempts)"
+    assert result.message == "the writer did not answer within 7 s (writer_timeout_s) (after 4 attempts)"
 
 
 def test_network_errors_after_retries_are_a_network_error():

@@ -1,4 +1,5 @@
-"""No unretrieved URL anywhere in a section (design §1), not just in its citations.
+"""No unretrieved URL anywhere in a section, not just in its citations: a link in the prose
+reaches the reader as surely as a footnote does.
 
 The reconciler checks citations; a writer also puts URLs in inline links
 ``[text](url)``, autolinks ``<https://…>``, bare URLs in prose, link reference

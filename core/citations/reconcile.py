@@ -1,4 +1,5 @@
-"""Reconcile a writer's draft against what retrieval really returned (design §2.3).
+"""Reconcile a writer's draft against what retrieval really returned: a writer asked to cite
+fabricates URLs and mislabels real ones, so no citation is trusted until it is checked.
 
 Every citation — ``[^key]`` with its definition, a retrieved marker ``[^E3]``, a
 bare ``[N]`` indexing the writer's search results — ends up verified (definition

@@ -1,7 +1,8 @@
 """Before and after the citations are decided: the writer's sources lists and every unretrieved URL.
 
 The reconciler decides citations; this is the rest of the promise that no URL
-reaches a section unless retrieval returned it (design §1):
+reaches a section unless retrieval returned it (a URL the writer typed itself is as
+likely invented as real):
 
 * ``screen_draft`` — before citations are decided: the writer's own sources
   lists go (``bibliography``) and every web URL outside a citation that was not

@@ -29,6 +29,13 @@ carries no citation marker gets one — ``[N]`` for the search result at that UR
 or a footnote with the URL when the API annotated a page it never listed — so
 the claim is reconciled (verified, substituted or dropped) like any other. A
 span that already ends in a marker is left alone.
+
+The answer is outside text: each ``output_text`` part is cleaned
+(``core.text_safety.clean_mapped``: control sequences, bidi overrides, an echoed
+key) before anything else edits it, and its annotations' offsets are moved
+through the cleaning's offset map, so a span still covers the same words. A
+streamed answer is folded first and cleaned as a whole, so a sequence split
+across two deltas goes whole.
 """
 
 from __future__ import annotations
@@ -41,10 +48,12 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from core.writers.base import TextCallback, WriteRequest, WriterError, WriterResponse
-from core.writers.chat import cost_of
+from core.secrets import secret_values
+from core.text_safety import Cleaned, clean_mapped, clean_text, clean_tree, tainted
+from core.writers.base import DEFAULT_MAX_ANSWER_CHARS, TextCallback, WriteRequest, WriterError, WriterResponse
+from core.writers.chat import cleaning_notices, cost_of
 from core.writers.results import WebResults, read_results
-from core.writers.transport import HttpWriter, Scrubber, StreamProgress, error_message
+from core.writers.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long, error_message
 
 PRESETS = ("fast", "low", "medium", "high", "xhigh")
 # Previous names the API still accepts; sent under their current name.
@@ -111,7 +120,13 @@ class AgentWriter(HttpWriter):
         return body
 
     def parse(self, data: Any, *, requests: int, request: WriteRequest) -> WriterResponse:
-        return read_response(data, requests=requests, model=request.model or self.model)
+        return read_response(
+            data,
+            requests=requests,
+            model=request.model or self.model,
+            max_chars=self.max_answer_chars,
+            secrets=self.secrets(),
+        )
 
     async def fold_stream(
         self,
@@ -124,6 +139,7 @@ class AgentWriter(HttpWriter):
         scrub: Scrubber,
     ) -> WriterResponse:
         folder = _StreamFolder()
+        secrets = self.secrets()
         async for event in events:
             if not event.data:
                 continue
@@ -131,17 +147,25 @@ class AgentWriter(HttpWriter):
                 done = folder.feed(event.data)
             except WriterError as exc:
                 raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
-            progress.chars = len(folder.text)
+            progress.chars = folder.chars
+            if folder.chars > self.max_answer_chars:
+                raise answer_too_long(folder.chars, self.max_answer_chars, requests, streaming=True)
             if on_text is not None and folder.text_changed:
-                on_text(folder.text)
+                on_text(clean_text(folder.text, multiline=True, secrets=secrets))
             if done:
                 break
         snapshot = folder.snapshot(progress.chars)
         try:
-            response = read_response(snapshot, requests=requests, model=request.model or self.model)
+            response = read_response(
+                snapshot,
+                requests=requests,
+                model=request.model or self.model,
+                max_chars=self.max_answer_chars,
+                secrets=secrets,
+            )
         except WriterError as exc:
             raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
-        response.raw = {**snapshot, "stream": {"events": folder.events, "terminal": folder.terminal}}
+        response.raw = {**response.raw, "stream": {"events": folder.events, "terminal": folder.terminal}}
         return response
 
 
@@ -152,8 +176,33 @@ def _api_error(data: dict[str, Any]) -> str:
     return error_message({"error": data.get("error")}) or "no reason given"
 
 
-def read_response(data: Any, *, requests: int = 1, model: str = "") -> WriterResponse:
-    """An Agent API response object as a :class:`WriterResponse`; ``status`` decides."""
+def secret_list(secrets: list[str] | None) -> list[str]:
+    return secret_values() if secrets is None else secrets
+
+
+def _answer_chars(output: list[Any]) -> int:
+    """Characters of answer text in the output (what a note would hold), before any cleaning."""
+    return sum(
+        len(part["text"])
+        for item in output
+        if isinstance(item, dict) and item.get("type") == "message" and isinstance(item.get("content"), list)
+        for part in item["content"]
+        if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+    )
+
+
+def read_response(
+    data: Any,
+    *,
+    requests: int = 1,
+    model: str = "",
+    max_chars: int = DEFAULT_MAX_ANSWER_CHARS,
+    secrets: list[str] | None = None,
+) -> WriterResponse:
+    """An Agent API response object as a :class:`WriterResponse`; ``status`` decides.
+
+    Every string is cleaned here, where it enters (``secrets``: the keys to redact,
+    default every known key); the raw object kept for the store is cleaned too."""
     if not isinstance(data, dict):
         raise WriterError("malformed", 200, "the writer's answer is JSON but not an object", requests=requests)
     status = data.get("status")
@@ -170,15 +219,19 @@ def read_response(data: Any, *, requests: int = 1, model: str = "") -> WriterRes
     output = data.get("output")
     if not isinstance(output, list):
         raise WriterError("malformed", 200, "the writer's answer has no output list", requests=requests)
+    chars = _answer_chars(output)
+    if chars > max_chars:
+        raise answer_too_long(chars, max_chars, requests)
+    keys = secret_list(secrets)
     items: list[Any] = []
     for item in output:
         if isinstance(item, dict) and item.get("type") == "search_results":
             results = item.get("results")
             if isinstance(results, list):
                 items += results
-    web = read_results(items)
-    text, annotations, notes = _assemble(output, web)
-    warnings = list(web.warnings) + notes
+    web = read_results(items, secrets=keys)
+    text, annotations, notes = _assemble(output, web, keys)
+    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + notes
     truncated: str | None = None
     if status == "incomplete":
         details = data.get("incomplete_details")
@@ -190,15 +243,16 @@ def read_response(data: Any, *, requests: int = 1, model: str = "") -> WriterRes
     if not text.strip():
         what = f"was cut off before any text ({truncated})" if truncated else "returned an empty answer"
         raise WriterError("malformed", 200, f"the writer {what}", requests=requests)
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
+    usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     served = data.get("model")
     return WriterResponse(
         content=text,
         web=web,
         usage=usage,
         cost_dollars=cost_of(usage),
-        model=served if isinstance(served, str) and served else model,
-        raw=data,
+        model=clean_text(served, secrets=keys) if isinstance(served, str) and served else model,
+        raw=raw,
         requests=requests,
         truncated=truncated,
         warnings=warnings,
@@ -212,16 +266,18 @@ class _Insert:
     text: str
 
 
-def _assemble(output: list[Any], web: WebResults) -> tuple[str, list[dict[str, Any]], list[str]]:
-    """The answer text with annotation markers applied, the annotation records, and warnings.
+def _assemble(output: list[Any], web: WebResults, secrets: list[str]) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The answer text, cleaned, with annotation markers applied; the annotation records; warnings.
 
-    Annotations are applied per part on the text exactly as the API sent it (its
-    offsets index that text), before the parts are joined."""
+    Each part is cleaned first and its annotations' offsets (which index the text
+    exactly as the API sent it) are moved onto the cleaned text; markers are then
+    inserted per part, before the parts are joined. A record's ``start``/``end``
+    index the joined cleaned text (without the inserted markers)."""
     messages: list[str] = []
     records: list[dict[str, Any]] = []
     footnotes: list[str] = []
     ignored = 0
-    offset = 0  # where the current part starts in the joined original text
+    offset = 0  # where the current part starts in the joined cleaned text
     for item in output:
         if not isinstance(item, dict) or item.get("type") != "message" or not isinstance(item.get("content"), list):
             continue
@@ -229,11 +285,13 @@ def _assemble(output: list[Any], web: WebResults) -> tuple[str, list[dict[str, A
         for part in item["content"]:
             if not isinstance(part, dict) or part.get("type") != "output_text" or not isinstance(part.get("text"), str):
                 continue
-            text: str = part["text"]
+            original: str = part["text"]
+            cleaned = clean_mapped(original, multiline=True, secrets=secrets)
+            text = cleaned.text
             inserts: list[_Insert] = []
             annotations: list[Any] = part["annotations"] if isinstance(part.get("annotations"), list) else []
             for ann in annotations:
-                record = _resolve(ann, text, web, footnotes, offset, inserts)
+                record = _resolve(ann, len(original), cleaned, web, footnotes, offset, inserts, secrets)
                 if record is None:
                     ignored += isinstance(ann, dict) and ann.get("type") == "url_citation"
                     continue
@@ -241,7 +299,7 @@ def _assemble(output: list[Any], web: WebResults) -> tuple[str, list[dict[str, A
             for ins in sorted(inserts, key=lambda i: i.at, reverse=True):
                 text = text[: ins.at] + ins.text + text[ins.at :]
             pieces.append(text)
-            offset += len(part["text"])
+            offset += len(cleaned.text)
         if pieces:
             messages.append("".join(pieces))
             offset += 2  # the blank line joining two messages
@@ -263,19 +321,31 @@ def _word_end(text: str, at: int) -> int:
 
 
 def _resolve(
-    ann: Any, text: str, web: WebResults, footnotes: list[str], offset: int, inserts: list[_Insert]
+    ann: Any,
+    original_length: int,
+    cleaned: Cleaned,
+    web: WebResults,
+    footnotes: list[str],
+    offset: int,
+    inserts: list[_Insert],
+    secrets: list[str],
 ) -> dict[str, Any] | None:
     if not isinstance(ann, dict) or ann.get("type") != "url_citation":
         return None
     url, start, end = ann.get("url"), ann.get("start_index"), ann.get("end_index")
-    if not isinstance(url, str) or not url.strip().lower().startswith(("http://", "https://")):
+    if not isinstance(url, str):
+        return None
+    url = clean_text(url.strip(), secrets=secrets)
+    if not url.lower().startswith(("http://", "https://")):
         return None
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
         return None
     assert isinstance(start, int) and isinstance(end, int)
-    if not 0 <= start <= end <= len(text):
+    if not 0 <= start <= end <= original_length:  # offsets index the text as the API sent it
         return None
-    title = ann.get("title") if isinstance(ann.get("title"), str) else ""
+    start, end = cleaned.span(start, end)
+    text = cleaned.text
+    title = clean_text(ann["title"], secrets=secrets) if isinstance(ann.get("title"), str) else ""
     record: dict[str, Any] = {"url": url, "title": title, "start": offset + start, "end": offset + end}
     if _MARKER_AT_END.search(text[start:end]) or _MARKER_AFTER.match(text, end):
         record["action"] = "already_cited"
@@ -293,7 +363,7 @@ def _resolve(
     while f"[^{key}]" in text:
         key += "x"
     label = " ".join((title or url).split()).replace("[", "(").replace("]", ")")
-    footnotes.append(f"[^{key}]: [{label}]({url.strip()})")
+    footnotes.append(f"[^{key}]: [{label}]({url})")
     inserts.append(_Insert(at, f" [^{key}]"))
     record.update(action="footnote_added", marker=f"[^{key}]")
     return record
@@ -311,6 +381,7 @@ class _StreamFolder:
         self.snapshot_obj: dict[str, Any] | None = None
         self.terminal: str | None = None
         self.events = 0
+        self.chars = 0  # characters of text folded so far (joining the deltas each time would be quadratic)
         self.text_changed = False
 
     @property
@@ -330,6 +401,7 @@ class _StreamFolder:
         kind = event.get("type")
         if kind == "response.output_text.delta" and isinstance(event.get("delta"), str):
             self.deltas.append(event["delta"])
+            self.chars += len(event["delta"])
             self.text_changed = bool(event["delta"])
         elif kind == "response.output_item.done" and isinstance(event.get("item"), dict):
             self.items.append(event["item"])

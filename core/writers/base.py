@@ -31,11 +31,17 @@ ErrorKind = Literal[
     "timeout",
     "network",
     "malformed",
+    "too_large",  # the answer is over writer_max_response_bytes or writer_max_answer_chars (not retried)
     "failed",  # the API ran the request and reported it failed (Agent API status: failed)
     "cancelled",  # the API reports the run was cancelled on its side
 ]
 
 TextCallback = Callable[[str], None]
+
+DEFAULT_TIMEOUT_S = 120.0  # per read (writer_timeout_s)
+DEFAULT_DEADLINE_S = 240.0  # one call in all, retries included (writer_deadline_s)
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # writer_max_response_bytes
+DEFAULT_MAX_ANSWER_CHARS = 1_000_000  # writer_max_answer_chars: what one note may hold
 
 
 class WriterError(Exception):
@@ -128,10 +134,13 @@ class Writer(Protocol):
         *,
         model: str | None = None,
         http: httpx.AsyncClient | None = None,
-        timeout: float = 120,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy = ...,
         requests_per_minute: float | None = 50,
         stream: bool = False,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
     ) -> None: ...
 
     def request_body(self, request: WriteRequest) -> dict[str, Any]: ...

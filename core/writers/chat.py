@@ -13,6 +13,10 @@ Three real stream shapes come out the same:
   ``search_results`` and the cost only on the ``done`` chunks;
 - OpenAI-compatible servers: delta-only chunks, ``data: [DONE]``, usage (if at
   all) on a last chunk whose ``choices`` is empty.
+
+The answer is outside text: its content, reasoning, citations and search results
+are cleaned where they are read (``core.text_safety``), a stream only once it is
+folded whole, so a control sequence split across two chunks is removed whole.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from core.writers.base import TextCallback, WriteRequest, WriterError, WriterResponse
+from core.secrets import secret_values
+from core.text_safety import clean_text, clean_tree, tainted
+from core.writers.base import DEFAULT_MAX_ANSWER_CHARS, TextCallback, WriteRequest, WriterError, WriterResponse
 from core.writers.results import read_results
-from core.writers.transport import HttpWriter, Scrubber, StreamProgress
+from core.writers.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long
 
 
 def _text(content: Any) -> str | None:
@@ -53,6 +59,11 @@ class StreamAccumulator:
         self._search_results: list[Any] | None = None
         self._citations: list[Any] | None = None
         self._usage: dict[str, Any] | None = None
+
+    @property
+    def chars(self) -> int:
+        """Characters of answer text so far (without joining the deltas)."""
+        return max(len(self._cumulative), self._delta_len)
 
     @property
     def text(self) -> str:
@@ -133,6 +144,16 @@ def _error_text(error: Any) -> str:
     return f"the writer reported an error mid-stream: {str(msg)[:300]}"
 
 
+def cleaning_notices(controls: bool, echoed: bool) -> list[str]:
+    """The section's warnings for what cleaning the writer's answer took out."""
+    notes = []
+    if controls:
+        notes.append("writer: its answer carried terminal control sequences or bidi overrides; they were removed")
+    if echoed:
+        notes.append("writer: its answer echoed the API key back; it was redacted and never stored")
+    return notes
+
+
 def cost_of(usage: dict[str, Any]) -> float:
     cost = usage.get("cost")
     if isinstance(cost, dict):
@@ -161,29 +182,48 @@ def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
     return choices[0]
 
 
-def read_completion(data: Any, *, model: str = "", requests: int = 1) -> WriterResponse:
-    """A chat-completions body (plain or folded from a stream) as a :class:`WriterResponse`."""
+def read_completion(
+    data: Any,
+    *,
+    model: str = "",
+    requests: int = 1,
+    max_chars: int = DEFAULT_MAX_ANSWER_CHARS,
+    secrets: list[str] | None = None,
+) -> WriterResponse:
+    """A chat-completions body (plain or folded from a stream) as a :class:`WriterResponse`.
+
+    Every string is cleaned here, where it enters (``secrets``: the keys to redact,
+    default every known key); the raw body kept for the store is cleaned too."""
     if not isinstance(data, dict):
         raise WriterError("malformed", 200, "the writer's answer is JSON but not an object", requests=requests)
     message = _first_choice(data).get("message")
     content = _text(message.get("content")) if isinstance(message, dict) else None
     if content is None:
         raise WriterError("malformed", 200, "the writer's answer has no choices[0].message.content", requests=requests)
+    if len(content) > max_chars:
+        raise answer_too_long(len(content), max_chars, requests)
+    keys = secret_values() if secrets is None else secrets
+    content = clean_text(content, multiline=True, secrets=keys)
     reasoning, content = split_reasoning(content)
     if not content.strip():
         what = "only reasoning (a <think> block) and no answer" if reasoning else "an empty answer"
         raise WriterError("malformed", 200, f"the writer returned {what}", requests=requests)
     finish = _first_choice(data).get("finish_reason")
     raw_citations = data.get("citations")
-    citations = [c if isinstance(c, str) else "" for c in raw_citations] if isinstance(raw_citations, list) else []
+    citations = (
+        [clean_text(c.strip(), secrets=keys) if isinstance(c, str) else "" for c in raw_citations]
+        if isinstance(raw_citations, list)
+        else []
+    )
     items = data.get("search_results")
     if not isinstance(items, list) or (not items and citations):
         # Older/compatible servers send only the URL list; it is still ground truth.
         items = [{"url": url, "title": ""} for url in citations] if citations else []
-    web = read_results(items, use_ids=False)  # chat completions number results by position
-    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    web = read_results(items, use_ids=False, secrets=keys)  # chat completions number results by position
+    raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
+    usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
-    warnings = list(web.warnings)
+    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings)
     if truncated:
         warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
     served = data.get("model")
@@ -193,8 +233,8 @@ def read_completion(data: Any, *, model: str = "", requests: int = 1) -> WriterR
         citations=citations,
         usage=usage,
         cost_dollars=cost_of(usage),
-        model=served if isinstance(served, str) and served else model,
-        raw=data,
+        model=clean_text(served, secrets=keys) if isinstance(served, str) and served else model,
+        raw=raw,
         requests=requests,
         truncated=truncated,
         reasoning=reasoning,
@@ -229,7 +269,13 @@ class ChatCompletionsWriter(HttpWriter):
         return body
 
     def parse(self, data: Any, *, requests: int, request: WriteRequest) -> WriterResponse:
-        return read_completion(data, model=request.model or self.model, requests=requests)
+        return read_completion(
+            data,
+            model=request.model or self.model,
+            requests=requests,
+            max_chars=self.max_answer_chars,
+            secrets=self.secrets(),
+        )
 
     async def fold_stream(
         self,
@@ -242,17 +288,26 @@ class ChatCompletionsWriter(HttpWriter):
         scrub: Scrubber,
     ) -> WriterResponse:
         acc = StreamAccumulator()
+        secrets = self.secrets()
         try:
             async for event in events:
                 if not event.data:
                     continue
                 acc.feed_data(event.data)
-                progress.chars = len(acc.text)
+                progress.chars = acc.chars
+                if acc.chars > self.max_answer_chars:
+                    raise answer_too_long(acc.chars, self.max_answer_chars, requests, streaming=True)
                 if on_text is not None and acc.chunks:
-                    on_text(acc.text)
+                    on_text(clean_text(acc.text, multiline=True, secrets=secrets))
                 if acc.done:
                     break
             completion = acc.completion()
+            return read_completion(
+                completion,
+                model=request.model or self.model,
+                requests=requests,
+                max_chars=self.max_answer_chars,
+                secrets=secrets,
+            )
         except WriterError as exc:
             raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
-        return read_completion(completion, model=request.model or self.model, requests=requests)

@@ -18,6 +18,9 @@ a warning, and its number stays reserved, so no other citation shifts. In the
 list handed to the reconciler (:meth:`WebResults.indexed`) a reserved number
 holds a placeholder on the reserved ``.invalid`` domain, which the pipeline
 blocks: a citation to it is removed, never resolved.
+
+Every field is outside text and is cleaned as it is read (``core.text_safety``):
+no control sequence, bidi override or echoed key survives into a result.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.secrets import secret_values
+from core.text_safety import clean_text
 from core.urls import host_of, normalise_url
 
 RESULT_FIELDS = ("url", "title", "date", "last_updated", "snippet", "source")
@@ -89,24 +94,24 @@ def is_placeholder(url: str) -> bool:
     return (host_of(url) or "") == PLACEHOLDER_HOST
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, secrets: list[str], *, multiline: bool = False) -> str | None:
     if isinstance(value, str):
-        return value
+        return clean_text(value, multiline=multiline, secrets=secrets)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
 
 
-def _usable_url(value: Any) -> str | None:
+def _usable_url(value: Any, secrets: list[str]) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
-    url = value.strip()
+    url = clean_text(value.strip(), secrets=secrets)  # a key echoed in a query string is redacted
     if not url.lower().startswith(("http://", "https://")) or not host_of(url):
         return None
     return url
 
 
-def _why_unusable(item: Any) -> str:
+def _why_unusable(item: Any, secrets: list[str]) -> str:
     if not isinstance(item, dict):
         return f"not an object ({type(item).__name__})"
     url = item.get("url")
@@ -114,7 +119,8 @@ def _why_unusable(item: Any) -> str:
         return "no url"
     if not isinstance(url, str):
         return f"url is {type(url).__name__}, not text"
-    return "url is empty" if not url.strip() else f"url {url[:80]!r} is not a web address"
+    shown = clean_text(url[:80], secrets=secrets)
+    return "url is empty" if not url.strip() else f"url {shown!r} is not a web address"
 
 
 def _id(item: Any) -> int | None:
@@ -124,13 +130,17 @@ def _id(item: Any) -> int | None:
     return None
 
 
-def read_results(items: Iterable[Any], *, use_ids: bool = True) -> WebResults:
-    """Flattened result items (API order) as numbered :class:`WebResults`.
+def read_results(items: Iterable[Any], *, use_ids: bool = True, secrets: list[str] | None = None) -> WebResults:
+    """Flattened result items (API order) as numbered :class:`WebResults`, every field cleaned.
 
-    ``use_ids`` False forces positional numbering (APIs whose results carry no ids)."""
+    ``use_ids`` False forces positional numbering (APIs whose results carry no ids);
+    ``secrets`` are the keys to redact (default: every known key)."""
+    keys = secret_values() if secrets is None else secrets
     items = list(items)
     usable = [
-        (i, item) for i, item in enumerate(items) if _usable_url(item.get("url") if isinstance(item, dict) else None)
+        (i, item)
+        for i, item in enumerate(items)
+        if _usable_url(item.get("url") if isinstance(item, dict) else None, keys)
     ]
     ids = [_id(item) for _, item in usable]
     by_id = use_ids and bool(usable) and all(ids) and len(set(ids)) == len(ids)
@@ -141,19 +151,20 @@ def read_results(items: Iterable[Any], *, use_ids: bool = True) -> WebResults:
         )
     for position, item in enumerate(items, 1):
         number = _id(item) if by_id else (position if position <= MAX_NUMBER else None)
-        url = _usable_url(item.get("url") if isinstance(item, dict) else None)
+        url = _usable_url(item.get("url") if isinstance(item, dict) else None, keys)
         if url is None or number is None:
-            out.skipped.append(SkippedResult(number, _why_unusable(item) if url is None else "numbered past 999"))
+            why = _why_unusable(item, keys) if url is None else "numbered past 999"
+            out.skipped.append(SkippedResult(number, why))
             continue
         out.results.append(
             WebResult(
                 number,
                 url,
-                title=_text(item.get("title")),
-                date=_text(item.get("date")),
-                last_updated=_text(item.get("last_updated")),
-                snippet=_text(item.get("snippet")),
-                source=_text(item.get("source")),
+                title=_text(item.get("title"), keys),
+                date=_text(item.get("date"), keys),
+                last_updated=_text(item.get("last_updated"), keys),
+                snippet=_text(item.get("snippet"), keys, multiline=True),
+                source=_text(item.get("source"), keys),
             )
         )
     if out.skipped:

@@ -17,6 +17,11 @@ a ``marker`` are the retrieved set (``[^E3]``); items without are the web result
 a bare ``[N]`` indexes, in file order. A whole Perplexity response object is
 accepted too: a chat completion's ``search_results``, or an Agent API response's
 ``search_results`` output items, flattened in order.
+
+Both files are outside text: terminal control sequences, bidi overrides and API
+keys are taken out of the draft and of every string in the sources before
+anything else reads them (a notice on stderr says so), so the reconciled text
+never carries them.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 
 from core.citations import DEFAULT_PROTECTED, reconcile
 from core.errors import UserError
+from core.text_safety import clean_text, clean_tree
 
 
 def register(sub) -> None:
@@ -97,9 +103,21 @@ def load_sources(path: Path) -> list:
     return data
 
 
+def _cleaned(path: Path, raw: object, clean: object) -> object:
+    if clean != raw:
+        print(
+            clean_text(f"reconcile: {path}: removed terminal control sequences, bidi overrides or an API key"),
+            file=sys.stderr,
+        )
+    return clean
+
+
 def run(args) -> int:
-    draft = read_text(args.draft, "markdown draft")
-    sources = load_sources(args.sources)
+    raw_draft = read_text(args.draft, "markdown draft")
+    draft = str(_cleaned(args.draft, raw_draft.replace("\r\n", "\n"), clean_text(raw_draft, multiline=True)))
+    raw_sources = load_sources(args.sources)
+    sources = _cleaned(args.sources, raw_sources, clean_tree(raw_sources))
+    assert isinstance(sources, list)
     protected = tuple(args.protect) if args.protect else DEFAULT_PROTECTED
     try:
         result = reconcile(

@@ -3,8 +3,11 @@
 The file is rewritten atomically (temp file in the same directory, then
 ``os.replace``), keeping its permissions and its line-ending style; ``--check``
 only reports and exits 1 when the file would change (for CI and hooks).
+Terminal control sequences and bidi overrides in the file (pasted from a terminal
+or a web page) are removed too, and an API key is redacted: a note never carries them.
 ``--json`` prints ``{"file", "changed", "written", "respaced", "moved_punctuation",
-"duplicates_removed", "renumbered", "renames": {old: new}}`` (same exit codes).
+"duplicates_removed", "renumbered", "renames": {old: new}, "cleaned"}`` (same exit codes;
+``cleaned`` says control sequences or a key were taken out).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from core.atomic_file import atomic_write_bytes
 from core.citations import tidy_with_stats
 from core.errors import UserError
+from core.text_safety import clean_text
 from tui.commands.reconcile import read_text
 
 
@@ -31,8 +35,8 @@ def write_atomic(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _describe(stats) -> str:
-    parts = []
+def _describe(stats, cleaned: bool) -> str:
+    parts = ["control sequences removed"] if cleaned else []
     if stats.respaced:
         parts.append(f"{stats.respaced} respaced")
     if stats.moved_punctuation:
@@ -48,7 +52,9 @@ def _describe(stats) -> str:
 def run(args) -> int:
     original = read_text(args.file, "markdown file")
     crlf = "\r\n" in original
-    tidied, stats = tidy_with_stats(original)
+    safe = clean_text(original, multiline=True)
+    cleaned = safe != original.replace("\r\n", "\n")
+    tidied, stats = tidy_with_stats(safe)
     if crlf:
         tidied = tidied.replace("\n", "\r\n")
     changed = tidied != original
@@ -61,19 +67,19 @@ def run(args) -> int:
                 f"{args.file}: cannot write ({exc.strerror})", hint="check the file's permissions"
             ) from None
     if as_json:
-        print(json.dumps(_document(args.file, changed, changed and not args.check, stats), indent=2))
+        print(json.dumps(_document(args.file, changed, changed and not args.check, stats, cleaned), indent=2))
     elif not changed:
-        print(f"{args.file}: already tidy")
+        print(clean_text(f"{args.file}: already tidy"))
     elif args.check:
-        print(f"{args.file}: would change — {_describe(stats)}")
+        print(clean_text(f"{args.file}: would change — {_describe(stats, cleaned)}"))
     else:
-        print(f"{args.file}: tidied — {_describe(stats)}")
+        print(clean_text(f"{args.file}: tidied — {_describe(stats, cleaned)}"))
     return 1 if changed and args.check else 0
 
 
-def _document(path: Path, changed: bool, written: bool, stats) -> dict:
+def _document(path: Path, changed: bool, written: bool, stats, cleaned: bool) -> dict:
     return {
-        "file": str(path),
+        "file": clean_text(str(path)),
         "changed": changed,
         "written": written,
         "respaced": stats.respaced if changed else 0,
@@ -81,4 +87,5 @@ def _document(path: Path, changed: bool, written: bool, stats) -> dict:
         "duplicates_removed": stats.duplicates_removed if changed else 0,
         "renumbered": stats.renumbered if changed else 0,
         "renames": dict(stats.renames) if changed else {},
+        "cleaned": cleaned,
     }
