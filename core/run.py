@@ -702,8 +702,8 @@ async def _finish_off_loop(run: SectionRun, *, replace: bool = False) -> bool:
     one write (the store's group commit). A cancellation arriving meanwhile waits for the
     write to land, so the record it then stores replaces this one instead of racing it."""
     state = _closing_record(run.store, run.record, run.outcome, run.t0, run.progress, replace=replace)
-    record = run.record.model_copy(deep=True)  # a later replace must not change what this write stores
-    future = _store_writer().submit(_store_record, run.store, record, state, run.outcome, replace=replace)
+    # The record is not touched again until this write has landed (a cancellation waits for it).
+    future = _store_writer().submit(_store_record, run.store, run.record, state, run.outcome, replace=replace)
     try:
         return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
