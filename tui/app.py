@@ -18,7 +18,10 @@ reports (offline), and ``v`` checks a section's URLs in a worker of its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -148,6 +151,32 @@ class SourcedeskApp(CheckRunner, App[None]):
             self.say(f"No {writer.key_name} is set: runs will fail at the writer until one is set.", "warning")
         for notice in self.loaded.notices:
             self.say(notice, "warning")
+        self._watch_terminal()
+
+    def _watch_terminal(self) -> None:
+        """Quit when the terminal goes away (a closed tmux pane, a dropped ssh session).
+
+        Textual's input thread reads end-of-file from a hung-up terminal in a tight loop, so an
+        orphaned workbench would burn a core and keep the memo's lock for ever; leaving through
+        the normal exit path also stops the demo sandbox and closes the store."""
+        try:
+            fd = sys.__stdin__.fileno() if sys.__stdin__ is not None else -1
+        except (OSError, ValueError):
+            fd = -1
+        if fd < 0 or not os.isatty(fd):
+            return  # headless (tests, pipes): nothing to watch
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals off the main thread
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._terminal_gone)
+
+        def check() -> None:
+            if not os.isatty(fd):
+                self._terminal_gone()
+
+        self.set_interval(1.0, check, name="terminal-watch")
+
+    def _terminal_gone(self) -> None:
+        log.warning("the terminal went away; closing the workbench")
+        self.exit()
 
     async def on_unmount(self) -> None:
         for job in list(self.jobs.values()):
