@@ -15,9 +15,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/sourcedesk demo
 
+# The quality gates CI runs: lint and format, types (strict on core and store, see
+# pyproject.toml), and the layering contracts (ARCHITECTURE.md).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -n 2 tests

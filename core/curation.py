@@ -20,7 +20,7 @@ that domain's pages (``core.namesakes``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,10 +35,11 @@ from core.name_rejects import assemble as assemble_names
 from core.namesakes import NamesakeStore, TitleSeen, learn, remember
 from core.phrases import normalise_phrase
 from core.providers import marker_prefixes
+from core.reject_domains import canonical_domain
 from core.rejected import Rejections
 from core.settings import Settings
+from core.storage import MemoStorage, RejectLists
 from core.urls import host_of, normalise_url, strip_www
-from store.rejections import canonical_domain
 
 Scope = Literal["memo", "global"]
 
@@ -93,7 +94,7 @@ def on_domain(url: str, domain: str) -> bool:
     return excluded_by(url, [domain]) is not None
 
 
-def preview_reject(store: Any, section_ids: Iterable[str], domain: str) -> dict[str, list[Source]]:
+def preview_reject(store: MemoStorage, section_ids: Iterable[str], domain: str) -> dict[str, list[Source]]:
     """The kept sources a rejection of ``domain`` takes out of each section's frozen set."""
     hits: dict[str, list[Source]] = {}
     for sid in section_ids:
@@ -132,11 +133,11 @@ def _truncation_warning(kept: list[Source], omitted: list[OmittedSource], budget
 def rebuild(
     base: SourceSet,
     *,
-    drop_urls: set[str] = frozenset(),
-    add: list[Source] = (),
-    force_keep: list[Source] = (),
-    excluded_add: list[RemovedSource] = (),
-    excluded_drop: set[str] = frozenset(),
+    drop_urls: Collection[str] = frozenset(),
+    add: Sequence[Source] = (),
+    force_keep: Sequence[Source] = (),
+    excluded_add: Sequence[RemovedSource] = (),
+    excluded_drop: Collection[str] = frozenset(),
 ) -> SourceSet:
     """A copy of ``base`` with sources dropped/added, refilled to the budget and renumbered.
     URLs are compared normalised. The copy has no id or version (the store assigns them)."""
@@ -181,7 +182,7 @@ def _web(source: Source) -> bool:
     return source.url.lower().startswith(("http://", "https://"))
 
 
-def _remove_everywhere(loaded: LoadedMemo, store: Any, covers: Covers, result: CurationResult) -> None:
+def _remove_everywhere(loaded: LoadedMemo, store: MemoStorage, covers: Covers, result: CurationResult) -> None:
     """Take what ``covers`` matches out of every section's latest set; untouched sets keep their version."""
     for section in loaded.memo.sections:
         sid = section.id
@@ -207,11 +208,11 @@ def _removal(source: Source, rule: str) -> RemovedSource:
 
 def reject_domains(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     domains: Sequence[str],
     *,
     scope: Scope,
-    global_store: Any,
+    global_store: RejectLists,
     settings: Settings | None = None,
     note: str = "",
 ) -> CurationResult:
@@ -241,11 +242,11 @@ def reject_domains(
 
 def reject_domain(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     domain: str,
     *,
     scope: Scope,
-    global_store: Any,
+    global_store: RejectLists,
     settings: Settings | None = None,
     note: str = "",
 ) -> CurationResult:
@@ -254,7 +255,7 @@ def reject_domain(
     return reject_domains(loaded, store, [domain], scope=scope, global_store=global_store, note=note)
 
 
-def _learn_from_domains(loaded: LoadedMemo, store: Any, domains: Sequence[str], result: CurationResult) -> None:
+def _learn_from_domains(loaded: LoadedMemo, store: MemoStorage, domains: Sequence[str], result: CurationResult) -> None:
     """Namesakes named in the titles of the rejected domains' pages, wherever the sets saw them."""
     seen: list[TitleSeen] = []
     for section in loaded.memo.sections:
@@ -277,7 +278,7 @@ def _learn_from_domains(loaded: LoadedMemo, store: Any, domains: Sequence[str], 
         result.learned = [n.name for n in learned]
 
 
-def rejected_scopes(store: Any, global_store: Any, domain: str) -> list[str]:
+def rejected_scopes(store: MemoStorage, global_store: RejectLists, domain: str) -> list[str]:
     try:
         key = canonical_domain(domain)
     except UserError:
@@ -285,7 +286,7 @@ def rejected_scopes(store: Any, global_store: Any, domain: str) -> list[str]:
     return [name for name, s in (("memo", store), ("global", global_store)) if key in s.rejects()]
 
 
-def _current(store: Any, global_store: Any) -> Rejections:
+def _current(store: MemoStorage, global_store: RejectLists) -> Rejections:
     return Rejections.of(
         memo_domains=store.rejects(),
         global_domains=global_store.rejects(),
@@ -296,7 +297,7 @@ def _current(store: Any, global_store: Any) -> Rejections:
 
 def _put_back(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     lifted: Callable[[RemovedSource], bool],
     still: Rejections,
     result: CurationResult,
@@ -332,10 +333,10 @@ def _put_back(
 
 def unreject_domain(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     domain: str,
     *,
-    global_store: Any,
+    global_store: RejectLists,
     settings: Settings | None = None,
     scope: Scope | None = None,
 ) -> CurationResult:
@@ -385,7 +386,7 @@ def name_covers(name: str) -> Callable[[Source], bool]:
     return lambda source: _web(source) and names.match(source) is not None
 
 
-def preview_reject_name(store: Any, section_ids: Iterable[str], name: str) -> dict[str, list[Source]]:
+def preview_reject_name(store: MemoStorage, section_ids: Iterable[str], name: str) -> dict[str, list[Source]]:
     """The kept sources a rejection of ``name`` takes out of each section's frozen set."""
     try:
         canonical_name(name)
@@ -403,11 +404,11 @@ def preview_reject_name(store: Any, section_ids: Iterable[str], name: str) -> di
 
 def reject_name(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     name: str,
     *,
     scope: Scope,
-    global_store: Any,
+    global_store: RejectLists,
     note: str = "",
 ) -> CurationResult:
     """Reject a name ("Kestra Medical") in the memo or globally: every source whose title or
@@ -424,7 +425,7 @@ def reject_name(
     return result
 
 
-def rejected_name_scopes(store: Any, global_store: Any, name: str) -> list[str]:
+def rejected_name_scopes(store: MemoStorage, global_store: RejectLists, name: str) -> list[str]:
     key = normalise_phrase(name)
     return [
         scope
@@ -435,10 +436,10 @@ def rejected_name_scopes(store: Any, global_store: Any, name: str) -> list[str]:
 
 def unreject_name(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     name: str,
     *,
-    global_store: Any,
+    global_store: RejectLists,
     scope: Scope | None = None,
 ) -> CurationResult:
     """Lift a name reject and put back what it removed (unless another rejection still covers it)."""
@@ -483,7 +484,7 @@ def _find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
 DROPPED_RULE = "analyst:dropped"
 
 
-def drop_source(store: Any, section_id: str, url: str) -> SourceSet:
+def drop_source(store: MemoStorage, section_id: str, url: str) -> SourceSet:
     """Take one source out of the section's frozen set (only this set: a refresh may find it
     again — reject its domain to keep it out of later retrievals)."""
     latest = store.latest_source_set(section_id)
@@ -505,7 +506,7 @@ def drop_source(store: Any, section_id: str, url: str) -> SourceSet:
     )
 
 
-def restore_source(store: Any, section_id: str, url: str) -> SourceSet:
+def restore_source(store: MemoStorage, section_id: str, url: str) -> SourceSet:
     """Undo ``drop_source``: the source comes back from the set version it was in."""
     versions = store.source_set_versions(section_id)
     if not versions:
@@ -522,7 +523,7 @@ def restore_source(store: Any, section_id: str, url: str) -> SourceSet:
 
 def promote_web_result(
     loaded: LoadedMemo,
-    store: Any,
+    store: MemoStorage,
     section_id: str,
     result: dict[str, Any],
     *,

@@ -21,3 +21,15 @@ class MemoError(UserError):
 
 class StoreLocked(UserError):
     """Another process holds the memo's store."""
+
+
+class RetrievalError(Exception):
+    """A provider could not retrieve an entry's sources. ``message`` is a sentence the
+    analyst can act on (never a key, a header or a raw page); ``requests`` counts the
+    HTTP requests spent before giving up. The retrieval stage turns it into a
+    ``degraded`` warning and the section carries on writer-only."""
+
+    def __init__(self, message: str, *, requests: int = 0):
+        self.message = message
+        self.requests = requests
+        super().__init__(message)

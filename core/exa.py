@@ -34,6 +34,7 @@ from pydantic import SecretStr
 
 from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
 from core.deadline import DeadlineExceeded, budget, current_deadline
+from core.errors import RetrievalError
 from core.facts import decode_json_object
 from core.http_policy import (
     EXA_RETRY,
@@ -85,16 +86,14 @@ ErrorKind = Literal[
 ]
 
 
-class ExaError(Exception):
+class ExaError(RetrievalError):
     """Exa could not give us results. ``str()`` is a sentence an analyst can act on;
     it never contains the key, a header or a raw HTML page."""
 
     def __init__(self, kind: ErrorKind, status: int | None, message: str, *, requests: int = 0):
         self.kind = kind
         self.status = status
-        self.message = message
-        self.requests = requests  # HTTP requests spent before giving up
-        super().__init__(message)
+        super().__init__(message, requests=requests)
 
     def __repr__(self) -> str:
         return f"ExaError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
+from core.atomic_file import atomic_write_text
 from core.citations.house import HOUSE_HEADINGS
 from core.citations.parse import Definition, ParsedDoc, parse
 from core.citations.rewrite import Edit, apply_edits, delete_lines, rewrite_markers
@@ -48,7 +49,6 @@ from core.memo_loader import load_memo
 from core.notes import find_note, parse_note
 from core.text_safety import clean_text
 from core.urls import normalise_url
-from store.atomic_file import atomic_write_text
 
 DEFAULT_OUTPUT = "memo.md"
 SOURCES_HEADING = "## Sources"
@@ -85,7 +85,7 @@ class ExportResult:
 
 # A citation's identity in the memo: ("n", "url:<normalised>" | "text:<definition>") for
 # numbered citations, ("p", key, definition text | None) for an analyst-protected key.
-_Ident = tuple
+_Ident = tuple[str, ...] | tuple[str, str, str | None]
 
 
 @dataclass

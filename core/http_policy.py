@@ -39,7 +39,7 @@ class RetryPolicy:
             return retry_after
         # Absent, zero or absurd Retry-After: fall back to our own backoff rather than
         # hammering the service or stalling a section for minutes.
-        backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
+        backoff = min(self.base_delay_s * (2.0**attempt), self.max_delay_s)
         return backoff * (0.5 + rng.random() / 2)  # "equal jitter": never zero, never above the cap
 
 

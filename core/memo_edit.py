@@ -22,13 +22,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
+from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
 from core.memo import Memo
-from store.atomic_file import atomic_write_bytes
 
 PIN_MODES = ("entity", "none")
 
@@ -41,13 +41,16 @@ class PinEdit:
     changed: int  # entries whose pin changed
 
 
+_NO_TIMESTAMPS = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 class _Loader(yaml.SafeLoader):
     """Dates stay text, as in core.memo_loader (the comparison must see what the memo sees)."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
+    yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 
 def _get(mapping: yaml.Node, *names: str) -> tuple[yaml.ScalarNode, yaml.Node] | None:
@@ -115,7 +118,9 @@ def _plan_edits(text: str, entry: yaml.MappingNode, new: str, path: Path) -> lis
         while at > 0 and text[at - 1] in " \t":
             at -= 1
         return [(at, at, f", pin: {new}")]
-    provider_key, provider_value = _get(entry, "provider")  # type: ignore[misc]
+    found = _get(entry, "provider")
+    assert found is not None  # _entries keeps only the entries that name their provider
+    provider_key, provider_value = found
     newline = "\r\n" if "\r\n" in text else "\n"
     eol = text.find("\n", provider_value.end_mark.index)
     indent = " " * provider_key.start_mark.column
@@ -153,10 +158,12 @@ def set_section_pin(memo_path: Path, section_id: str, new: str) -> PinEdit:
         data = yaml.load(text, Loader=_Loader)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise _refuse(path, None, f"it does not parse ({exc.__class__.__name__})") from None
+    if root is None:
+        raise _refuse(path, None, "no sections list")
     entries = _entries(root, section_id, path)
     if not entries:
         raise UserError(f"section {section_id!r} has no Exa entry: there is no pin mode to change")
-    old = [(_get(e, "pin")[1].value if _get(e, "pin") else "entity") for e in entries]
+    old = [str(pin[1].value) if (pin := _get(e, "pin")) else "entity" for e in entries]
     edits = [span for e in entries for span in _plan_edits(text, e, new, path)]
     result = PinEdit(section_id=section_id, old=old, new=new, changed=sum(1 for o in old if o != new))
     if not edits:

@@ -14,6 +14,7 @@ import inspect
 import re
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,7 +185,8 @@ def _got(value: Any) -> str:
 
 
 def _bounds(info: FieldInfo | None) -> tuple[Any, Any]:
-    lo = hi = None
+    lo: object = None
+    hi: object = None
     for meta in info.metadata if info else ():
         if isinstance(meta, annotated_types.Ge):
             lo = meta.ge
@@ -222,7 +224,7 @@ _SIMPLE_EXPECTED = {
 }
 
 
-def describe_error(err: dict[str, Any], root: yaml.Node | None) -> Problem:
+def describe_error(err: Mapping[str, Any], root: yaml.Node | None) -> Problem:
     """One entry of ``ValidationError.errors()`` as a problem at the line the analyst edits."""
     kind = err.get("type", "")
     loc = tuple(err.get("loc", ()))

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -64,7 +64,15 @@ class _Loader(yaml.SafeLoader):
     yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 
-class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: ~7x faster
+# libyaml's loader is about 7x faster; a PyYAML built without it falls back to the pure one
+# (the two share one interface, which is what the type checker is told).
+if TYPE_CHECKING:
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLoader(_Base):
     yaml_implicit_resolvers = _NO_TIMESTAMPS
 
 
@@ -289,7 +297,7 @@ def _vars_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
 def _provider_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
     """Entries for providers the schema does not know: the provider must be registered,
     and its own entry model (if it has one) must accept the entry."""
-    from core.providers import PROVIDERS
+    from core.providers import PLUGIN_ERRORS, PROVIDERS
 
     problems: list[Problem] = []
     for i, section in enumerate(memo.sections):
@@ -304,6 +312,9 @@ def _provider_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]:
                 quoted = [f"'{k}'" for k in known]
                 expected = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
                 hint = (f"did you mean '{close[0]}'? " if close else "") + "providers: " + ", ".join(known)
+                broken = PLUGIN_ERRORS.get(entry.provider)
+                if broken is not None:  # installed, but it would not load: say why instead of guessing
+                    hint = f"the installed provider plugin '{entry.provider}' failed to load ({broken}); fix or reinstall it"
                 problems.append(Problem(node_line(node), shown, hint=hint, expected=expected, got=repr(entry.provider)))
             elif provider.entry_model is not None:
                 try:

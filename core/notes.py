@@ -22,10 +22,10 @@ from typing import Any
 
 import yaml
 
+from core.atomic_file import atomic_write_text
 from core.citations.house import HOUSE_HEADINGS, RETRIEVED_HEADING, WEB_HEADING
 from core.errors import UserError
 from core.text_safety import clean_text
-from store.atomic_file import atomic_write_text
 
 SECTIONS_DIR = "sections"
 SOURCES_HEADINGS = HOUSE_HEADINGS

@@ -50,7 +50,7 @@ def yaml_scalar(value: str) -> str:
 
 def _reads_back(text: str, value: str) -> bool:
     try:
-        return yaml.safe_load(f"k: {text}\n") == {"k": value}
+        return bool(yaml.safe_load(f"k: {text}\n") == {"k": value})
     except yaml.YAMLError:
         return False
 

@@ -152,7 +152,7 @@ def _check_markers(source_set: SourceSet) -> list[str]:
     numbers: dict[str, list[int]] = {}
     for s in source_set.sources:
         m = _MARKER_RE.match(s.marker or "")
-        if not m:
+        if not m or s.marker is None:
             raise PromptError(
                 f"source set {source_set.id or source_set.section!r}: source {s.url!r} has no usable marker "
                 f"({s.marker!r}); markers are assigned after budget packing"
@@ -317,7 +317,7 @@ def build_prompt(
     (default: the ones memo.yaml declares) are named as what the subject is not."""
     today = today or date.today()
     sources = source_set.sources if source_set is not None else []
-    markers = _check_markers(source_set) if sources else []
+    markers = _check_markers(source_set) if source_set is not None and sources else []
     subject = _one_line(memo.subject.name)
 
     system_parts = [
@@ -349,8 +349,8 @@ def build_prompt(
     system_parts += ["\n".join(rules), _citation_rules(markers, web_search)]
 
     user_parts = [_subject_block(memo)]
-    if markers:
-        user_parts.append(retrieved_block(source_set))  # type: ignore[arg-type]
+    if markers and source_set is not None:  # markers come from a set
+        user_parts.append(retrieved_block(source_set))
     user_parts.append(_section_block(memo, section))
 
     return Prompt(system="\n\n".join(system_parts) + "\n", user="\n\n".join(user_parts) + "\n", markers=markers)

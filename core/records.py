@@ -129,7 +129,6 @@ class StoredOutcome(_Record):
     warnings: LenientList[str] = Field(default_factory=list)
     requests: LenientDict[int] = Field(default_factory=dict)
     source_set_reused: Lenient[bool] = None
-    raw_citation_classes: Lenient[dict[str, int]] = None
     report: Lenient[StoredReport] = None  # older records only: newer ones keep it once, in the run
 
 

@@ -30,22 +30,20 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from core.budget import MARKER_PREFIXES, assign_markers, pack
 from core.deadline import Deadline, DeadlineExceeded, until
-from core.errors import UserError
-from core.exa import ExaClient, ExaError
-from core.http_policy import EXA_RETRY
-from core.memo_loader import LoadedMemo, load_memo
+from core.errors import RetrievalError, UserError
+from core.memo_loader import LoadedMemo
 from core.models import RemovedSource, RunWarning, Source, SourceSet
-from core.namesakes import NamesakeStore, learn_from_set, remember
-from core.providers import ProviderContext, ProviderResult, get_provider, marker_prefixes
+from core.namesakes import learn_from_set, remember
+from core.providers import ProviderClients, ProviderContext, ProviderResult, get_provider, marker_prefixes
 from core.rejected import Rejections
 from core.settings import Settings
+from core.storage import MemoStorage, RejectLists, SourceSetStore
 from core.templates import template_variables
 from core.urls import normalise_url
 
@@ -71,6 +69,7 @@ class RetrievalOutcome:
     source_set: SourceSet
     reused: bool = False  # the frozen set was reused: no network
     requests: int = 0  # HTTP requests made by this call
+    requests_by_provider: dict[str, int] = field(default_factory=dict)  # the same, per provider name
     kept_previous: bool = False  # retrieval degraded; an earlier good set was kept
 
 
@@ -131,24 +130,10 @@ def _aware(dt: datetime) -> datetime:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
-def _good_versions(store: Any, section_id: str, fingerprint: str) -> list[SourceSet]:
+def _good_versions(store: SourceSetStore, section_id: str, fingerprint: str) -> list[SourceSet]:
     """The newest stored non-degraded set for this exact request (only that one is read)."""
     latest = store.latest_source_set(section_id, fingerprint=fingerprint, degraded=False)
     return [latest] if latest is not None else []
-
-
-def exa_client_from_settings(settings: Settings) -> ExaClient:
-    retry = dataclasses.replace(
-        EXA_RETRY, max_retries=max(0, settings.max_retries), max_retry_after_s=settings.retry_max_wait_s
-    )
-    return ExaClient(
-        settings.exa_url,
-        settings.exa_api_key,
-        timeout=settings.request_timeout_s,
-        retry=retry,
-        rate_per_s=settings.exa_requests_per_second,
-        max_response_bytes=settings.exa_max_response_bytes,
-    )
 
 
 def _dedupe_key(url: str) -> str:
@@ -166,7 +151,7 @@ def _label(source: Source) -> str:
     return source.title or source.host or source.url
 
 
-async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaClient | None) -> list[ProviderResult]:
+async def _fetch_entries(plan: SectionPlan, settings: Settings, clients: ProviderClients) -> list[ProviderResult]:
     """Every entry, in order; each failure is contained to its entry.
 
     The whole section has one deadline (``retrieval_deadline_s``): an entry still
@@ -177,22 +162,23 @@ async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaC
     deadline = Deadline(settings.retrieval_deadline_s, "the section's retrieval (retrieval_deadline_s)")
     for index, entry in enumerate(section.include_sources):
         provider = get_provider(entry.provider)
-        ctx = plan.context.with_entry(index)
-        ctx.exa = exa_client
+        ctx = dataclasses.replace(plan.context.with_entry(index), clients=clients)
         what = f"{provider.name} entry {index + 1}"
         failed: str | None = None
         result = ProviderResult()
         if provider.uses_network and not settings.retrieval_enabled:
             failed = f"retrieval is switched off (retrieval_enabled: false) — {what} was skipped; {WRITER_ONLY}"
-        elif provider.name == "exa" and (exa_client is None or not exa_client.has_key):
-            failed = f"no Exa API key is set — {what} was skipped; set EXA_API_KEY; {WRITER_ONLY}"
+        elif provider.missing_key(settings):
+            failed = (
+                f"no {provider.display_name} API key is set — {what} was skipped; set {provider.key_env}; {WRITER_ONLY}"
+            )
         elif provider.uses_network and deadline.expired:
             failed = (
                 f"{what} was not started: the section's retrieval had used up its "
                 f"{deadline.seconds:g} s deadline (retrieval_deadline_s); {WRITER_ONLY}"
             )
         else:
-            requests_before = exa_client.requests_sent if exa_client is not None else 0
+            requests_before = clients.requests_sent(provider)
             try:
                 fetching = provider.fetch(entry, ctx)
                 if provider.uses_network:
@@ -200,13 +186,13 @@ async def _fetch_entries(plan: SectionPlan, settings: Settings, exa_client: ExaC
                 else:
                     result = await fetching
             except DeadlineExceeded:
-                spent = (exa_client.requests_sent if exa_client is not None else 0) - requests_before
+                spent = clients.requests_sent(provider) - requests_before
                 result = ProviderResult(requests=max(spent, 0))
                 failed = (
                     f"{what} was stopped: the section's retrieval took longer than its "
                     f"{deadline.seconds:g} s deadline (retrieval_deadline_s); {WRITER_ONLY}"
                 )
-            except ExaError as exc:
+            except RetrievalError as exc:
                 result = ProviderResult(requests=exc.requests)
                 failed = f"{exc.message} — {what} returned no sources; {WRITER_ONLY}"
             except Exception as exc:
@@ -321,10 +307,8 @@ def enforce_rejections(source_set: SourceSet, rejections: Rejections) -> SourceS
     return curated.model_copy(update={"warnings": [*curated.warnings, warning], "requests": 0, "cost_dollars": 0.0})
 
 
-def _learn_namesakes(store: object, loaded: LoadedMemo, source_set: SourceSet) -> None:
+def _learn_namesakes(store: MemoStorage, loaded: LoadedMemo, source_set: SourceSet) -> None:
     """Impostors the pin removed and rejected domains' titles teach namesakes (``core.namesakes``)."""
-    if not isinstance(store, NamesakeStore):
-        return
     subject = loaded.memo.subject
     pins = [p for e in source_set.request.get("entries", []) if isinstance(e, dict) for p in e.get("pins") or []]
     learned = learn_from_set(
@@ -344,29 +328,36 @@ async def retrieve_section_outcome(
     loaded_memo: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
-    global_rejects: list[str],
+    global_rejects: Sequence[str] = (),
     refresh: bool = False,
-    exa_client: ExaClient | None = None,
+    clients: ProviderClients | None = None,
     now: datetime | None = None,
     global_name_rejects: Sequence[str] = (),
 ) -> RetrievalOutcome:
-    outcome = await _retrieve(
-        loaded_memo,
-        section_id,
-        store=store,
-        settings=settings,
-        global_rejects=global_rejects,
-        refresh=refresh,
-        exa_client=exa_client,
-        now=now,
-        global_name_rejects=global_name_rejects,
-    )
+    """The section's set and what getting it cost. ``clients``: the run's shared provider
+    clients (without them the call opens its own and closes them)."""
+    owned = clients is None
+    clients = clients if clients is not None else ProviderClients(settings)
+    try:
+        outcome = await _retrieve(
+            loaded_memo,
+            section_id,
+            store=store,
+            settings=settings,
+            global_rejects=global_rejects,
+            refresh=refresh,
+            clients=clients,
+            now=now,
+            global_name_rejects=global_name_rejects,
+        )
+    finally:
+        if owned:
+            await clients.aclose()
     # Damaged stored data met on the way (set aside, treated as missing) is reported with this
     # run; it is not saved into the set, so it is said once.
-    take = getattr(store, "take_notices", None)
-    notices = take(section_id) if callable(take) else []
+    notices = store.take_notices(section_id)
     if notices:
         extra = [RunWarning(code="quarantined", message=n) for n in notices]
         outcome.source_set = outcome.source_set.model_copy(update={"warnings": [*outcome.source_set.warnings, *extra]})
@@ -377,11 +368,11 @@ async def _retrieve(
     loaded_memo: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
-    global_rejects: list[str],
+    global_rejects: Sequence[str],
     refresh: bool,
-    exa_client: ExaClient | None,
+    clients: ProviderClients,
     now: datetime | None,
     global_name_rejects: Sequence[str],
 ) -> RetrievalOutcome:
@@ -391,7 +382,7 @@ async def _retrieve(
         section_id,
         settings=settings,
         memo_rejects=store.rejects(),
-        global_rejects=global_rejects,
+        global_rejects=list(global_rejects),
         memo_name_rejects=store.reject_names(),
         global_name_rejects=global_name_rejects,
         now=now,
@@ -406,15 +397,10 @@ async def _retrieve(
                 return RetrievalOutcome(source_set=good[0], reused=True)
             return RetrievalOutcome(source_set=store.save_source_set(curated), reused=True)
 
-    owned = None
-    wants_exa = any(e.provider == "exa" for e in plan.context.section.include_sources)
-    if exa_client is None and wants_exa and settings.retrieval_enabled:
-        exa_client = owned = exa_client_from_settings(settings)
-    try:
-        results = await _fetch_entries(plan, settings, exa_client)
-    finally:
-        if owned is not None:
-            await owned.aclose()
+    results = await _fetch_entries(plan, settings, clients)
+    by_provider: dict[str, int] = {}
+    for entry, result in zip(plan.context.section.include_sources, results, strict=True):
+        by_provider[entry.provider] = by_provider.get(entry.provider, 0) + result.requests
     fresh = _assemble(plan, loaded_memo, results)
     fresh = enforce_rejections(fresh, rejections) or fresh  # providers that do not know every rule
 
@@ -430,7 +416,9 @@ async def _retrieve(
         if curated is not None:
             previous = store.save_source_set(curated)
         kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})
-        return RetrievalOutcome(source_set=kept, requests=fresh.requests, kept_previous=True)
+        return RetrievalOutcome(
+            source_set=kept, requests=fresh.requests, requests_by_provider=by_provider, kept_previous=True
+        )
 
     if fresh.degraded:
         latest = store.latest_source_set(section_id)
@@ -441,21 +429,21 @@ async def _retrieve(
             and _same_outcome(latest, fresh)
         ):
             # The same failure again: don't pile up identical empty versions.
-            return RetrievalOutcome(source_set=latest, requests=fresh.requests)
+            return RetrievalOutcome(source_set=latest, requests=fresh.requests, requests_by_provider=by_provider)
     saved = store.save_source_set(fresh)
     _learn_namesakes(store, loaded_memo, saved)
-    return RetrievalOutcome(source_set=saved, requests=fresh.requests)
+    return RetrievalOutcome(source_set=saved, requests=fresh.requests, requests_by_provider=by_provider)
 
 
 async def retrieve_section(
     loaded_memo: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
-    global_rejects: list[str],
+    global_rejects: Sequence[str] = (),
     refresh: bool = False,
-    exa_client: ExaClient | None = None,
+    clients: ProviderClients | None = None,
     now: datetime | None = None,
     global_name_rejects: Sequence[str] = (),
 ) -> SourceSet:
@@ -467,7 +455,7 @@ async def retrieve_section(
         settings=settings,
         global_rejects=global_rejects,
         refresh=refresh,
-        exa_client=exa_client,
+        clients=clients,
         now=now,
         global_name_rejects=global_name_rejects,
     )
@@ -478,9 +466,9 @@ def reapply_rejections(
     loaded_memo: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
-    global_rejects: list[str],
+    global_rejects: Sequence[str] = (),
     global_name_rejects: Sequence[str] = (),
     now: datetime | None = None,
 ) -> SourceSet | None:
@@ -491,7 +479,7 @@ def reapply_rejections(
         section_id,
         settings=settings,
         memo_rejects=store.rejects(),
-        global_rejects=global_rejects,
+        global_rejects=list(global_rejects),
         memo_name_rejects=store.reject_names(),
         global_name_rejects=global_name_rejects,
         now=now,
@@ -529,64 +517,48 @@ def _failed_outcome(section_id: str, exc: BaseException) -> RetrievalOutcome:
 
 
 async def retrieve_memo_outcomes(
-    memo_dir: Path | str,
+    loaded: LoadedMemo,
     section_ids: list[str] | None = None,
     *,
+    store: MemoStorage,
+    global_lists: RejectLists,
     refresh: bool = False,
-    settings: Settings | None = None,
-    exa_client: ExaClient | None = None,
+    settings: Settings,
+    clients: ProviderClients | None = None,
     now: datetime | None = None,
 ) -> list[RetrievalOutcome]:
-    """Every requested section, concurrently (bounded); one section's failure stays its own."""
-    from store.global_store import GlobalStore
-    from store.memo_store import MemoStore
-
-    settings = settings or Settings()
-    loaded = load_memo(Path(memo_dir))
+    """Every requested section, concurrently (bounded); one section's failure stays its own.
+    ``store`` is the memo's open store and ``global_lists`` the analyst's global rejections."""
     ids = check_section_ids(loaded, section_ids)
-    global_store = GlobalStore()
-    global_rejects = global_store.rejects()
-    global_names = global_store.reject_names()
-    owned = None
-    if exa_client is None and settings.retrieval_enabled:
-        exa_client = owned = exa_client_from_settings(settings)
+    global_rejects = global_lists.rejects()
+    global_names = global_lists.reject_names()
+    owned = clients is None
+    shared = clients if clients is not None else ProviderClients(settings)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrent_sections))
+
+    async def one(section_id: str) -> RetrievalOutcome:
+        async with semaphore:
+            try:
+                return await retrieve_section_outcome(
+                    loaded,
+                    section_id,
+                    store=store,
+                    settings=settings,
+                    global_rejects=global_rejects,
+                    refresh=refresh,
+                    clients=shared,
+                    now=now,
+                    global_name_rejects=global_names,
+                )
+            except Exception as exc:
+                log.exception("retrieval of section %s failed", section_id)
+                return _failed_outcome(section_id, exc)
+
     try:
-        with MemoStore(loaded.dir) as store:
-
-            async def one(section_id: str) -> RetrievalOutcome:
-                async with semaphore:
-                    try:
-                        return await retrieve_section_outcome(
-                            loaded,
-                            section_id,
-                            store=store,
-                            settings=settings,
-                            global_rejects=global_rejects,
-                            refresh=refresh,
-                            exa_client=exa_client,
-                            now=now,
-                            global_name_rejects=global_names,
-                        )
-                    except Exception as exc:
-                        log.exception("retrieval of section %s failed", section_id)
-                        return _failed_outcome(section_id, exc)
-
-            return list(await asyncio.gather(*(one(s) for s in ids)))
+        return list(await asyncio.gather(*(one(s) for s in ids)))
     finally:
-        if owned is not None:
-            await owned.aclose()
-
-
-async def retrieve_memo(
-    memo_dir: Path | str,
-    section_ids: list[str] | None = None,
-    *,
-    refresh: bool = False,
-    settings: Settings | None = None,
-) -> list[SourceSet]:
-    outcomes = await retrieve_memo_outcomes(memo_dir, section_ids, refresh=refresh, settings=settings)
-    return [o.source_set for o in outcomes]
+        if owned:
+            await shared.aclose()
 
 
 __all__ = [
@@ -594,12 +566,10 @@ __all__ = [
     "SectionPlan",
     "check_section_ids",
     "enforce_rejections",
-    "exa_client_from_settings",
     "fingerprint_of",
     "plan_section",
     "reapply_rejections",
     "rejections_of",
-    "retrieve_memo",
     "retrieve_memo_outcomes",
     "retrieve_section",
     "retrieve_section_outcome",

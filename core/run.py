@@ -8,8 +8,13 @@ outcome. Retrieval trouble never blocks a run: it degrades (writer-only, with a
 warning). Every run — failed ones too — is recorded in the memo store with its
 inputs, the raw writer answer, the reconcile report, timings and cost.
 
-Sections run concurrently, bounded by ``max_concurrent_sections``; the Exa and
-writer clients (and so their rate limiters and connection pools) are shared,
+One function per stage, each reading the ``SectionRun`` and what the stage before
+it produced: ``resolve_sources`` → ``write_section`` → ``reconcile_section`` →
+``save_note``. ``run_section`` strings them together and turns every failure into
+an outcome.
+
+Sections run concurrently, bounded by ``max_concurrent_sections``; the provider
+and writer clients (and so their rate limiters and connection pools) are shared,
 and one section's failure never stops the others. A section only ever writes
 its own note file.
 """
@@ -24,8 +29,7 @@ import hashlib
 import logging
 import secrets
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,22 +37,25 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
+from core.about import AboutJudge
 from core.citations import reconcile
 from core.citations.bare_urls import find_bare_urls
 from core.deadline import DeadlineExceeded, within
 from core.errors import UserError
 from core.hosts import PinRefused, excluded_by, host_matches_any, validate_pin
 from core.http_policy import WRITER_RETRY
-from core.memo import Memo, Section
+from core.memo import ExaEntry, Memo, Section
 from core.memo_judge import annotate, annotate_results, memo_judge
-from core.memo_loader import LoadedMemo, load_memo
-from core.models import SourceSet
+from core.memo_loader import LoadedMemo
+from core.models import Source, SourceSet
 from core.name_rejects import assemble as assemble_names
 from core.notes import NoteRecord, note_path, render_note, write_note_atomic
 from core.prompt import build_prompt, effective_web_search
-from core.records import RunRecord
-from core.retrieval import check_section_ids, exa_client_from_settings, retrieve_section_outcome
+from core.providers import ProviderClients
+from core.records import RunError, RunRecord, StoredOutcome, StoredReport
+from core.retrieval import check_section_ids, retrieve_section_outcome
 from core.settings import Settings
+from core.storage import MemoStorage, RejectLists, RunStore
 from core.urls import host_of, normalise_url
 from core.writers import Writer, WriteRequest, WriterError, WriterResponse, writer_class
 from core.writers.choice import LEGACY_MODELS, choose
@@ -87,8 +94,8 @@ class RunOutcome:
     source_set_reused: bool = False
     run_id: str | None = None
     timings: dict[str, float] = field(default_factory=lambda: {"retrieval_s": 0.0, "writer_s": 0.0, "total_s": 0.0})
-    requests: dict[str, int] = field(default_factory=lambda: {"exa": 0, "writer": 0})
-    raw_citation_classes: dict[str, int] | None = None  # sandbox only: class of every raw citation
+    # HTTP requests per retrieval provider the section uses ("exa": 0 for a reused set), and the writer's
+    requests: dict[str, int] = field(default_factory=lambda: {"writer": 0})
     sources: list[dict[str, Any]] = field(default_factory=list)  # the frozen set, each with its about verdict
     web_results: list[dict[str, Any]] = field(default_factory=list)  # the writer's results, with about
     recorded: bool = False  # the memo store holds this run's record (a later record replaces it)
@@ -113,7 +120,6 @@ class RunOutcome:
             "run_id": self.run_id,
             "timings": dict(self.timings),
             "requests": dict(self.requests),
-            "raw_citation_classes": self.raw_citation_classes,
             "sources": list(self.sources),
             "web_results": list(self.web_results),
         }
@@ -143,15 +149,11 @@ def _note_warning(text: str, known: set[str]) -> str:
     return text
 
 
-def _report_json(report: Any) -> dict[str, Any]:
-    return report.to_json() if hasattr(report, "to_json") else dict(report)
-
-
 def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> list[str]:
     """The hosts the writer's own search is pinned to: only when every Exa entry of the
     section is ``pin: entity`` (a section that also searches wide must not be pinned).
     Taken from the frozen set's request when it has one, so templates are already rendered."""
-    exa = [e for e in section.include_sources if e.provider == "exa"]
+    exa = [e for e in section.include_sources if isinstance(e, ExaEntry)]
     if not exa or any(e.pin != "entity" for e in exa):
         return []
     entries = (source_set.request or {}).get("entries") if source_set is not None else None
@@ -169,7 +171,7 @@ def writer_pins(memo: Memo, section: Section, source_set: SourceSet | None) -> l
     return list(dict.fromkeys(pins))
 
 
-def _source_json(source: Any) -> dict[str, Any]:
+def _source_json(source: Source) -> dict[str, Any]:
     return {
         "marker": source.marker,
         "title": source.title,
@@ -179,16 +181,8 @@ def _source_json(source: Any) -> dict[str, Any]:
     }
 
 
-def _result_json(n: int, result: dict[str, Any]) -> dict[str, Any]:
+def _result_json(n: int, result: Mapping[str, object]) -> dict[str, Any]:
     return {"n": n, "title": result.get("title"), "url": result.get("url"), "about": result.get("about")}
-
-
-def _classes(raw: dict[str, Any]) -> dict[str, int] | None:
-    truth = raw.get("sandbox_truth") if isinstance(raw, dict) else None
-    if not isinstance(truth, dict) or not isinstance(truth.get("citations"), list):
-        return None
-    counts = Counter(str(c.get("class")) for c in truth["citations"] if isinstance(c, dict))
-    return dict(sorted(counts.items()))
 
 
 async def _until_cancelled(awaitable: Awaitable[T], cancel: asyncio.Event | None) -> T:
@@ -261,11 +255,6 @@ def newest_first(entries: list[dict[str, Any]]) -> list[str]:
     return [str(e["domain"]) for e in ordered if e.get("domain")]
 
 
-def _blocked_hosts(results: list[dict[str, Any]], blocked: Callable[[str], object]) -> list[str]:
-    """Hosts of writer results the section may not cite (rejected, an aggregator, outside the pin)."""
-    return sorted({host_of(str(r["url"])) or str(r["url"]) for r in results if blocked(str(r["url"]))})
-
-
 def _explain_skipped(report: dict[str, Any], skipped: dict[int, str]) -> None:
     """Citations of a skipped (malformed) search result: say so, instead of the reconciler's
     wording for a blocked result, and never show the placeholder address."""
@@ -285,28 +274,308 @@ def _explain_skipped(report: dict[str, Any], skipped: dict[int, str]) -> None:
             )
 
 
-# ---------------------------------------------------------------- one section
+# ---------------------------------------------------------------- one section, stage by stage
+
+
+@dataclass
+class SectionRun:
+    """One section's run in progress: what every stage reads, and the outcome and run
+    record the stages fill in (the record is what the memo store keeps)."""
+
+    loaded: LoadedMemo
+    section: Section
+    store: MemoStorage
+    settings: Settings
+    writer: Writer
+    outcome: RunOutcome
+    record: RunRecord
+    started: datetime
+    progress: Progress | None = None
+    cancel: asyncio.Event | None = None
+    global_rejects: list[str] = field(default_factory=list)
+    global_name_rejects: list[str] = field(default_factory=list)
+    t0: float = field(default_factory=time.monotonic)
+    doing: str = "retrieving"  # the stage in words, for a failure or cancellation message
+
+    @property
+    def memo(self) -> Memo:
+        return self.loaded.memo
+
+    @property
+    def web_search(self) -> bool:
+        return bool(self.record.web_search)
+
+    def enter(self, stage: Stage, doing: str | None = None) -> None:
+        self.doing = doing or stage
+        _emit(self.progress, self.section.id, stage)
+
+
+@dataclass
+class Resolved:
+    """Stage 1's product: the frozen set, and its sources with their about verdicts."""
+
+    source_set: SourceSet
+    sources: list[Source]
+    judge: AboutJudge
+
+
+@dataclass
+class CitablePolicy:
+    """Which writer results the section may cite: inside the entity pin, not rejected, and
+    (for a wide section) not an aggregator."""
+
+    pins: list[str]
+    rejects: list[str]
+    aggregators: list[str]
+
+    def blocked(self, url: str) -> bool:
+        if is_placeholder(url):
+            return False  # not the analyst's doing; explained separately
+        if self.pins and not host_matches_any(url, self.pins):
+            return True
+        return bool(excluded_by(url, [*self.rejects, *self.aggregators]))
+
+    def refused_hosts(self, results: Sequence[Mapping[str, object]]) -> list[str]:
+        return sorted({host_of(str(r["url"])) or str(r["url"]) for r in results if self.blocked(str(r["url"]))})
+
+
+@dataclass
+class Written:
+    """Stage 2's product: the writer's answer and the rules its results are held to."""
+
+    response: WriterResponse
+    policy: CitablePolicy
+
+
+@dataclass
+class Reconciled:
+    """Stage 3's product: the finished section text and the web results it may cite."""
+
+    text: str
+    web_results: list[dict[str, object]]
+
+
+async def resolve_sources(
+    run: SectionRun, *, refresh: bool, clients: ProviderClients | None, now: datetime | None
+) -> Resolved:
+    """Stage 1: the section's frozen source set (reused or retrieved; degrades, never blocks)."""
+    run.enter("retrieving")
+    retrieval = await _until_cancelled(
+        retrieve_section_outcome(
+            run.loaded,
+            run.section.id,
+            store=run.store,
+            settings=run.settings,
+            global_rejects=run.global_rejects,
+            refresh=refresh,
+            clients=clients,
+            now=now,
+            global_name_rejects=run.global_name_rejects,
+        ),
+        run.cancel,
+    )
+    source_set = retrieval.source_set
+    judge = memo_judge(run.memo, run.store, extra=[source_set], global_name_rejects=run.global_name_rejects)
+    sources = annotate(judge, source_set.sources)
+    outcome = run.outcome
+    outcome.sources = [_source_json(s) for s in sources]
+    outcome.timings["retrieval_s"] = round(time.monotonic() - run.t0, 4)
+    outcome.source_set_id = source_set.id or None
+    outcome.source_set_reused = retrieval.reused
+    for name in dict.fromkeys(e.provider for e in run.section.include_sources):
+        outcome.requests[name] = retrieval.requests_by_provider.get(name, 0)
+    outcome.cost["retrieval"] = 0.0 if retrieval.reused or retrieval.kept_previous else source_set.cost_dollars
+    outcome.warnings += [_short(f"{w.code}: {w.message}") for w in source_set.warnings]
+    run.record.source_set_id = outcome.source_set_id
+    run.record.source_set_reused = retrieval.reused
+    return Resolved(source_set, sources, judge)
+
+
+def _citable_policy(run: SectionRun, source_set: SourceSet) -> CitablePolicy:
+    pins = writer_pins(run.memo, run.section, source_set)
+    rejects = list(dict.fromkeys([*newest_first(run.store.reject_entries()), *run.global_rejects]))
+    memo_aggregators = run.memo.settings.aggregators
+    aggregators = [] if pins else list(memo_aggregators if memo_aggregators is not None else run.settings.aggregators)
+    return CitablePolicy(pins, rejects, aggregators)
+
+
+async def write_section(run: SectionRun, resolved: Resolved) -> Written:
+    """Stage 2: the prompt, the writer's own search pinned like retrieval, and the answer
+    (within ``writer_deadline_s``; ``WriterError``/``DeadlineExceeded`` end the run)."""
+    run.enter("writing")
+    memo, web_search = run.memo, run.web_search
+    choice = choose(memo, run.section, has_presets=run.writer.has_presets, default_model=run.settings.writer_model)
+    prompt = build_prompt(
+        memo,
+        run.section,
+        resolved.source_set,
+        today=run.started.date(),
+        web_search=web_search,
+        namesakes=resolved.judge.namesake_refs,
+    )
+    policy = _citable_policy(run, resolved.source_set)
+    domain_filter = (
+        domain_filter_for(
+            policy.pins, [*policy.rejects, *policy.aggregators], cap=run.settings.writer_domain_filter_cap
+        )
+        if web_search
+        else []
+    )
+    request = WriteRequest(
+        prompt=prompt,
+        web_search=web_search,
+        domain_filter=tuple(domain_filter),
+        model=choice.model,
+        preset=choice.preset,
+        temperature=memo.writer.temperature,
+    )
+    record = run.record
+    record.model = f"preset:{choice.preset}" if choice.preset and web_search else (choice.model or run.writer.model)
+    record.writer_api = run.writer.api
+    record.writer = run.writer.describe(request)
+    record.domain_filter = list(domain_filter)
+    record.prompt = {"system": prompt.system, "user": prompt.user, "markers": list(prompt.markers)}
+    t1 = time.monotonic()
+    try:
+        response: WriterResponse = await _until_cancelled(
+            within(run.writer.write(request), run.settings.writer_deadline_s, what=WRITER_DEADLINE), run.cancel
+        )
+    finally:
+        run.outcome.timings["writer_s"] = round(time.monotonic() - t1, 4)
+    outcome = run.outcome
+    outcome.requests["writer"] = response.requests
+    outcome.cost["writer"] = float(response.cost_dollars or 0.0)
+    # In strict mode the writer's web results are not sources, so warnings about them are moot.
+    outcome.warnings += [_short(w) for w in response.warnings if web_search or w not in response.web.warnings]
+    record.model = response.model or record.model
+    record.raw_response = response.raw
+    record.web_results = response.search_results
+    record.annotations = response.annotations
+    return Written(response, policy)
+
+
+def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> Reconciled:
+    """Stage 3: every citation checked against the ground truth (frozen set ∪ this run's
+    citable web results), then tidied; the report goes to the outcome and the record."""
+    run.enter("reconciling")
+    memo, outcome, response, policy = run.memo, run.outcome, written.response, written.policy
+    web_search = run.web_search
+    web_results = annotate_results(resolved.judge, response.web.indexed()) if web_search else []
+    outcome.web_results = [_result_json(i + 1, r) for i, r in enumerate(web_results)]
+    if not web_search and len(response.web):
+        outcome.warnings.append(
+            f"writer: strict mode, but the writer returned {len(response.web)} web result(s); "
+            "they were not accepted as sources"
+        )
+    refused = policy.refused_hosts(response.search_results if web_search else [])
+    if refused:
+        why = (
+            "outside the pinned hosts or from rejected domains"
+            if policy.pins
+            else "from rejected domains or aggregators"
+        )
+        outcome.warnings.append(
+            f"writer: its own search returned results {why} ({', '.join(refused)}); they were not accepted as sources"
+        )
+    # A result naming a rejected name keeps its [N] slot (other numbers must not shift),
+    # but nothing can cite it: a citation to it is dropped.
+    names = assemble_names(memo_names=run.store.reject_names(), global_names=run.global_name_rejects)
+    named = {normalise_url(str(r.get("url"))): hit for r in web_results if (hit := names.match(r)) is not None}
+    if named:
+        phrases = ", ".join(f"'{p}'" for p in dict.fromkeys(h.phrase for h in named.values()))
+        outcome.warnings.append(
+            f"writer: its own search returned {len(named)} result(s) naming a rejected name ({phrases}); "
+            "they were not accepted as sources"
+        )
+    result = reconcile(
+        response.content,
+        resolved.sources,
+        search_results=web_results,
+        protected=tuple(memo.settings.protected_keys),
+        exclude=lambda url: is_placeholder(url) or policy.blocked(url) or named.get(normalise_url(url)),
+        subject=[memo.subject.name, *memo.subject.aliases],
+        one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
+    )
+    report: dict[str, Any] = dict(result.report.to_json())
+    _explain_skipped(report, response.web.skipped_numbers() if web_search else {})
+    outcome.report = report
+    outcome.warnings += [_short(w) for w in report.get("warnings", [])]
+    outcome.status = "degraded" if resolved.source_set.degraded else "ok"
+    # ``result.text`` is already tidy and ends with the house "Sources" sections.
+    return Reconciled(result.text, web_results)
+
+
+async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled) -> None:
+    """Stage 4: the note, atomically, and only now. The run record (with any hand-edited
+    text it keeps) and the new note's hash are stored before the note is replaced: a
+    kill at any point leaves a note sourcedesk knows as its own (the new one, or the
+    previous one whose hash the state still remembers)."""
+    outcome, record, source_set = run.outcome, run.record, resolved.source_set
+    known = {normalise_url(s.url) for s in source_set.sources} | {
+        normalise_url(str(r.get("url"))) for r in reconciled.web_results if r.get("url")
+    }
+    note = render_note(
+        NoteRecord(
+            section=run.section.id,
+            title=run.section.title,
+            run_id=record.id,
+            model=record.model or "",
+            generated_at=run.started,
+            status=outcome.status,
+            web_search=run.web_search,
+            source_set_id=source_set.id or None,
+            source_set_version=source_set.version or None,
+            source_set_fingerprint=source_set.fingerprint or None,
+            counts=outcome.report or {},
+            warnings=[_note_warning(w, known) for w in outcome.warnings],
+            cost_retrieval=outcome.cost["retrieval"],
+            cost_writer=outcome.cost["writer"],
+        ),
+        reconciled.text,
+    )
+    run.doing = "saving the note"
+    path = note_path(run.loaded.dir, run.memo, run.section.id)
+    previous = _previous_note(run.store, path, run.section.id)
+    if previous is not None:
+        record.previous_note = previous
+        outcome.warnings.append(
+            f"the previous note had edits made outside sourcedesk; its text is kept in run {record.id} (previous_note)"
+        )
+    record.note_sha256 = hashlib.sha256(note.encode("utf-8")).hexdigest()
+    outcome.note_path = path
+    await _finish_off_loop(run)
+    if not outcome.recorded and previous is not None:
+        raise UserError(
+            f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
+            "so it was not replaced",
+            hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
+        )
+    write_note_atomic(path, note)
+    run.enter("saved")
 
 
 async def run_section(
     loaded_memo: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
     refresh: bool = False,
     writer: Writer | None = None,
-    exa_client: Any = None,
-    global_rejects: list[str] | None = None,
+    clients: ProviderClients | None = None,
+    global_rejects: Sequence[str] = (),
     progress: Progress | None = None,
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
-    global_name_rejects: list[str] | None = None,
+    global_name_rejects: Sequence[str] = (),
 ) -> RunOutcome:
     """Run one section end to end. Never raises for writer or retrieval trouble: the
     outcome says ``failed`` and why, and the previous note is untouched. Setting ``cancel``
     ends the run with status ``cancelled`` (the note is untouched too); an
-    ``asyncio.CancelledError`` is recorded the same way and then re-raised."""
+    ``asyncio.CancelledError`` is recorded the same way and then re-raised.
+
+    ``global_rejects``/``global_name_rejects``: the analyst's global rejection lists (the
+    caller reads them from its global store); ``clients``: the run's shared provider clients."""
     memo = loaded_memo.memo
     try:
         section = memo.section(section_id)
@@ -316,242 +585,74 @@ async def run_section(
             hint=f"valid section ids: {', '.join(s.id for s in memo.sections)}",
         ) from None
     started = now or datetime.now(UTC)
-    run_id = _new_run_id(started)
-    path = note_path(loaded_memo.dir, memo, section_id)
-    outcome = RunOutcome(section=section_id, status="failed", run_id=run_id)
+    record = RunRecord(id=_new_run_id(started), section=section_id, started_at=started.isoformat())
+    outcome = RunOutcome(section=section_id, status="failed", run_id=record.id)
     try:
         if writer is None:
             writer = writer_from_settings(settings, memo)  # opens a connection per call: nothing to close
     except UserError as exc:
         _fail(outcome, "user", f"{exc}; the previous note is unchanged")
-        record0 = {"id": run_id, "section": section_id, "started_at": started.isoformat()}
-        _finish(store, record0, outcome, time.monotonic(), progress)
+        _finish(store, record, outcome, time.monotonic(), progress)
         return outcome
     # A backend without web search of its own (OpenAI-compatible) writes every section strictly.
-    web_search = effective_web_search(memo, section) and writer.searches_web
-    choice = choose(memo, section, has_presets=writer.has_presets, default_model=settings.writer_model)
-    record: dict[str, Any] = {
-        "id": run_id,
-        "section": section_id,
-        "started_at": started.isoformat(),
-        "web_search": web_search,
-        "refresh": refresh,
-    }
-    t0 = time.monotonic()
-    stage = "retrieving"
-    source_set: SourceSet | None = None
+    record.web_search = effective_web_search(memo, section) and writer.searches_web
+    record.refresh = refresh
+    run = SectionRun(
+        loaded=loaded_memo,
+        section=section,
+        store=store,
+        settings=settings,
+        writer=writer,
+        outcome=outcome,
+        record=record,
+        started=started,
+        progress=progress,
+        cancel=cancel,
+        global_rejects=list(global_rejects),
+        global_name_rejects=list(global_name_rejects),
+    )
     try:
-        # 1. Resolve sources (degrades with warnings; never blocks).
-        _emit(progress, section_id, "retrieving")
-        if global_rejects is None or global_name_rejects is None:
-            from store.global_store import GlobalStore
-
-            global_store = GlobalStore()
-            if global_rejects is None:
-                global_rejects = newest_first(global_store.reject_entries())
-            if global_name_rejects is None:
-                global_name_rejects = global_store.reject_names()
-        retrieval = await _until_cancelled(
-            retrieve_section_outcome(
-                loaded_memo,
-                section_id,
-                store=store,
-                settings=settings,
-                global_rejects=global_rejects,
-                refresh=refresh,
-                exa_client=exa_client,
-                now=now,
-                global_name_rejects=global_name_rejects,
-            ),
-            cancel,
-        )
-        source_set = retrieval.source_set
-        judge = memo_judge(memo, store, extra=[source_set], global_name_rejects=global_name_rejects or [])
-        sources = annotate(judge, source_set.sources)
-        outcome.sources = [_source_json(s) for s in sources]
-        outcome.timings["retrieval_s"] = round(time.monotonic() - t0, 4)
-        outcome.source_set_id = source_set.id or None
-        outcome.source_set_reused = retrieval.reused
-        outcome.requests["exa"] = retrieval.requests
-        outcome.cost["retrieval"] = 0.0 if retrieval.reused or retrieval.kept_previous else source_set.cost_dollars
-        outcome.warnings += [_short(f"{w.code}: {w.message}") for w in source_set.warnings]
-        record.update(source_set_id=outcome.source_set_id, source_set_reused=retrieval.reused)
-
-        # 2. Write.
-        stage = "writing"
-        _emit(progress, section_id, "writing")
-        prompt = build_prompt(
-            memo, section, source_set, today=started.date(), web_search=web_search, namesakes=judge.namesake_refs
-        )
-        pins = writer_pins(memo, section, source_set)
-        memo_rejects = newest_first(store.reject_entries())
-        rejects = list(dict.fromkeys([*memo_rejects, *global_rejects]))
-        aggregators = (
-            []
-            if pins
-            else list(memo.settings.aggregators if memo.settings.aggregators is not None else settings.aggregators)
-        )
-        domain_filter = (
-            domain_filter_for(pins, [*rejects, *aggregators], cap=settings.writer_domain_filter_cap)
-            if web_search
-            else []
-        )
-        request = WriteRequest(
-            prompt=prompt,
-            web_search=web_search,
-            domain_filter=tuple(domain_filter),
-            model=choice.model,
-            preset=choice.preset,
-            temperature=memo.writer.temperature,
-        )
-        record.update(
-            model=f"preset:{choice.preset}" if choice.preset and web_search else (choice.model or writer.model),
-            writer_api=writer.api,
-            writer=writer.describe(request),
-            domain_filter=domain_filter,
-            prompt={"system": prompt.system, "user": prompt.user, "markers": list(prompt.markers)},
-        )
-        t1 = time.monotonic()
-        try:
-            response: WriterResponse = await _until_cancelled(
-                within(writer.write(request), settings.writer_deadline_s, what=WRITER_DEADLINE), cancel
-            )
-        finally:
-            outcome.timings["writer_s"] = round(time.monotonic() - t1, 4)
-        outcome.requests["writer"] = response.requests
-        outcome.cost["writer"] = float(response.cost_dollars or 0.0)
-        outcome.raw_citation_classes = _classes(response.raw)
-        # In strict mode the writer's web results are not sources, so warnings about them are moot.
-        outcome.warnings += [_short(w) for w in response.warnings if web_search or w not in response.web.warnings]
-        record.update(
-            model=response.model or record["model"],
-            raw_response=response.raw,
-            web_results=response.search_results,
-            annotations=response.annotations,
-        )
-
-        # 3. Reconcile against ground truth (frozen set ∪ this run's search results), then tidy.
-        stage = "reconciling"
-        _emit(progress, section_id, "reconciling")
-        web_results = annotate_results(judge, response.web.indexed()) if web_search else []
-        outcome.web_results = [_result_json(i + 1, r) for i, r in enumerate(web_results)]
-        if not web_search and len(response.web):
-            outcome.warnings.append(
-                f"writer: strict mode, but the writer returned {len(response.web)} web result(s); "
-                "they were not accepted as sources"
-            )
-
-        def blocked(url: str) -> bool:
-            """Not citable here: outside the entity pin, rejected, or (wide sections) an aggregator."""
-            if is_placeholder(url):
-                return False  # not the analyst's doing; explained separately
-            if pins and not host_matches_any(url, pins):
-                return True
-            return bool(excluded_by(url, [*rejects, *aggregators]))
-
-        refused = _blocked_hosts(response.search_results if web_search else [], blocked)
-        if refused:
-            why = (
-                "outside the pinned hosts or from rejected domains" if pins else "from rejected domains or aggregators"
-            )
-            outcome.warnings.append(
-                f"writer: its own search returned results {why} ({', '.join(refused)}); they were not accepted as sources"
-            )
-        # A result naming a rejected name keeps its [N] slot (other numbers must not shift),
-        # but nothing can cite it: a citation to it is dropped.
-        names = assemble_names(memo_names=store.reject_names(), global_names=global_name_rejects or [])
-        named = {normalise_url(str(r.get("url"))): hit for r in web_results if (hit := names.match(r)) is not None}
-        if named:
-            phrases = ", ".join(f"'{p}'" for p in dict.fromkeys(h.phrase for h in named.values()))
-            outcome.warnings.append(
-                f"writer: its own search returned {len(named)} result(s) naming a rejected name ({phrases}); "
-                "they were not accepted as sources"
-            )
-        result = reconcile(
-            response.content,
-            sources,
-            search_results=web_results,
-            protected=tuple(memo.settings.protected_keys),
-            exclude=lambda url: is_placeholder(url) or blocked(url) or named.get(normalise_url(url)),
-            subject=[memo.subject.name, *memo.subject.aliases],
-            one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
-        )
-        # ``result.text`` is already tidy and ends with the house "Sources" sections.
-        text = result.text
-        outcome.report = _report_json(result.report)
-        _explain_skipped(outcome.report, response.web.skipped_numbers() if web_search else {})
-        outcome.warnings += [_short(w) for w in outcome.report.get("warnings", [])]
-        outcome.status = "degraded" if source_set.degraded else "ok"
-
-        # 4. The note, atomically, and only now.
-        known = {normalise_url(s.url) for s in source_set.sources} | {
-            normalise_url(str(r.get("url"))) for r in web_results if isinstance(r, dict) and r.get("url")
-        }
-        note = render_note(
-            NoteRecord(
-                section=section_id,
-                title=section.title,
-                run_id=run_id,
-                model=record["model"],
-                generated_at=started,
-                status=outcome.status,
-                web_search=web_search,
-                source_set_id=source_set.id or None,
-                source_set_version=source_set.version or None,
-                source_set_fingerprint=source_set.fingerprint or None,
-                counts=outcome.report,
-                warnings=[_note_warning(w, known) for w in outcome.warnings],
-                cost_retrieval=outcome.cost["retrieval"],
-                cost_writer=outcome.cost["writer"],
-            ),
-            text,
-        )
-        stage = "saving the note"
-        previous = _previous_note(store, path, section_id)
-        if previous is not None:
-            record["previous_note"] = previous
-            outcome.warnings.append(
-                f"the previous note had edits made outside sourcedesk; its text is kept in run {run_id} (previous_note)"
-            )
-        record["note_sha256"] = hashlib.sha256(note.encode("utf-8")).hexdigest()
-        outcome.note_path = path
-        # The record (with any hand-edited text it keeps) and the new note's hash are stored
-        # before the note is replaced: a kill at any point leaves a note sourcedesk knows as
-        # its own (the new one, or the previous one whose hash the state still remembers).
-        await _finish_off_loop(store, record, outcome, t0, progress)
-        if not outcome.recorded and previous is not None:
-            raise UserError(
-                f"{path.name} was edited outside sourcedesk and its text could not be kept in the memo store, "
-                "so it was not replaced",
-                hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
-            )
-        write_note_atomic(path, note)
-        _emit(progress, section_id, "saved")
+        resolved = await resolve_sources(run, refresh=refresh, clients=clients, now=now)
+        written = await write_section(run, resolved)
+        reconciled = reconcile_section(run, resolved, written)
+        await save_note(run, resolved, reconciled)
         return outcome
     except asyncio.CancelledError:
-        _cancelled(outcome, stage)
-        _finish(store, record, outcome, t0, progress, replace=outcome.recorded)
+        _cancelled(outcome, run.doing)
+        _finish(store, record, outcome, run.t0, progress, replace=outcome.recorded)
         raise
-    except RunCancelled:
-        _cancelled(outcome, stage)
-    except WriterError as exc:
+    except Exception as exc:
+        if not _expected_failure(run, exc):
+            log.exception("section %s failed while %s", section_id, run.doing)
+            _fail(
+                outcome, "internal", f"{run.doing} failed ({type(exc).__name__}: {exc}); the previous note is unchanged"
+            )
+    await _finish_off_loop(run, replace=outcome.recorded)
+    return outcome
+
+
+def _expected_failure(run: SectionRun, exc: Exception) -> bool:
+    """Put a failure the run knows how to name into the outcome and the record; False for
+    anything else (a bug, which the caller logs with its traceback)."""
+    outcome, record = run.outcome, run.record
+    if isinstance(exc, RunCancelled):
+        _cancelled(outcome, run.doing)
+    elif isinstance(exc, WriterError):
         _fail(outcome, exc.kind, f"writer failed: {exc.message}; the previous note is unchanged")
         outcome.requests["writer"] = exc.requests
-        record["error"] = {"kind": exc.kind, "status": exc.status, "message": exc.message}
-    except DeadlineExceeded as exc:  # the writer call's total deadline (retrieval contains its own)
+        record.error = RunError(kind=exc.kind, status=exc.status, message=exc.message)
+    elif isinstance(exc, DeadlineExceeded):  # the writer call's total deadline (retrieval contains its own)
         message = (
             f"the writer gave no complete answer within {exc.seconds:g} s (writer_deadline_s): "
             "it stalled or sent too slowly"
         )
         _fail(outcome, "timeout", f"writer failed: {message}; the previous note is unchanged")
-        record["error"] = {"kind": "timeout", "status": None, "message": message}
-    except UserError as exc:
+        record.error = RunError(kind="timeout", status=None, message=message)
+    elif isinstance(exc, UserError):
         _fail(outcome, "user", f"{exc}; the previous note is unchanged")
-    except Exception as exc:
-        log.exception("section %s failed while %s", section_id, stage)
-        _fail(outcome, "internal", f"{stage} failed ({type(exc).__name__}: {exc}); the previous note is unchanged")
-    await _finish_off_loop(store, record, outcome, t0, progress, replace=outcome.recorded)
-    return outcome
+    else:
+        return False
+    return True
 
 
 def _fail(outcome: RunOutcome, kind: str, message: str, *, status: Status = "failed") -> None:
@@ -561,16 +662,14 @@ def _fail(outcome: RunOutcome, kind: str, message: str, *, status: Status = "fai
     outcome.error_kind = kind
 
 
-def _cancelled(outcome: RunOutcome, stage: str) -> None:
-    _fail(outcome, "cancelled", f"cancelled while {stage}; the previous note is unchanged", status="cancelled")
+def _cancelled(outcome: RunOutcome, doing: str) -> None:
+    _fail(outcome, "cancelled", f"cancelled while {doing}; the previous note is unchanged", status="cancelled")
 
 
-def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
+def _previous_note(store: RunStore, path: Path, section_id: str) -> str | None:
     """The current note's text when someone edited it since sourcedesk wrote it (kept, not lost)."""
     try:
         current = path.read_bytes()
-    except FileNotFoundError:
-        return None
     except OSError:
         return None
     state = store.section_state(section_id)
@@ -579,9 +678,12 @@ def _previous_note(store: Any, path: Path, section_id: str) -> str | None:
     return current.decode("utf-8", errors="replace")
 
 
+# ---------------------------------------------------------------- recording the run
+
+
 def _finish(
-    store: Any,
-    record: dict[str, Any],
+    store: RunStore,
+    record: RunRecord,
     outcome: RunOutcome,
     t0: float,
     progress: Progress | None,
@@ -590,25 +692,18 @@ def _finish(
 ) -> bool:
     """Record the run and the section's state in one store write; True when it was stored.
     ``replace``: the run was recorded as about to write its note, and then did not."""
-    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
-    return _store_record(store, run, state, outcome, replace=replace)
+    state = _closing_record(store, record, outcome, t0, progress, replace=replace)
+    return _store_record(store, record, state, outcome, replace=replace)
 
 
-async def _finish_off_loop(
-    store: Any,
-    record: dict[str, Any],
-    outcome: RunOutcome,
-    t0: float,
-    progress: Progress | None,
-    *,
-    replace: bool = False,
-) -> bool:
+async def _finish_off_loop(run: SectionRun, *, replace: bool = False) -> bool:
     """``_finish`` with the store write in a worker thread: the other sections' work goes on
     while this one's record reaches the disk, and records finished at the same moment share
     one write (the store's group commit). A cancellation arriving meanwhile waits for the
     write to land, so the record it then stores replaces this one instead of racing it."""
-    run, state = _closing_record(store, record, outcome, t0, progress, replace=replace)
-    future = _store_writer().submit(_store_record, store, run, state, outcome, replace=replace)
+    state = _closing_record(run.store, run.record, run.outcome, run.t0, run.progress, replace=replace)
+    # The record is not touched again until this write has landed (a cancellation waits for it).
+    future = _store_writer().submit(_store_record, run.store, run.record, state, run.outcome, replace=replace)
     try:
         return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
@@ -627,40 +722,40 @@ def _store_writer() -> concurrent.futures.ThreadPoolExecutor:
 
 
 def _closing_record(
-    store: Any,
-    record: dict[str, Any],
+    store: RunStore,
+    record: RunRecord,
     outcome: RunOutcome,
     t0: float,
     progress: Progress | None,
     *,
     replace: bool,
-) -> tuple[RunRecord, dict[str, Any]]:
-    """The record and the section-state changes to store, once the outcome is decided."""
+) -> dict[str, Any]:
+    """Complete ``record`` now that the outcome is decided; the section-state changes to store with it."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
     outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
     if outcome.status in ("failed", "cancelled"):
         _emit(progress, outcome.section, outcome.status)
-    record.update(
-        status=outcome.status,
-        message=outcome.message,
-        finished_at=datetime.now(UTC).isoformat(),
-        report=outcome.report,
-        outcome=outcome.to_json(),
-        timings=dict(outcome.timings),
-        cost=dict(outcome.cost),
-    )
-    state: dict[str, Any] = {"last_run": record["id"], "last_status": outcome.status}
+    record.status = outcome.status
+    record.message = outcome.message
+    record.finished_at = datetime.now(UTC).isoformat()
+    record.report = StoredReport.model_validate(outcome.report) if outcome.report is not None else None
+    record.outcome = StoredOutcome.model_validate(outcome.to_json())
+    record.timings = dict(outcome.timings)
+    record.cost = dict(outcome.cost)
+    state: dict[str, Any] = {"last_run": record.id, "last_status": outcome.status}
     before = store.section_state(outcome.section)
     if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
-        state["note_sha256"] = record.get("note_sha256")
+        state["note_sha256"] = record.note_sha256
         state["prior_note_sha256"] = before.note_sha256
     elif replace:  # the new note never landed: the note on disk is the one before it
-        record.pop("note_sha256", None)
+        record.note_sha256 = None
         state["note_sha256"] = before.prior_note_sha256
-    return RunRecord.model_validate(record), state
+    return state
 
 
-def _store_record(store: Any, run: RunRecord, state: dict[str, Any], outcome: RunOutcome, *, replace: bool) -> bool:
+def _store_record(
+    store: RunStore, run: RunRecord, state: dict[str, Any], outcome: RunOutcome, *, replace: bool
+) -> bool:
     try:
         # One write: the record and the section's state land together, so no crash can leave
         # a record without its state (or the reverse) and make sourcedesk's own note look edited.
@@ -677,36 +772,29 @@ def _store_record(store: Any, run: RunRecord, state: dict[str, Any], outcome: Ru
 
 
 async def run_memo(
-    memo_dir: Path | str,
+    loaded: LoadedMemo,
     section_ids: list[str] | None = None,
     *,
+    store: MemoStorage,
+    global_lists: RejectLists,
+    settings: Settings,
     refresh: bool = False,
-    settings: Settings | None = None,
     progress: Progress | None = None,
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
-    store: Any = None,
     on_outcome: Callable[[RunOutcome], Any] | None = None,
 ) -> list[RunOutcome]:
     """Run the requested sections (all by default) concurrently; outcomes in the order asked.
 
-    Opens (and locks) the memo store unless one is passed in (the TUI holds its own).
-    ``on_outcome`` sees each section's outcome as soon as it is final, so a caller that
-    is interrupted still has the sections that completed."""
-    from store.global_store import GlobalStore
-    from store.memo_store import MemoStore
-
-    settings = settings or Settings()
-    loaded = load_memo(Path(memo_dir), writer_api=settings.writer_api)
+    ``store`` is the memo's open store and ``global_lists`` the analyst's global
+    rejections (the caller opens both). ``on_outcome`` sees each section's outcome as
+    soon as it is final, so a caller that is interrupted still has the sections that
+    completed."""
     ids = check_section_ids(loaded, section_ids)
-    global_store = GlobalStore()
-    global_rejects = newest_first(global_store.reject_entries())
-    global_names = global_store.reject_names()
+    global_rejects = newest_first(global_lists.reject_entries())
+    global_names = global_lists.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
-    exa_client = exa_client_from_settings(settings) if settings.retrieval_enabled else None
-    own_store = store is None
-    if own_store:
-        store = MemoStore(loaded.dir)
+    clients = ProviderClients(settings)
     try:
         async with httpx.AsyncClient(timeout=httpx.Timeout(settings.writer_timeout_s)) as http:
             writer = writer_from_settings(settings, loaded.memo, http=http)
@@ -720,7 +808,7 @@ async def run_memo(
                         settings=settings,
                         refresh=refresh,
                         writer=writer,
-                        exa_client=exa_client,
+                        clients=clients,
                         global_rejects=global_rejects,
                         progress=progress,
                         now=now,
@@ -736,10 +824,22 @@ async def run_memo(
 
             return list(await asyncio.gather(*(one(s) for s in ids)))
     finally:
-        if exa_client is not None:
-            await exa_client.aclose()
-        if own_store:
-            store.close()
+        await clients.aclose()
 
 
-__all__ = ["RunCancelled", "RunOutcome", "run_memo", "run_section", "writer_from_settings", "writer_pins"]
+__all__ = [
+    "Reconciled",
+    "Resolved",
+    "RunCancelled",
+    "RunOutcome",
+    "SectionRun",
+    "Written",
+    "reconcile_section",
+    "resolve_sources",
+    "run_memo",
+    "run_section",
+    "save_note",
+    "write_section",
+    "writer_from_settings",
+    "writer_pins",
+]

@@ -11,6 +11,7 @@ import os
 import threading
 
 SECRET_ENV_VARS = ("EXA_API_KEY", "PERPLEXITY_API_KEY", "OPENAI_API_KEY")
+_watched_env: set[str] = set()  # key variables of providers and writers registered from outside
 MIN_SECRET_LEN = 8
 REDACTED = "[redacted]"  # what a key is replaced with wherever it would have appeared
 
@@ -24,9 +25,16 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
+def watch_secret_env(name: str) -> None:
+    """Treat the value of environment variable ``name`` as a secret from now on."""
+    with _lock:
+        _watched_env.add(name)
+
+
 def secret_values() -> list[str]:
     """Current secrets, longest first (so a key containing another is replaced whole)."""
-    found = {os.environ.get(name, "").strip() for name in SECRET_ENV_VARS}
     with _lock:
-        found |= _registered
+        names = {*SECRET_ENV_VARS, *_watched_env}
+        found = set(_registered)
+    found |= {os.environ.get(name, "").strip() for name in names}
     return sorted((s for s in found if len(s) >= MIN_SECRET_LEN), key=len, reverse=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UserError
-from core.memo import Section
+from core.memo import ExaEntry, Section
 from core.memo_loader import LoadedMemo
 from core.models import SourceSet
 from core.notes import COUNT_KEYS, find_note, parse_note
@@ -37,6 +37,7 @@ from core.records import RunRecord
 from core.rejected import Rejections
 from core.retrieval import plan_section
 from core.settings import Settings
+from core.storage import MemoStorage
 
 log = logging.getLogger("sourcedesk.tui")
 
@@ -64,8 +65,9 @@ class SectionView:
 
     @property
     def counts(self) -> dict[str, int]:
-        raw = self.frontmatter.get("counts") if isinstance(self.frontmatter.get("counts"), dict) else {}
-        return {k: _int(raw.get(k)) for k in COUNT_KEYS}
+        raw = self.frontmatter.get("counts")
+        counts: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        return {k: _int(counts.get(k)) for k in COUNT_KEYS}
 
     @property
     def warnings(self) -> list[str]:
@@ -100,7 +102,7 @@ class SectionView:
     @property
     def pin_modes(self) -> list[str]:
         """The pin mode of each Exa entry, in order (empty: the section has no Exa entry)."""
-        return [e.pin for e in self.section.include_sources if e.provider == "exa"]
+        return [e.pin for e in self.section.include_sources if isinstance(e, ExaEntry)]
 
 
 def _int(value: Any) -> int:
@@ -125,7 +127,7 @@ def describe_section(
     loaded: LoadedMemo,
     section_id: str,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
     global_rejects: list[str],
     now: datetime | None = None,
@@ -191,7 +193,7 @@ def describe_section(
 
 
 def _why_stale(
-    view: SectionView, store: Any, ttl_hours: float | None, now: datetime | None, rejections: Rejections
+    view: SectionView, store: MemoStorage, ttl_hours: float | None, now: datetime | None, rejections: Rejections
 ) -> str:
     latest = view.source_set
     if latest is None:
@@ -217,7 +219,7 @@ def _why_stale(
     return ""
 
 
-def _last_run(store: Any, section_id: str) -> RunRecord | None:
+def _last_run(store: MemoStorage, section_id: str) -> RunRecord | None:
     runs = store.runs(section_id, with_payloads=False, limit=1)
     return runs[0] if runs else None
 
@@ -225,7 +227,7 @@ def _last_run(store: Any, section_id: str) -> RunRecord | None:
 def describe_memo(
     loaded: LoadedMemo,
     *,
-    store: Any,
+    store: MemoStorage,
     settings: Settings,
     global_rejects: list[str],
     now: datetime | None = None,

@@ -1,8 +1,12 @@
 """Global settings: environment first, then the user's config file, then defaults.
 
 API keys are ``SecretStr`` so that a stray ``repr`` or log line can never print
-them; they are read from ``EXA_API_KEY`` / ``PERPLEXITY_API_KEY`` (or the config
-file) and are never written to the store or notes.
+them; they are read from ``PERPLEXITY_API_KEY`` and the like (or the config file)
+and are never written to the store or notes.
+
+A retrieval provider's settings belong to the provider (``ProviderSettings``, e.g.
+Exa's ``exa_url`` and ``EXA_API_KEY``): they are read from the same places, with the
+same error path, and reached through ``Settings.provider_settings``.
 """
 
 from __future__ import annotations
@@ -10,10 +14,9 @@ from __future__ import annotations
 import os
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from platformdirs import user_config_dir, user_data_dir, user_log_dir
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -23,29 +26,26 @@ from pydantic_settings import (
 )
 
 from core.errors import UserError
+from core.paths import config_dir, config_path, data_dir, log_dir
 from core.secrets import register_secret
 
-APP = "sourcedesk"
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from core.providers.base import Provider
+    from core.providers.exa import ExaSettings
 
 DEFAULT_AGGREGATORS = ["github.com", "wikipedia.org", "linkedin.com", "reddit.com", "medium.com"]
 
-
-def config_dir() -> Path:
-    return Path(os.environ.get("SOURCEDESK_CONFIG_DIR") or user_config_dir(APP))
-
-
-def config_path() -> Path:
-    return config_dir() / "config.yaml"
-
-
-def data_dir() -> Path:
-    """Where global state lives (the global rejection list)."""
-    return Path(os.environ.get("SOURCEDESK_DATA_DIR") or user_data_dir(APP))
-
-
-def log_dir() -> Path:
-    """Where unexpected errors are written down with their tracebacks."""
-    return Path(os.environ.get("SOURCEDESK_LOG_DIR") or user_log_dir(APP))
+__all__ = [
+    "ProviderSettings",
+    "Settings",
+    "SettingsProblem",
+    "config_dir",
+    "config_path",
+    "data_dir",
+    "is_set",
+    "load_settings",
+    "log_dir",
+]
 
 
 class SettingsProblem(UserError):
@@ -88,12 +88,43 @@ class _ConfigFile(YamlConfigSettingsSource):
 _PATH_HINT = "`sourcedesk config path` shows where it is"
 
 
-class Settings(BaseSettings):
+class _SettingsSources(BaseSettings):
+    """Where settings come from: arguments, then the environment (``SOURCEDESK_…``), then
+    config.yaml. A subclass with ``reads_outside = False`` (the demo) takes arguments only."""
+
     model_config = SettingsConfigDict(env_prefix="SOURCEDESK_", extra="ignore", populate_by_name=True)
 
-    exa_url: str = "https://api.exa.ai"
+    reads_outside: ClassVar[bool] = True
+
+    def model_post_init(self, __context: Any) -> None:
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                register_secret(value.get_secret_value())
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        if not cls.reads_outside:
+            return (init_settings,)
+        return (init_settings, env_settings, _ConfigFile(settings_cls, yaml_file=config_path()))
+
+
+class ProviderSettings(_SettingsSources):
+    """A retrieval provider's own settings. Name the fields ``<provider>_<what>``
+    (``exa_url``): the environment variable is ``SOURCEDESK_EXA_URL`` and the config.yaml
+    key ``exa-url``; a key is a ``SecretStr`` field whose alias is its variable
+    (``EXA_API_KEY``) and is registered as a secret when read."""
+
+
+class Settings(_SettingsSources):
     writer_url: str = "https://api.perplexity.ai"
-    exa_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key"))
     perplexity_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("PERPLEXITY_API_KEY", "perplexity_api_key")
     )
@@ -109,15 +140,15 @@ class Settings(BaseSettings):
     budget_chars: int = 12_000
     source_ttl_hours: float = 24 * 7
     aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
-    exa_requests_per_second: float = 10.0
     writer_requests_per_minute: float = 50.0
     writer_domain_filter_cap: int = (
         20  # search_domain_filter entries sent (Perplexity takes 20); the rest is enforced on results
     )
     writer_stream: bool = False  # stream the writer's answer (the workbench shows it as it arrives)
     max_concurrent_sections: int = 12
-    # Total time one Exa request may take — connecting, waiting and every byte of the answer,
-    # not per read: a server trickling one byte a second is cut off here. Timeouts are retried.
+    # Total time one retrieval request (an Exa search) may take — connecting, waiting and every
+    # byte of the answer, not per read: a server trickling one byte a second is cut off here.
+    # Timeouts are retried.
     request_timeout_s: float = Field(default=30.0, gt=0)
     # Total time a section's retrieval may take, retries and their pauses included; past it the
     # unfinished entries degrade (the section continues writer-only) with a warning saying so.
@@ -127,9 +158,6 @@ class Settings(BaseSettings):
     # Total time one section's writer call may take, retries included; past it the section
     # fails and its previous note is kept.
     writer_deadline_s: float = Field(default=240.0, gt=0)
-    # Largest Exa answer read (bytes). The body is streamed and reading stops at the cap; an
-    # entry whose answer is larger degrades. 100 results with 100,000 characters of text fit.
-    exa_max_response_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     # Largest writer answer read (bytes), the same way; a larger answer fails the section and
     # keeps the previous note. A streamed "full" answer repeats its text in every event.
     writer_max_response_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
@@ -158,10 +186,67 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown writer API {v!r}; use one of: {', '.join(writer_apis())}")
         return v
 
-    def model_post_init(self, __context: Any) -> None:
-        for key in (self.exa_api_key, self.perplexity_api_key, self.openai_api_key):
-            if key is not None:
-                register_secret(key.get_secret_value())
+    # Arguments that are no field of this class: a provider's settings given in code
+    # (``Settings(exa_url=…)``), handed to that provider's model.
+    _provider_values: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _providers: dict[str, ProviderSettings] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **values: Any) -> None:
+        known = _argument_names(type(self))
+        others = {k: values.pop(k) for k in list(values) if not k.startswith("_") and k not in known}
+        super().__init__(**values)
+        self._provider_values = others
+
+    def provider_settings(self, provider: Provider) -> ProviderSettings:
+        """``provider``'s own settings (read once per ``Settings``); a provider without a
+        ``settings_model`` gets an empty one. ``SettingsProblem`` for a bad value."""
+        cached = self._providers.get(provider.name)
+        if cached is not None:
+            return cached
+        model = provider.settings_model or ProviderSettings
+        if not type(self).reads_outside:
+            model = _arguments_only(model)
+        given = {k: v for k, v in self._provider_values.items() if k in _argument_names(model)}
+        try:
+            loaded = model(**given)
+        except SettingsProblem:
+            raise
+        except (ValidationError, SettingsError, ValueError) as exc:
+            raise _problem(exc, model) from None
+        self._providers[provider.name] = loaded
+        return loaded
+
+    # The built-in Exa provider's settings, readable here as they always were; they belong to
+    # the provider (``core.providers.exa.ExaSettings``), and a plugin's are reached with
+    # ``provider_settings``.
+    @property
+    def exa_url(self) -> str:
+        return self._exa().exa_url
+
+    @property
+    def exa_api_key(self) -> SecretStr | None:
+        return self._exa().exa_api_key
+
+    @property
+    def exa_requests_per_second(self) -> float:
+        return self._exa().exa_requests_per_second
+
+    @property
+    def exa_max_response_bytes(self) -> int:
+        return self._exa().exa_max_response_bytes
+
+    def _exa(self) -> ExaSettings:
+        from core.providers.exa import exa_settings
+
+        return exa_settings(self)
+
+    def load_providers(self) -> None:
+        """Read every registered provider's settings now, so a bad one stops the command
+        at start-up (with the message every setting gets) rather than mid-run."""
+        from core.providers import PROVIDERS
+
+        for provider in list(PROVIDERS.values()):
+            self.provider_settings(provider)
 
     def key_for(self, api: str) -> SecretStr | None:
         """The key a writer backend reads (its ``key_name``, e.g. PERPLEXITY_API_KEY)."""
@@ -185,16 +270,27 @@ class Settings(BaseSettings):
 
         return str(writer_class(self.writer_api).key_name)
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _ConfigFile(settings_cls, yaml_file=config_path()))
+
+def _argument_names(model: type[BaseSettings]) -> set[str]:
+    """Field names and their aliases: what a settings class takes as arguments."""
+    names = set(model.model_fields)
+    for info in model.model_fields.values():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            names |= {c for c in alias.choices if isinstance(c, str)}
+        elif isinstance(alias, str):
+            names.add(alias)
+    return names
+
+
+_ISOLATED: dict[type[ProviderSettings], type[ProviderSettings]] = {}
+
+
+def _arguments_only(model: type[ProviderSettings]) -> type[ProviderSettings]:
+    """``model`` reading its arguments and defaults only (for settings that ignore the outside)."""
+    if model not in _ISOLATED:
+        _ISOLATED[model] = type(model.__name__, (model,), {"reads_outside": False, "__module__": model.__module__})
+    return _ISOLATED[model]
 
 
 def is_set(key: SecretStr | None) -> bool:
@@ -202,18 +298,18 @@ def is_set(key: SecretStr | None) -> bool:
     return key is not None and bool(key.get_secret_value().strip())
 
 
-def _env_names(name: str) -> list[str]:
+def _env_names(name: str, model: type[BaseSettings]) -> list[str]:
     """The environment variables that set field ``name``."""
-    alias = Settings.model_fields[name].validation_alias
+    alias = model.model_fields[name].validation_alias
     names = [f"SOURCEDESK_{name.upper()}"]
     if isinstance(alias, AliasChoices):
         names = [c for c in alias.choices if isinstance(c, str) and c.isupper()] + names
     return names
 
 
-def _field_of(loc: object) -> str | None:
+def _field_of(loc: object, model: type[BaseSettings]) -> str | None:
     key = str(loc)
-    for name, info in Settings.model_fields.items():
+    for name, info in model.model_fields.items():
         alias = info.validation_alias
         choices = alias.choices if isinstance(alias, AliasChoices) else []
         if key == name or key in choices:
@@ -221,12 +317,12 @@ def _field_of(loc: object) -> str | None:
     return None
 
 
-def _expected(name: str) -> str:
-    if name == "writer_api":
+def _expected(name: str, model: type[BaseSettings]) -> str:
+    if name == "writer_api" and issubclass(model, Settings):
         from core.writers import writer_apis
 
         return "one of " + ", ".join(repr(api) for api in writer_apis())
-    annotation = str(Settings.model_fields[name].annotation)
+    annotation = str(model.model_fields[name].annotation)
     for kind, words in (
         ("bool", "true or false"),
         ("int", "a whole number"),
@@ -234,7 +330,7 @@ def _expected(name: str) -> str:
         ("list", 'a list (in the environment: JSON, e.g. ["a.com", "b.com"])'),
         (
             "Literal",
-            "one of " + ", ".join(repr(a) for a in getattr(Settings.model_fields[name].annotation, "__args__", ())),
+            "one of " + ", ".join(repr(a) for a in getattr(model.model_fields[name].annotation, "__args__", ())),
         ),
     ):
         if kind in annotation:
@@ -242,48 +338,52 @@ def _expected(name: str) -> str:
     return "a valid value"
 
 
-def _where(name: str) -> str:
+def _where(name: str, model: type[BaseSettings]) -> str:
     """Where a field's value came from: the first variable set in the environment, else the file."""
     environ = {k.upper() for k in os.environ}
-    for env in _env_names(name):
+    for env in _env_names(name, model):
         if env.upper() in environ:
             return f"the environment variable {env}"
     return f"the config file {config_path()}"
 
 
-def _problem(exc: Exception) -> SettingsProblem:
+def _problem(exc: Exception, model: type[BaseSettings]) -> SettingsProblem:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         loc = first.get("loc") or ("?",)
-        name = _field_of(loc[0])
+        name = _field_of(loc[0], model)
         if name is None:
             return SettingsProblem(f"invalid setting {loc[0]}: {first.get('msg')}", hint=_PATH_HINT)
         got = first.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float | bool) and "api_key" not in name else ""
-        where = _where(name)
+        where = _where(name, model)
         fix = f"unset {where.rsplit(' ', 1)[1]} or set it" if where.startswith("the environment") else "set it"
         more = f"; {len(exc.errors()) - 1} more problem(s) after this one" if len(exc.errors()) > 1 else ""
         return SettingsProblem(
             f"invalid setting {name} in {where}: {first.get('msg')}{shown}{more}",
-            hint=f"{fix} to {_expected(name)}" + ("" if where.startswith("the environment") else f"; {_PATH_HINT}"),
+            hint=f"{fix} to {_expected(name, model)}"
+            + ("" if where.startswith("the environment") else f"; {_PATH_HINT}"),
         )
     # pydantic-settings' own parse errors (a list or mapping given in the environment as bad JSON)
     text = str(exc)
-    name = next((n for n in Settings.model_fields if f'"{n}"' in text), None)
+    name = next((n for n in model.model_fields if f'"{n}"' in text), None)
     if name is not None:
-        where = _where(name)
+        where = _where(name, model)
         return SettingsProblem(
             f"invalid setting {name} in {where}: it could not be parsed",
-            hint=f"set it to {_expected(name)}",
+            hint=f"set it to {_expected(name, model)}",
         )
     return SettingsProblem(f"the settings could not be read: {text.splitlines()[0] if text else exc}", hint=_PATH_HINT)
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """The settings, or ``SettingsProblem`` naming the file or variable, the field and a hint."""
+    """The settings — the core ones and every registered provider's — or ``SettingsProblem``
+    naming the file or variable, the field and a hint."""
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except SettingsProblem:
         raise
     except (ValidationError, SettingsError, ValueError) as exc:
-        raise _problem(exc) from None
+        raise _problem(exc, Settings) from None
+    settings.load_providers()
+    return settings

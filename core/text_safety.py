@@ -101,6 +101,12 @@ def clean_tree(value: object, *, secrets: Iterable[str] | None = None) -> object
     return walk(value)
 
 
+def clean_document(document: Mapping[str, object], *, secrets: Iterable[str] | None = None) -> dict[str, object]:
+    """``clean_tree`` for a JSON object: a cleaned copy that is still a dict."""
+    cleaned = clean_tree(document, secrets=secrets)
+    return cleaned if isinstance(cleaned, dict) else {}
+
+
 def tainted(value: object, secrets: Iterable[str] | None = None) -> tuple[bool, bool]:
     """(carries control sequences or bidi controls, echoes a key) anywhere in a JSON-like
     value — what cleaning it will take out, for a warning saying so."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit
 
 import idna
 
@@ -79,7 +79,7 @@ def _prepare(url: str) -> str:
     return "http://" + _slashes_before_query(url).lstrip("/")
 
 
-def _split(url: str):
+def _split(url: str) -> SplitResult:
     return urlsplit(_prepare(url))
 
 
@@ -101,8 +101,9 @@ def _parse_ipv4(host: str) -> str | None:
     parts = host.split(".")
     if not parts[-1] or (not _DEC_RE.match(parts[-1]) and _ipv4_number(parts[-1]) is None):
         return None  # does not end in a number: a domain name
-    numbers = [_ipv4_number(p) for p in parts]
-    if len(parts) > 4 or any(n is None for n in numbers):
+    parsed = [_ipv4_number(p) for p in parts]
+    numbers = [n for n in parsed if n is not None]
+    if len(parts) > 4 or len(numbers) != len(parsed):
         return ""
     *head, last = numbers
     if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):

@@ -45,6 +45,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from _typeshed import HasFileno
 
 from core.settings import Settings
 
@@ -93,10 +97,10 @@ def write_bench_memo(root: Path, sections: int = 12, writer_api: str = "perplexi
 
 
 async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=False) -> tuple[float, list]:
-    from core.run import run_memo
+    from tui.headless import run_memo_folder
 
     t0 = time.perf_counter()
-    outcomes = await run_memo(memo_dir, section_ids, refresh=refresh, settings=settings)
+    outcomes = await run_memo_folder(memo_dir, section_ids, refresh=refresh, settings=settings)
     return time.perf_counter() - t0, outcomes
 
 
@@ -127,6 +131,7 @@ def sandbox_process(exa_ms: int, writer_ms: int, *extra: str):
     )
     try:
         url = None
+        assert proc.stdout is not None  # opened with stdout=PIPE
         for line in proc.stdout:
             m = re.search(r"http://127\.0\.0\.1:\d+", line)
             if m:
@@ -160,7 +165,7 @@ def _phase(url: str, go):
     }
 
 
-def bench_memo(exa_ms: int, writer_ms: int, sections: int, writer_api: str = "perplexity") -> dict[str, float]:
+def bench_memo(exa_ms: int, writer_ms: int, sections: int, writer_api: str = "perplexity") -> dict[str, Any]:
     with sandbox_process(exa_ms, writer_ms) as url, tempfile.TemporaryDirectory() as tmp:
         memo_dir = write_bench_memo(Path(tmp), sections, writer_api)
         base = {"exa_url": url, "writer_url": url, "exa_api_key": "bench", "perplexity_api_key": "bench"}
@@ -242,7 +247,8 @@ def load_orchestrator(path: Path) -> Callable[..., object]:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
-    return module.reconcile_citations  # type: ignore[no-any-return]  # the module's own function
+    reconcile_citations: Callable[..., object] = module.reconcile_citations  # the module's own function
+    return reconcile_citations
 
 
 def bench_reconcile(
@@ -339,7 +345,7 @@ class StoreClock:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._main = threading.get_ident()
-        self._saved: list[tuple[type, str, object]] = []
+        self._saved: list[tuple[object, str, object]] = []
 
     def _wrap(self, cls: type, name: str):
         original = getattr(cls, name)
@@ -368,16 +374,15 @@ class StoreClock:
         return timed
 
     def __enter__(self) -> StoreClock:
-        import store.atomic_file as atomic
         from store.global_store import GlobalStore
         from store.memo_store import MemoStore
 
         self.fsync_s = 0.0
         self.fsyncs = 0
-        real_fsync = atomic.os.fsync
+        real_fsync = os.fsync  # the atomic writes' fsync: they call os.fsync
         clock = self
 
-        def fsync(fd: int) -> None:  # how much of the store's time is the disk's (notes' fsyncs are not)
+        def fsync(fd: int | HasFileno) -> None:  # how much of the store's time is the disk's (notes' fsyncs are not)
             if not getattr(clock._local, "depth", 0):
                 real_fsync(fd)
                 return
@@ -389,8 +394,8 @@ class StoreClock:
                     clock.fsync_s += time.perf_counter() - t0
                     clock.fsyncs += 1
 
-        self._saved.append((atomic.os, "fsync", real_fsync))
-        atomic.os.fsync = fsync
+        self._saved.append((os, "fsync", real_fsync))
+        os.fsync = fsync
 
         for cls in (MemoStore, GlobalStore):
             for name, value in list(vars(cls).items()):
@@ -398,10 +403,11 @@ class StoreClock:
                     self._saved.append((cls, name, value))
                     setattr(cls, name, self._wrap(cls, name))
             self._saved.append((cls, "__init__", cls.__init__))
-            cls.__init__ = self._wrap(cls, "__init__")  # opening (and reading) the store counts too
+            # opening (and reading) the store counts too
+            cls.__init__ = self._wrap(cls, "__init__")  # type: ignore[method-assign]  # timed for the run, then put back
             if hasattr(cls, "_write_runs"):  # group commit: the write a worker thread makes
-                self._saved.append((cls, "_write_runs", cls._write_runs))
-                cls._write_runs = self._wrap(cls, "_write_runs")
+                self._saved.append((cls, "_write_runs", vars(cls)["_write_runs"]))
+                cls._write_runs = self._wrap(cls, "_write_runs")  # type: ignore[method-assign]  # timed for the run, then put back
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -572,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"memo: {r['sections']} sections, retrieval latency {args.exa_latency_ms} ms, writer latency {args.writer_latency_ms} ms"
     )
-    print(f"  writer: {writer.label} (POST {writer.path})")
+    print(f"  writer: {writer.label} (POST {getattr(writer, 'path', '?')})")
     print(f"  slowest single section (cold)     {r['slowest_single_s']:6.2f} s   (median {r['median_single_s']:.2f} s)")
     print(
         f"  whole memo, concurrent (cold)      {r['whole_s']:6.2f} s   = {r['ratio_whole_vs_slowest']:.2f}x slowest section"

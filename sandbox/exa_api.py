@@ -339,7 +339,7 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 def _sentences(page: Page) -> list[str]:
     """Prose sentences of the page (no label, headings markup, code blocks or tables)."""
     body = re.sub(r"```.*?```", " ", page.text.replace(SANDBOX_LABEL, " "), flags=re.S)
-    parts = []
+    parts: list[str] = []
     for block in re.split(r"\n\s*\n", body):
         lines = [line.strip() for line in block.splitlines() if not line.strip().startswith("|")]
         text = re.sub(r"\*\*|`", "", " ".join(line.lstrip("#*- ").strip() for line in lines)).strip()

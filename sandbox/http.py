@@ -61,6 +61,7 @@ def service_error(
     Exa: ``{"requestId", "error", "tag"}``; Perplexity (writer):
     ``{"error": {"message", "type", "code"}}``.
     """
+    body: dict[str, object]
     if service == "exa":
         body = {"requestId": request_id(), "error": message, "tag": tag or "INTERNAL_ERROR"}
     else:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from urllib.parse import urlsplit
@@ -214,7 +213,7 @@ class _Indexed:
 
     def __init__(self, page: Page) -> None:
         self.page = page
-        self.tf: Counter[str] = Counter()
+        self.tf: dict[str, float] = {}  # term -> weighted frequency
         url_words = " ".join(filter(None, [_bare_host(page.url), urlsplit(page.url).path]))
         fields = {
             "title": page.title,
@@ -225,7 +224,7 @@ class _Indexed:
         }
         for name, value in fields.items():
             for term in terms(value):
-                self.tf[term] += _FIELD_WEIGHTS[name]
+                self.tf[term] = self.tf.get(term, 0.0) + _FIELD_WEIGHTS[name]
         self.length = sum(self.tf.values())
         self.host = _bare_host(page.url)
         self.path = urlsplit(page.url).path or "/"

@@ -3,7 +3,8 @@
 There is no language model here: the prose is assembled from real sentences of
 the retrieved sources (the prompt's ``[^E1]`` block) and of the writer's own
 search results, so that token-overlap substitution has something to find. The
-citations reproduce what sonar-pro did in the field (design §1, seeds 002/004):
+citations reproduce what sonar-pro did in the field (129 web citations in one memo:
+37% fabricated URLs, 34% real pages with the wrong title or date, 29% correct):
 
 - ``field`` mode (default) — per web citation, a response-level fabrication rate
   is drawn from Beta(0.95, 1.55) (mean ≈ 0.38, and wildly different between two
@@ -29,8 +30,8 @@ which namespace a number came from).
 
 With the writer's own search disabled there are no search results and no bare
 ``[N]``; in field mode ~35% of answers still carry one or two footnotes whose URLs
-the model typed from memory (seeds 003/004: asked to type URLs, a model recalls
-them) — all ``invented``, for the reconciler to substitute or drop.
+the model typed from memory (a model asked to type URLs recalls them, whether
+or not it searched) — all ``invented``, for the reconciler to substitute or drop.
 Every choice comes from the ``random.Random`` the caller seeds, so the same
 seed and prompt give the same text. ``Composition.truth`` records the class of
 every citation so a bench can score raw writer output.
@@ -136,7 +137,8 @@ class _Composer:
 
     # ---- sentence units
     def build_units(self) -> None:
-        rng, used_facts = self.rng, set()
+        rng = self.rng
+        used_facts: set[str] = set()
         sources = list(self.p.sources)
         if self.field and len(sources) > 1:
             sources = [sources[0]] + [s for s in sources[1:] if rng.random() < 0.75]
@@ -224,7 +226,7 @@ class _Composer:
         retrieved = [u for u in self.units if u.marker]
         if len(retrieved) > 1 and rng.random() < 0.3:  # a chain: second retrieved marker on one sentence
             a, b = rng.sample(retrieved, 2)
-            if a.marker != b.marker:
+            if a.marker != b.marker and b.marker:
                 a.cites.append(Cite("retrieved", "retrieved", b.origin, a.origin, b.marker))
         if self.search:
             p_invented = rng.betavariate(0.95, 1.55)
@@ -275,7 +277,7 @@ class _Composer:
             by_prefix[s.prefix] = max(by_prefix.get(s.prefix, 0), s.number)
         if not by_prefix:
             return "E", 0
-        prefix = "E" if "E" in by_prefix else max(by_prefix, key=by_prefix.get)
+        prefix = "E" if "E" in by_prefix else max(by_prefix, key=lambda p: by_prefix[p])
         return prefix, by_prefix[prefix]
 
     def _body_unit(self) -> Unit:
@@ -283,6 +285,7 @@ class _Composer:
 
     def _real_cite(self, unit: Unit, style: str, wrong: bool) -> Cite:
         j = unit.web_index
+        assert j is not None  # only units drawn from a web result are cited this way
         result = self.results[j]
         if style == "numeric":
             return Cite("numeric", "correct", result["url"], unit.origin, label=str(j + 1))
@@ -508,7 +511,8 @@ class _Composer:
 
 
 def _one_marker_per_source(para: list[Unit]) -> None:
-    """House style (design §2.4): a source is cited once per paragraph, at its last use."""
+    """The analysts' house style the sandbox imitates: a source is cited once per paragraph,
+    at its last use (so the reconciler meets the clusters real drafts have)."""
     seen: set[str] = set()
     for unit in reversed(para):
         kept = []

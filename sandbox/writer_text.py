@@ -1,8 +1,9 @@
 """Text helpers of the sandbox writer: tokens, the support rule, sentences, fact sentences.
 
 Kept apart from the composer so the support rule the sandbox uses to label its
-own citations (design §2.3: ≥2 shared meaningful tokens and a shared/claim
-ratio ≥ 0.20) is one small, readable function.
+own citations (≥2 shared meaningful tokens and a shared/claim ratio ≥ 0.20: the
+overlap below which a substitution would be a guess) is one small, readable
+function.
 """
 
 from __future__ import annotations
@@ -152,7 +153,8 @@ def tokens(text: str) -> set[str]:
 
 
 def supports(claim: str, source_text: str) -> bool:
-    """The reconciler's substitution rule (design §2.3): ≥2 shared tokens and ≥20% of the claim's."""
+    """Whether ``source_text`` supports ``claim`` well enough to substitute it for a fabricated
+    citation: ≥2 shared tokens and ≥20% of the claim's (fewer is a coincidence of words)."""
     claim_tokens = tokens(claim)
     shared = claim_tokens & tokens(source_text)
     return len(shared) >= 2 and len(shared) / max(len(claim_tokens), 1) >= 0.20

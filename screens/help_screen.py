@@ -66,6 +66,3 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("sourcedesk — keys", style="bold"))
             yield Static(table)
             yield Static(Text("Untrusted text (titles, snippets, URLs, notes) is always shown literally.", style="dim"))
-
-    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
-        self.dismiss(None)

@@ -18,12 +18,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from core.about import About
 from core.section_state import SectionView
 from core.text_safety import clean_text
+from screens.workbench import WorkbenchScreen
 from tui.widgets.cells import (
     citations_bar,
     cost_cell,
@@ -46,7 +46,7 @@ COLUMNS = (
 )
 
 
-class MemoScreen(Screen[None]):
+class MemoScreen(WorkbenchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_section", "Open", show=True, priority=False),
         Binding("r", "run", "Run"),
@@ -79,7 +79,7 @@ class MemoScreen(Screen[None]):
         table.focus()
 
     def on_screen_resume(self) -> None:
-        self.app.reload_if_changed()
+        self.sd_app.reload_if_changed()
         self.reload()
 
     # ------------------------------------------------------------------ data → table
@@ -89,17 +89,17 @@ class MemoScreen(Screen[None]):
         return self.query_one("#sections", DataTable)
 
     def _head(self) -> Text:
-        memo = self.app.loaded.memo
+        memo = self.sd_app.loaded.memo
         out = Text()
         out.append(memo.subject.name, style="bold")
         if memo.subject.url:
             out.append(f"  {memo.subject.url}", style="dim")
-        out.append(f"   {len(memo.sections)} sections · memo.yaml in {self.app.loaded.dir.name}/", style="dim")
+        out.append(f"   {len(memo.sections)} sections · memo.yaml in {self.sd_app.loaded.dir.name}/", style="dim")
         return out
 
     def _row(self, view: SectionView) -> list[Text]:
-        palette = self.app.palette
-        job = self.app.jobs.get(view.id)
+        palette = self.sd_app.palette
+        job = self.sd_app.jobs.get(view.id)
         status = (
             status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(view.status, palette)
         )
@@ -120,7 +120,7 @@ class MemoScreen(Screen[None]):
                 omitted,
                 len(view.warnings),
                 palette,
-                self.app.check_problems(view.id, view.note_path),
+                self.sd_app.check_problems(view.id, view.note_path),
                 uncited=counts.get("uncited", 0) if counts else 0,
                 namesakes=len(self.namesake_cites.get(view.id, [])),
             ),
@@ -131,10 +131,10 @@ class MemoScreen(Screen[None]):
         """Rebuild every row from disk and the store, keeping the cursor on its section."""
         table = self.table
         keep = self.current_section()
-        views = self.app.describe_all()
+        views = self.sd_app.describe_all()
         self.views = {v.id: v for v in views}
-        judge = self.app.about_judge()
-        self.namesake_cites = {v.id: self.app.namesake_citations(v, judge) for v in views}
+        judge = self.sd_app.about_judge()
+        self.namesake_cites = {v.id: self.sd_app.namesake_citations(v, judge) for v in views}
         self.query_one("#memo-head", Static).update(self._head())
         table.clear()
         for view in views:
@@ -150,7 +150,7 @@ class MemoScreen(Screen[None]):
             self.reload()
             return
         # While a section runs only its status changes; read the disk again once it stops.
-        self._update_row(section_id, fresh=section_id not in self.app.jobs)
+        self._update_row(section_id, fresh=section_id not in self.sd_app.jobs)
 
     def check_changed(self, section_id: str) -> None:
         if self.is_mounted and section_id in self.views:
@@ -158,8 +158,8 @@ class MemoScreen(Screen[None]):
 
     def _update_row(self, section_id: str, *, fresh: bool) -> None:
         if fresh:
-            self.views[section_id] = self.app.describe(section_id)
-            self.namesake_cites[section_id] = self.app.namesake_citations(self.views[section_id])
+            self.views[section_id] = self.sd_app.describe(section_id)
+            self.namesake_cites[section_id] = self.sd_app.namesake_citations(self.views[section_id])
         cells = self._row(self.views[section_id])
         for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
             self.table.update_cell(section_id, key, cell)
@@ -167,11 +167,11 @@ class MemoScreen(Screen[None]):
             self._show_why()
 
     def _spin(self) -> None:
-        if not self.app.jobs or not self.is_current:
+        if not self.sd_app.jobs or not self.is_current:
             return
         self._frame += 1
-        palette = self.app.palette
-        for sid, job in list(self.app.jobs.items()):
+        palette = self.sd_app.palette
+        for sid, job in list(self.sd_app.jobs.items()):
             if sid in self.views:
                 self.table.update_cell(sid, "status", status_cell("running", palette, job.stage_text, self._frame))
 
@@ -180,7 +180,7 @@ class MemoScreen(Screen[None]):
         view = self.views.get(sid) if sid else None
         out = Text()
         if view is not None:
-            job = self.app.jobs.get(view.id)
+            job = self.sd_app.jobs.get(view.id)
             if job is not None:
                 out.append(f"{view.id}: running — {job.stage_text}. c cancels.", style="bold")
             elif view.why:
@@ -192,18 +192,18 @@ class MemoScreen(Screen[None]):
                 out.append(f"{view.id}: {view.status}.", style="dim")
             if view.truncated and view.source_set is not None:
                 out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.", style="dim")
-            problems = self.app.check_problems(view.id, view.note_path)
+            problems = self.sd_app.check_problems(view.id, view.note_path)
             if problems:
                 out.append(
                     f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
                     "or a quote or figure not in its source): enter, then 7.",
-                    style=self.app.palette.error,
+                    style=self.sd_app.palette.error,
                 )
             cited = self.namesake_cites.get(view.id, [])
             if cited:
                 out.append(
                     f"\n⚑ the note cites {len(cited)} source(s) about a namesake: ",
-                    style=f"bold {self.app.palette.error}",
+                    style=f"bold {self.sd_app.palette.error}",
                 )
                 first_key, first = cited[0]
                 out.append(f"[^{first_key}] ")
@@ -217,7 +217,7 @@ class MemoScreen(Screen[None]):
                 out.append(
                     f"\n{weak} weak citation(s) (retrieved, but not supporting their claim) and {uncited} uncited "
                     "claim(s): enter, then 2 (Report).",
-                    style=self.app.palette.warning,
+                    style=self.sd_app.palette.warning,
                 )
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
@@ -237,35 +237,35 @@ class MemoScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.app.open_section(event.row_key.value)
+            self.sd_app.open_section(event.row_key.value)
 
     # ------------------------------------------------------------------ actions
 
     def action_open_section(self) -> None:
         sid = self.current_section()
         if sid:
-            self.app.open_section(sid)
+            self.sd_app.open_section(sid)
 
     def action_run(self) -> None:
         sid = self.current_section()
         if sid:
-            self.app.start_run(sid)
+            self.sd_app.start_run(sid)
 
     def action_refresh_run(self) -> None:
         sid = self.current_section()
         if sid:
-            self.app.start_run(sid, refresh=True)
+            self.sd_app.start_run(sid, refresh=True)
 
     def action_run_all(self) -> None:
-        self.app.run_all()
+        self.sd_app.run_all()
 
     def action_cancel(self) -> None:
         sid = self.current_section()
         if sid:
-            self.app.cancel_run(sid)
+            self.sd_app.cancel_run(sid)
 
     def action_export(self) -> None:
-        self.app.action_export()
+        self.sd_app.action_export()
 
     def action_namesakes(self) -> None:
-        self.app.action_namesakes()
+        self.sd_app.action_namesakes()

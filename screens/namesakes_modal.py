@@ -77,13 +77,13 @@ class NamesakesScreen(ModalScreen[None]):
             key = f"declared:{i}"
             self.rows[key] = (n.name, False)
             table.add_row(plain(n.name), plain(n.note), Text("memo.yaml", style="dim"), key=key)
-        for i, n in enumerate(self._learned()):
+        for i, learned in enumerate(self._learned()):
             key = f"learned:{i}"
-            self.rows[key] = (n.name, True)
+            self.rows[key] = (learned.name, True)
             origin = Text("learned", style="bold")
             origin.append(" · ")
-            origin.append(n.where)
-            table.add_row(plain(n.name), plain(n.title, style="dim"), origin, key=key)
+            origin.append(learned.where)
+            table.add_row(plain(learned.name), plain(learned.title, style="dim"), origin, key=key)
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1))
         note = Text()

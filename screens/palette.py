@@ -9,10 +9,12 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from screens.workbench import workbench_app
+
 
 class SourcedeskCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
-        app: Any = self.app
+        app = workbench_app(self.app)
         commands: list[tuple[str, Callable[[], Any], str]] = [
             ("Run all sections", app.action_run_all, "run every section against its frozen sources"),
             ("Export memo.md", app.action_export, "assemble the section notes into memo.md"),

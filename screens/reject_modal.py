@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 from core.errors import UserError
 from core.hosts import excluded_by
 from core.models import Source
-from store.rejections import canonical_domain
+from core.reject_domains import canonical_domain
 from tui.widgets.cells import plain
 
 Preview = Callable[[str], dict[str, list[Source]]]
@@ -32,7 +32,9 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
         Binding("g", "scope('global')", "All memos"),
     ]
 
-    def __init__(self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: list[str] = ()) -> None:
+    def __init__(
+        self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: Sequence[str] = ()
+    ) -> None:
         super().__init__()
         self.domain = domain
         self.preview = preview

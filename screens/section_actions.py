@@ -12,6 +12,7 @@ from typing import Any
 from textual.widgets import TabbedContent
 
 from core.curation import (
+    Scope,
     domain_for,
     drop_source,
     preview_reject,
@@ -29,19 +30,34 @@ from core.curation import (
 from core.errors import UserError
 from core.memo_edit import toggle_section_pin
 from core.name_rejects import assemble as assemble_names
+from core.section_state import SectionView
+from screens.workbench import WorkbenchScreen
+from tui.widgets.source_rows import SourceRow
 
 
-class SectionActions:
-    """Mixed into ``SectionScreen``: needs ``section_id``, ``view``, ``highlighted_source()``,
-    ``highlighted_web_result()``, ``_reject_target()``, ``_name_target()`` and ``web_results``."""
+class SectionActions(WorkbenchScreen):
+    """The base of ``SectionScreen``, which fills in what the section shows: ``section_id``,
+    ``view``, ``web_results`` and what is highlighted."""
 
+    section_id: str
+    view: SectionView | None
     web_results: list[dict[str, Any]]
 
+    def highlighted_source(self) -> SourceRow | None:
+        raise NotImplementedError
+
+    def highlighted_web_result(self) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def _name_target(self) -> tuple[str, str]:
+        """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
+        raise NotImplementedError
+
     def _active_tab(self) -> str:
-        return self.query_one("#section-tabs", TabbedContent).active  # type: ignore[attr-defined]
+        return self.query_one("#section-tabs", TabbedContent).active
 
     def action_toggle_pin(self) -> None:
-        app, view = self.app, self.view
+        app, view = self.sd_app, self.view
         if view is None:
             return
         try:
@@ -68,7 +84,7 @@ class SectionActions:
     def action_reject(self) -> None:
         from screens.reject_modal import RejectScreen
 
-        app = self.app
+        app = self.sd_app
         url = self._reject_target()
         domain = domain_for(url) if url else None
         if not domain:
@@ -84,15 +100,16 @@ class SectionActions:
     def _rejected(self, choice: tuple[str, str] | None) -> None:
         if not choice:
             return
-        app = self.app
-        domain, scope = choice
+        app = self.sd_app
+        domain, chosen = choice
+        scope: Scope = "global" if chosen == "global" else "memo"
         try:
             result = reject_domain(
                 app.loaded,
                 app.store,
                 domain,
                 scope=scope,
-                settings=app.settings,  # type: ignore[arg-type]
+                settings=app.settings,
                 global_store=app.global_store,
             )
         except UserError as exc:
@@ -113,7 +130,7 @@ class SectionActions:
     def action_reject_name(self) -> None:
         from screens.reject_name_modal import RejectNameScreen
 
-        app = self.app
+        app = self.sd_app
         phrase, verdict = self._name_target()
         memo = app.loaded.memo
         ids = [s.id for s in memo.sections]
@@ -141,7 +158,7 @@ class SectionActions:
     def _name_rejected(self, choice: tuple[str, str] | None) -> None:
         if not choice:
             return
-        app = self.app
+        app = self.sd_app
         name, scope = choice
         try:
             result = reject_name(
@@ -164,7 +181,7 @@ class SectionActions:
         app.section_changed(None)
 
     def _unreject_name(self, name: str) -> None:
-        app = self.app
+        app = self.sd_app
         try:
             result = unreject_name(app.loaded, app.store, name, global_store=app.global_store)
         except UserError as exc:
@@ -180,10 +197,10 @@ class SectionActions:
         app.section_changed(None)
 
     def action_namesakes(self) -> None:
-        self.app.action_namesakes()
+        self.sd_app.action_namesakes()
 
     def action_drop(self) -> None:
-        app = self.app
+        app = self.sd_app
         row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
         if row is None or row.kind not in ("kept", "omitted"):
             app.say("Highlight a kept or omitted source in the Sources tab to drop it from the frozen set.", "warning")
@@ -200,7 +217,7 @@ class SectionActions:
         app.section_changed(None)
 
     def action_unreject(self) -> None:
-        app = self.app
+        app = self.sd_app
         row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
         if row is not None and row.dropped:
             try:
@@ -242,7 +259,7 @@ class SectionActions:
         app.section_changed(None)
 
     def action_keep(self) -> None:
-        app = self.app
+        app = self.sd_app
         if self._active_tab() != "tab-web":
             app.say(
                 "Keep works on the writer's web results: open the Web results tab (5) and highlight one.", "warning"

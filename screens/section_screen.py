@@ -6,7 +6,8 @@ and evidence, weak ones flagged, and the claims left uncited; filterable by
 status, verdict, weak or uncited), warnings, the
 note preview (markers highlighted), the writer's web results, the history of
 every run of the section (failed and cancelled ones included), and the checks of
-the note (design §2.6: grounding after every run, URL liveness on ``v``). A detail
+the note (grounding after every run, because it is offline and cheap; URL liveness
+only on ``v``, because it costs a request per URL). A detail
 pane on the right follows the highlighted row of whichever table has focus.
 
 Every source and web result shows its ``about`` verdict (``core.about``) and why:
@@ -27,10 +28,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
-from core.about import About, AboutJudge, SourceText
+from core.about import VERDICTS, About, AboutJudge, SourceText
 from core.curation import find_in_versions
 from core.records import RunRecord, StoredCitation, UncitedClaim
 from core.section_state import SectionView
@@ -102,7 +102,7 @@ WARNING_ICONS = {
 }
 
 
-class SectionScreen(SectionActions, Screen[None]):
+class SectionScreen(SectionActions):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("r", "run", "Run"),
@@ -192,7 +192,7 @@ class SectionScreen(SectionActions, Screen[None]):
     # ------------------------------------------------------------------ loading
 
     def reload(self) -> None:
-        app = self.app
+        app = self.sd_app
         try:
             self.view = app.describe(self.section_id)
         except KeyError:  # the section left memo.yaml
@@ -229,26 +229,26 @@ class SectionScreen(SectionActions, Screen[None]):
         """The note's hash and its last check's problems, read once (the head line repaints often)."""
         note = self.view.note_path if self.view is not None else None
         self._note_sha = note_sha256(note)
-        self._check_problems = self.app.check_problems(self.section_id, note)
+        self._check_problems = self.sd_app.check_problems(self.section_id, note)
 
     def section_changed(self, section_id: str | None) -> None:
         if not self.is_mounted:
             return
-        if section_id is None or (section_id == self.section_id and section_id not in self.app.jobs):
+        if section_id is None or (section_id == self.section_id and section_id not in self.sd_app.jobs):
             self.reload()
         elif section_id == self.section_id:
             self._fill_head()
 
     def _spin(self) -> None:
-        checking = self.section_id in self.app.check_jobs
-        if (self.section_id in self.app.jobs or checking) and self.is_current:
+        checking = self.section_id in self.sd_app.check_jobs
+        if (self.section_id in self.sd_app.jobs or checking) and self.is_current:
             self._frame += 1
             self._fill_head()
             if checking:  # progress (URLs done) without rebuilding the rows
                 self.query_one("#checks-summary", Static).update(self._checks_summary())
 
     def _fill_head(self) -> None:
-        view, app = self.view, self.app
+        view, app = self.view, self.sd_app
         if view is None:
             return
         palette = app.palette
@@ -290,13 +290,14 @@ class SectionScreen(SectionActions, Screen[None]):
         table = self.query_one("#sources", DataTable)
         keep = table.cursor_row
         table.clear()
-        view = self.view
-        rows = source_rows(view.source_set if view else None)
+        source_set = self.view.source_set if self.view else None
+        rows = source_rows(source_set)
         self.rows = {r.key: r for r in rows}
         self.abouts = self._judge_rows(rows)
-        palette = self.app.palette
-        for row in rows:
-            table.add_row(*row_cells(row, view.source_set, palette, self.abouts.get(row.key)), key=row.key)
+        palette = self.sd_app.palette
+        if source_set is not None:
+            for row in rows:
+                table.add_row(*row_cells(row, source_set, palette, self.abouts.get(row.key)), key=row.key)
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
 
@@ -312,7 +313,7 @@ class SectionScreen(SectionActions, Screen[None]):
             text = row.text
             if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
                 if versions is None:
-                    versions = self.app.store.source_set_versions(self.section_id)
+                    versions = self.sd_app.store.source_set_versions(self.section_id)
                 stored = find_in_versions(versions, row.url)
                 text = SourceText.of(stored) if stored is not None else text
             out[row.key] = judge.judge(text)
@@ -355,7 +356,7 @@ class SectionScreen(SectionActions, Screen[None]):
             head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in labels))
             head.append("\nsupport: ")
             head.append("  ·  ".join(f"{counts.get(k, 0)} {k}" for k in REPORT_SUPPORTS))
-            palette = self.app.palette
+            palette = self.sd_app.palette
             weak, uncited = counts.get("weak", 0), counts.get("uncited", 0)
             head.append("  ·  ")
             head.append(f"{weak} weak", style=f"bold {palette.error}" if weak else "")
@@ -366,7 +367,7 @@ class SectionScreen(SectionActions, Screen[None]):
         self.query_one("#report-counts", Static).update(head)
         table = self.query_one("#report", DataTable)
         table.clear()
-        palette = self.app.palette
+        palette = self.sd_app.palette
         styles = {
             "verified": palette.success,
             "substituted": palette.warning,
@@ -431,10 +432,9 @@ class SectionScreen(SectionActions, Screen[None]):
         for result, about in zip(self.web_results, self.web_abouts, strict=False):
             if normalise_url(str(result.get("url") or "")) == key:
                 return about
-        stored = cite.about  # as the reconciler recorded it
-        if stored is not None and stored.get("verdict") in ("subject", "namesake", "other", "unclear"):
-            return About(stored["verdict"], str(stored.get("reason") or ""))
-        return None
+        stored = cite.about or {}  # as the reconciler recorded it
+        verdict = next((v for v in VERDICTS if v == stored.get("verdict")), None)
+        return About(verdict, str(stored.get("reason") or "")) if verdict is not None else None
 
     def _fill_warnings(self) -> None:
         view = self.view
@@ -455,8 +455,8 @@ class SectionScreen(SectionActions, Screen[None]):
         note_only = [w for w in view.warnings if w not in retrieval]
         if note_only:
             out.append("Last written note\n", style="bold")
-            for w in note_only:
-                out.append(f"  • {clean_text(w)}\n")
+            for line in note_only:
+                out.append(f"  • {clean_text(line)}\n")
         if not out:
             out.append("No warnings.", style="dim")
         self.query_one("#warnings", Static).update(out)
@@ -469,7 +469,7 @@ class SectionScreen(SectionActions, Screen[None]):
             text = Text(view.note_error, style="bold")
         else:
             text = Text(f"{view.note_path.name}\n\n", style="dim")
-            text.append_text(highlight_markers(view.body.strip("\n"), self.app.palette))
+            text.append_text(highlight_markers(view.body.strip("\n"), self.sd_app.palette))
         self.query_one("#note", Static).update(text)
 
     def _fill_web(self) -> None:
@@ -477,7 +477,7 @@ class SectionScreen(SectionActions, Screen[None]):
         table.clear()
         ss = self.view.source_set if self.view else None
         in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
-        palette = self.app.palette
+        palette = self.sd_app.palette
         for i, result in enumerate(self.web_results):
             url = str(result.get("url") or "")
             marker = in_set.get(normalise_url(url)) if url else None
@@ -498,10 +498,10 @@ class SectionScreen(SectionActions, Screen[None]):
         table = self.query_one("#history", DataTable)
         keep = table.cursor_row
         table.clear()
-        records = self.app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
+        records = self.sd_app.store.runs(self.section_id, with_payloads=False)  # listing only: no payload reads
         self.history = {r.id: r for r in records if r.id}
         current = self.view.run_id if self.view else None
-        palette = self.app.palette
+        palette = self.sd_app.palette
         for run_id, record in self.history.items():
             table.add_row(*run_history.row_cells(record, current, palette), key=f"run:{run_id}")
         if records:
@@ -509,7 +509,7 @@ class SectionScreen(SectionActions, Screen[None]):
 
     def _checks_summary(self) -> Text:
         """What the Checks tab says above its rows: a check running, the last one, or why there is none."""
-        app, view = self.app, self.view
+        app, view = self.sd_app, self.view
         palette = app.palette
         head = Text()
         check = app.last_check(self.section_id)
@@ -556,10 +556,10 @@ class SectionScreen(SectionActions, Screen[None]):
         table = self.query_one("#checks", DataTable)
         keep = table.cursor_row
         table.clear()
-        check = self.app.last_check(self.section_id)
+        check = self.sd_app.last_check(self.section_id)
         if check is None or self.view is None or self.view.note_path is None:
             return
-        for key, cells in check_rows.rows(check.report, self.app.palette):
+        for key, cells in check_rows.rows(check.report, self.sd_app.palette):
             table.add_row(*cells, key=key)
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1))
@@ -606,7 +606,7 @@ class SectionScreen(SectionActions, Screen[None]):
         return self.web_results[index] if index < len(self.web_results) else None
 
     def _show_detail(self) -> None:
-        palette = self.app.palette
+        palette = self.sd_app.palette
         table = self._active_table()
         out = Text()
         key = self._row_key(table) if table is not None else None
@@ -674,7 +674,7 @@ class SectionScreen(SectionActions, Screen[None]):
             run_id = key.split(":", 1)[1]
             record = self.history.get(run_id)
             if record is not None:
-                record = self.app.store.get_run(run_id) or record  # the rows are a listing; the detail is all of it
+                record = self.sd_app.store.get_run(run_id) or record  # the rows are a listing; the detail is all of it
                 out = run_history.detail(record, self.view.run_id if self.view else None, palette)
         elif key and key.startswith(("url:", "ground:")):
             out = self._check_detail(key) or out
@@ -683,18 +683,19 @@ class SectionScreen(SectionActions, Screen[None]):
         self.query_one("#detail", Static).update(out)
 
     def _check_detail(self, key: str) -> Text | None:
-        check = self.app.last_check(self.section_id)
+        check = self.sd_app.last_check(self.section_id)
         if check is None:
             return None
         kind, index = key.split(":", 1)
-        rows = check.report.urls if kind == "url" else check.report.grounding
         i = int(index)
-        if i >= len(rows):
-            return None
         if kind == "url":
-            return check_rows.url_detail(rows[i], self.app.palette)
-        row = rows[i]
-        return check_rows.grounding_detail(row, check.url_by_key.get(row.key), self.app.palette)
+            urls = check.report.urls
+            return check_rows.url_detail(urls[i], self.sd_app.palette) if i < len(urls) else None
+        grounding = check.report.grounding
+        if i >= len(grounding):
+            return None
+        row = grounding[i]
+        return check_rows.grounding_detail(row, check.url_by_key.get(row.key), self.sd_app.palette)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail()
@@ -712,7 +713,7 @@ class SectionScreen(SectionActions, Screen[None]):
     # ------------------------------------------------------------------ actions
 
     def action_back(self) -> None:
-        self.app.pop_screen()
+        self.sd_app.pop_screen()
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#section-tabs", TabbedContent).active = tab
@@ -727,20 +728,20 @@ class SectionScreen(SectionActions, Screen[None]):
             self.query_one(PANE_FOCUS[tab]).focus()
 
     def action_run(self) -> None:
-        self.app.start_run(self.section_id)
+        self.sd_app.start_run(self.section_id)
 
     def action_refresh_run(self) -> None:
-        self.app.start_run(self.section_id, refresh=True)
+        self.sd_app.start_run(self.section_id, refresh=True)
 
     def action_cancel(self) -> None:
-        app = self.app
+        app = self.sd_app
         if self.section_id not in app.jobs and self.section_id in app.check_jobs:
             app.cancel_check(self.section_id, why="cancelled")
             return
         app.cancel_run(self.section_id)
 
     def action_verify(self) -> None:
-        if self.app.start_check(self.section_id):
+        if self.sd_app.start_check(self.section_id):
             self.action_tab("tab-checks")
 
     def action_cycle_filter(self) -> None:

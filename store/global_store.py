@@ -17,7 +17,7 @@ from typing import Any
 
 from tinydb.table import Table
 
-from core.settings import data_dir
+from core.paths import data_dir
 from store import rejections
 from store.json_storage import AtomicJSONStorage
 from store.process_lock import ProcessLock

@@ -30,9 +30,9 @@ from typing import Any
 import orjson
 from tinydb.storages import Storage
 
+from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
 from core.secrets import secret_values
-from store.atomic_file import atomic_write_bytes
 from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
 
@@ -135,7 +135,7 @@ class AtomicJSONStorage(Storage):
             self._quarantine(f"not valid JSON: {exc}")
         if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
             self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
-        return self._set_aside_malformed(data)  # type: ignore[arg-type]  # checked just above
+        return self._set_aside_malformed(data)  # checked just above: a JSON object of tables
 
     def _set_aside_malformed(self, data: Tables) -> Tables:
         """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""

@@ -91,6 +91,18 @@ def store_dir(memo_dir: Path) -> Path:
     return Path(memo_dir) / STORE_DIRNAME
 
 
+READ_WAIT_S = 2.0  # how long a reader waits for another sourcedesk process to let go of the memo
+
+
+def open_existing(memo_dir: Path) -> MemoStore | None:
+    """The memo's store opened for a reader that must never create one (``check-urls``):
+    None when the folder has no ``.sourcedesk/db.json``; waits briefly for another process
+    holding it. Fulfils ``core.storage.EvidenceOpener``."""
+    if not (store_dir(memo_dir) / "db.json").is_file():
+        return None
+    return MemoStore(memo_dir, wait_s=READ_WAIT_S)
+
+
 class MemoStore:
     def __init__(self, memo_dir: Path, *, wait_s: float = 0.0):
         self.memo_dir = Path(memo_dir)

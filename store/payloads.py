@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
+from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
-from store.atomic_file import atomic_write_bytes
 from store.quarantine import Quarantine
 from store.redact import redact_bytes
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from core.atomic_file import atomic_write_text
 from core.errors import StoreLocked
-from store.atomic_file import atomic_write_text
 
 _held: set[str] = set()
 _held_lock = threading.Lock()

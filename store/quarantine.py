@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from store.atomic_file import atomic_write_text
+from core.atomic_file import atomic_write_text
 
 log = logging.getLogger("sourcedesk.store")
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from core.memo import ExaEntry
+
 # External suites (with their licences) and the project's own API fixtures: both in the repo.
 TESTDATA = Path(__file__).resolve().parent / "data"
 API_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "api"
@@ -24,6 +26,18 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     for name in ("EXA_API_KEY", "PERPLEXITY_API_KEY", "SOURCEDESK_EXA_URL", "SOURCEDESK_WRITER_URL"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+def exa_entry(entry: object) -> ExaEntry:
+    """``entry`` as the Exa include-sources entry the test expects it to be."""
+    assert isinstance(entry, ExaEntry), entry
+    return entry
+
+
+def exa_entries(entries: list[object] | list[ExaEntry] | object) -> list[ExaEntry]:
+    """Every entry of a section's include-sources, each expected to be an Exa entry."""
+    assert isinstance(entries, list)
+    return [exa_entry(e) for e in entries]
 
 
 # -- a real Exa sandbox on loopback, shared by the retrieval tests of one module -----------

@@ -165,7 +165,7 @@ class HostileServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> HostileServer:
         self._thread.start()

@@ -118,7 +118,7 @@ def test_property_packing_and_numbering(specs, budget):
     numbered = assign_markers(kept)
     per_prefix: dict[str, list[int]] = {}
     for s in numbered:
-        match = re.fullmatch(r"([EVW])(\d+)", s.marker)
+        match = re.fullmatch(r"([EVW])(\d+)", s.marker or "")
         assert match and match.group(1) == MARKER_PREFIXES[s.provider]
         per_prefix.setdefault(match.group(1), []).append(int(match.group(2)))
     for numbers in per_prefix.values():

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,8 +25,8 @@ from core.citations.house import format_definition
 from core.models import Source, SourceSet
 from core.notes import NoteRecord, render_note
 from core.verify import addresses
-from core.verify.check import CheckOptions, check_path
-from store.memo_store import MemoStore
+from core.verify.check import CheckOptions, CheckReport, UrlRow, check_path
+from store.memo_store import MemoStore, open_existing
 from tui.cli import main
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -58,10 +60,12 @@ async def _no_sleep(_seconds: float) -> None:
     return None
 
 
-def check(path: Path, resolver: Resolver, **options) -> object:
+def check(path: Path, resolver: Resolver, **options: Any) -> CheckReport:
     """Run the core check (respx must be active around it)."""
     opts = CheckOptions(**{"timeout_s": 2.0, **options})
-    return asyncio.run(check_path(path, opts, resolve=resolver, sleep=_no_sleep, rng=random.Random(0)))
+    return asyncio.run(
+        check_path(path, opts, open_store=open_existing, resolve=resolver, sleep=_no_sleep, rng=random.Random(0))
+    )
 
 
 # ---------------------------------------------------------------- building memos
@@ -83,7 +87,7 @@ def make_memo(
     *,
     store: bool = True,
     name: str = "memo",
-    extra_retrieved: list[str] = (),
+    extra_retrieved: Sequence[str] = (),
 ) -> Path:
     """A memo folder with one note (01-overview.md) in the house format, and (optionally)
     its frozen source set and run record in the memo store."""
@@ -125,7 +129,7 @@ def make_memo(
     return memo
 
 
-def rows(report) -> dict[str, object]:
+def rows(report: CheckReport) -> dict[str, UrlRow]:
     return {r.url: r for r in report.urls}
 
 
@@ -448,7 +452,7 @@ GROUNDED_CITES = [
 ]
 
 
-def _grounding(report) -> dict[str, str]:
+def _grounding(report) -> dict[tuple[str, str], str]:
     return {(g.key, g.text): g.status for g in report.grounding}
 
 

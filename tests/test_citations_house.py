@@ -47,7 +47,7 @@ def test_local_files_render_as_code():
 
 
 def test_sections_group_and_sort():
-    defs = [
+    defs: list[HouseDefinition | tuple[str, object]] = [
         HouseDefinition("E2", _s("https://e2.org")),
         ("10", {"url": "https://ten.org", "title": "Ten"}),
         HouseDefinition("2", _s("https://two.org")),

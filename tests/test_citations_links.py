@@ -1,4 +1,5 @@
-"""No unretrieved URL outside the citations either (review rules 1 and 3; design §1).
+"""No unretrieved URL outside the citations either: a link in the prose reaches the reader
+just like a footnote does, so it is held to the same rule.
 
 Inline links, autolinks, bare URLs, reference links, Perplexity ``[N](url)``,
 raw HTML and protected definitions: a URL stays only when retrieval returned it.

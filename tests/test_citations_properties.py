@@ -389,7 +389,7 @@ def test_reconcile_invariants(generated, sources):
         assert report[status] == statuses[status]
     assert report["retitled"] <= report["verified"]
     # every removed URL is named: one warning per link, a sources list's unretrieved URLs in its warning
-    named = [w for w in result.report.warnings if w.code == "unretrieved_link"]
+    named: list[object] = [w for w in result.report.warnings if w.code == "unretrieved_link"]
     for w in result.report.warnings:
         listed = re.search(r"never retrieved: ([^;]*);", w.message) if w.code == "writer_sources_list_removed" else None
         named += listed.group(1).split(", ") if listed else []

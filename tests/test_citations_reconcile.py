@@ -1,4 +1,6 @@
-"""The reconciler's rules on concrete drafts (design §2.3, the field cases of seeds 003/004)."""
+"""The reconciler's rules on concrete drafts: verified, retitled, substituted only on clear
+support, dropped with every marker — on the cases met in the field (fabricated paths on
+real domains, wrong titles and dates, placeholder URLs, numbering holes)."""
 
 from __future__ import annotations
 
@@ -417,7 +419,7 @@ def test_a_sources_heading_with_prose_under_it_stays():
 def test_report_has_the_design_section_6_shape():
     draft = "A [^E1]. B [^E9]. C [^deck]. D [^z]. E [3].\n\n[^z]: https://example.com\n"
     report = reconcile(draft, SOURCES).report.to_json()
-    # the §6 keys, in order; "links_removed" is an extra key after them
+    # the documented `reconcile --json` keys, in order (scripts read them); "links_removed" is an extra key after them
     assert list(report) == [
         "verified",
         "retitled",
@@ -450,7 +452,7 @@ def test_report_has_the_design_section_6_shape():
     assert report["support"] == {"supported": 0, "partial": 0, "unsupported": 0, "unchecked": 2, "weak": 0}
     assert all(type(report[k]) is int for k in list(report)[:6])
     assert (report["verified"], report["out_of_range"], report["protected"], report["dropped"]) == (2, 1, 1, 1)
-    for c in report["citations"]:  # the §6 keys first, in order, then what support adds
+    for c in report["citations"]:  # the documented keys first, in order, then what support adds
         assert list(c)[:7] == ["key", "status", "retitled", "cited_url", "resolved_url", "score", "claim"]
         assert list(c)[7:] == ["support", "evidence", "weak", "reason", "about"]
     assert [c["key"] for c in report["citations"]] == ["E1", "E9", "deck", "z", "3"]

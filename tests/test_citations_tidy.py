@@ -1,4 +1,5 @@
-"""Citation hygiene (design §2.4): what ``tidy`` changes, and everything it must not touch."""
+"""Citation hygiene: what ``tidy`` changes (spacing, punctuation, duplicates inside one
+cluster, numbering), and everything it must not touch (prose, code, a claim's citation)."""
 
 from __future__ import annotations
 

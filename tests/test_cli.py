@@ -114,6 +114,18 @@ def test_a_bad_environment_value_is_the_same_clean_message_and_exit_2_in_every_c
     assert not (tmp_path / "new").exists()  # nothing ran
 
 
+def test_a_bad_value_of_a_providers_own_setting_stops_every_command_the_same_way(memo, tmp_path, monkeypatch, capsys):
+    """Exa's settings belong to its provider, and are still read and checked at start-up."""
+    monkeypatch.setenv("SOURCEDESK_EXA_MAX_RESPONSE_BYTES", "huge")
+    for name, argv in _every_command(memo, tmp_path).items():
+        assert main(argv) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("sourcedesk: invalid setting exa_max_response_bytes in the environment variable "), err
+        assert "SOURCEDESK_EXA_MAX_RESPONSE_BYTES" in err and "'huge'" in err and "whole number" in err
+        assert "Traceback" not in err
+    assert not (tmp_path / "new").exists()
+
+
 def test_a_broken_config_file_names_the_file_and_line_in_every_command_but_config_path_answers(memo, tmp_path, capsys):
     from core.settings import config_path
 

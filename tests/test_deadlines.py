@@ -18,6 +18,7 @@ import pytest
 from core.bounded_http import ResponseTooLarge, fetch_bounded, iter_lines_capped, read_capped
 from core.deadline import Deadline, DeadlineExceeded, budget, current_deadline, deadline_scope, within
 from core.http_policy import RetryPolicy, send_with_retries
+from core.providers.exa import exa_settings
 from core.settings import Settings
 from tests.hostile_server import HostileServer, Reply
 from tui.cli import main
@@ -168,7 +169,7 @@ def test_the_deadline_settings_have_bounded_defaults():
     assert s.retrieval_deadline_s <= 60 and s.writer_deadline_s <= 240
     assert s.request_timeout_s <= s.retrieval_deadline_s
     assert s.check_timeout_s <= s.check_url_deadline_s <= s.check_deadline_s
-    assert s.exa_max_response_bytes > 0 and s.writer_max_response_bytes > 0 and s.check_max_page_bytes > 0
+    assert exa_settings(s).exa_max_response_bytes > 0 and s.writer_max_response_bytes > 0 and s.check_max_page_bytes > 0
 
 
 # ---------------------------------------------------------------- a section's retrieval in all

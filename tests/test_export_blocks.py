@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import core.export
 from core.citations import tidy
-from core.citations.parse import parse
+from core.citations.parse import Definition, parse
 from core.citations.written import read_definition
 from core.export import SectionText, assemble_memo, export_memo
 from core.urls import normalise_url
@@ -356,14 +356,14 @@ def _prose_words(markdown: str) -> list[str]:
 def _block_citations(markdown: str) -> list[frozenset]:
     """Per inline block (headings, paragraphs, list items, table cells), which sources it cites."""
     doc = parse(markdown)
-    defs = {}
+    defs: dict[str, Definition] = {}
     for d in doc.definitions:
         defs.setdefault(d.label, d)
     out = []
     for block in doc.blocks:
         if block.definition is not None or (block.heading and block.content.startswith("Sources")):
             continue
-        cited = set()
+        cited: set[object] = set()  # a URL, or ("deck", text) for a protected key
         for i in block.markers:
             m = doc.markers[i]
             d = defs.get(m.label)

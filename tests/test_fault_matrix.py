@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ HTML = (("Content-Type", "text/html; charset=utf-8"),)
 SSE = (("Content-Type", "text/event-stream"),)
 
 
-def _exa(results: list[dict], **extra) -> bytes:
+def _exa(results: list[Any], **extra) -> bytes:
     body = {"requestId": "r-1", "results": results, "costDollars": {"total": 0.005}, **extra}
     return json.dumps(body, ensure_ascii=False).encode()
 
@@ -163,7 +164,8 @@ def _agent(text: str = ANSWER, *, status: str = "completed", results=None, annot
         output.append({"type": "search_results", "results": results})
     part = {"type": "output_text", "text": text, "annotations": annotations or []}
     output.append({"type": "message", "role": "assistant", "content": [part]})
-    body = {"id": "resp_1", "object": "response", "status": status, "model": "perplexity/sonar", "output": output}
+    body: dict[str, Any] = {"id": "resp_1", "object": "response", "status": status, "model": "perplexity/sonar"}
+    body["output"] = output
     body["usage"] = {"input_tokens": 10, "output_tokens": 20, "cost": {"total_cost": 0.002}}
     return json.dumps({**body, **extra}, ensure_ascii=False).encode()
 
@@ -174,7 +176,7 @@ def _events(*events: dict) -> bytes:
 
 def _agent_stream(*deltas: str, terminal: str | None = "response.completed") -> bytes:
     """Typed Agent API events: the deltas, then the terminal (without the answer: it is rebuilt)."""
-    events = [{"type": "response.created"}]
+    events: list[dict[str, Any]] = [{"type": "response.created"}]
     events += [{"type": "response.output_text.delta", "delta": d} for d in deltas]
     if terminal == "response.failed":
         events.append({"type": terminal, "response": {"status": "failed", "error": {"message": "model overloaded"}}})

@@ -13,6 +13,7 @@ from core.memo import ExaEntry, SummarySpec
 from core.memo_loader import load_memo
 from core.outline import standard_memo_yaml
 from core.templates import render, template_variables
+from tests.conftest import exa_entries, exa_entry
 from tui.cli import main
 
 
@@ -44,7 +45,7 @@ def test_init_writes_a_memo_that_loads_with_the_standard_outline(tmp_path, capsy
             assert "{{" not in query and "NATS" in query
 
     by_id = {s.id: s for s in memo.sections}
-    overview = by_id["overview"].include_sources[0]
+    overview = exa_entry(by_id["overview"].include_sources[0])
     assert overview.category == "company" and overview.pin == "entity"
     assert isinstance(overview.contents.summary, SummarySpec)
     assert set(overview.contents.summary.schema_["properties"]) == {
@@ -53,17 +54,18 @@ def test_init_writes_a_memo_that_loads_with_the_standard_outline(tmp_path, capsy
         "funding",
         "notable_customers",
     }
-    product = by_id["product"].include_sources[0]
+    product = exa_entry(by_id["product"].include_sources[0])
     assert product.pin == "entity" and product.full_text is False
-    assert all(e.pin == "none" for e in by_id["market"].include_sources)
-    assert {e.pin for e in by_id["team"].include_sources} == {"entity", "none"}
-    assert any(e.category == "news" and e.pin == "none" for e in by_id["team"].include_sources)
-    traction = by_id["traction"].include_sources[0]
+    assert all(e.pin == "none" for e in exa_entries(by_id["market"].include_sources))
+    assert {e.pin for e in exa_entries(by_id["team"].include_sources)} == {"entity", "none"}
+    assert any(e.category == "news" and e.pin == "none" for e in exa_entries(by_id["team"].include_sources))
+    traction = exa_entry(by_id["traction"].include_sources[0])
     assert traction.category == "news" and traction.pin == "none" and "{{subject_name}}" in traction.query
-    funding = by_id["funding"].include_sources[0]
+    funding = exa_entry(by_id["funding"].include_sources[0])
     assert funding.category in ("news", "company")
+    assert isinstance(funding.contents.summary, SummarySpec)
     assert set(funding.contents.summary.schema_["properties"]) == {"funding_total", "latest_round", "investors"}
-    assert all(e.pin == "none" for e in by_id["risks"].include_sources)
+    assert all(e.pin == "none" for e in exa_entries(by_id["risks"].include_sources))
 
 
 def test_the_file_reads_well_by_hand(tmp_path):
@@ -141,7 +143,7 @@ def test_bad_arguments_are_clear_errors(tmp_path, capsys, args, message):
     assert not (tmp_path / "m" / "memo.yaml").exists()
 
 
-_NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(lambda s: s.strip())
+_NAMES = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40).filter(lambda s: s.strip())
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import MemoError
-from core.memo_loader import LoadedMemo, load_memo
+from core.memo_loader import LoadedMemo, MemoValidationError, load_memo
+from tests.conftest import exa_entry
 
 DESIGN_SAMPLE = """\
 title: Synadia — company profile
@@ -64,9 +65,9 @@ def test_the_design_sample_loads(tmp_path):
     assert loaded.dir == tmp_path / "memo" and loaded.path == tmp_path / "memo" / "memo.yaml"
     memo = loaded.memo
     assert [s.id for s in memo.sections] == ["overview", "competitors"]
-    entry = memo.sections[0].include_sources[0]
+    entry = exa_entry(memo.sections[0].include_sources[0])
     assert entry.num_results == 6 and entry.pin == "entity" and entry.category == "company"
-    assert memo.sections[1].include_sources[0].pin == "none"
+    assert exa_entry(memo.sections[1].include_sources[0]).pin == "none"
     assert loaded.section_lines == {"overview": 6, "competitors": 17}
     assert load_memo(tmp_path / "memo" / "memo.yaml").memo == memo  # the file path works too
 
@@ -205,7 +206,7 @@ def test_several_problems_each_with_its_line(tmp_path):
     for i in range(5):
         assert f"memo.yaml:{4 + i}: sections[{i}].include-sources[0].num-results" in err.message
     assert "sections[5]" not in err.message and "… and 2 more" in err.message
-    assert len(err.problems) == 7
+    assert isinstance(err, MemoValidationError) and len(err.problems) == 7
 
 
 def test_unknown_template_variable_is_a_load_error_with_the_query_line(tmp_path):
@@ -272,7 +273,7 @@ def test_dates_stay_text(tmp_path):
     text = (
         HEAD + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, start-published-date: 2024-01-31}]}\n"
     )
-    entry = load_memo(_write(tmp_path, text)).memo.sections[0].include_sources[0]
+    entry = exa_entry(load_memo(_write(tmp_path, text)).memo.sections[0].include_sources[0])
     assert entry.start_published_date == "2024-01-31"
 
 

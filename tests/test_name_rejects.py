@@ -230,13 +230,13 @@ def test_run_blocks_writer_results_that_name_a_rejected_name_without_shifting_nu
     """The writer's search results naming a rejected name stay in the ground truth's numbering
     but cannot be cited: a citation to one is dropped, the others keep their numbers."""
     from core.citations import reconcile
-    from core.run import run_memo
+    from tui.headless import run_memo_folder
 
     monkeypatch.setenv("SOURCEDESK_WRITER_URL", exa.url)
     monkeypatch.setenv("PERPLEXITY_API_KEY", "sandbox")
     with MemoStore(kestra) as store:
         store.add_reject_name("Kestra Medical")
-    outcome = asyncio.run(run_memo(kestra, ["risks"]))[0]
+    outcome = asyncio.run(run_memo_folder(kestra, ["risks"]))[0]
     assert outcome.ok, outcome.message
     named = [r for r in outcome.web_results if "Kestra Medical" in str(r.get("title"))]
     assert named and all(r["about"]["verdict"] == "namesake" for r in named)  # a rejected name is a namesake

@@ -13,12 +13,12 @@ from core.curation import reject_domain
 from core.errors import MemoError
 from core.memo_loader import load_memo
 from core.namesakes import LearnedNamesake, TitleSeen, learn, names_in_title
-from core.retrieval import retrieve_memo_outcomes
 from core.settings import Settings
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from tests.conftest import exa_requests
 from tui.cli import main
+from tui.headless import retrieve_memo_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 
@@ -79,7 +79,7 @@ def test_memo_yaml_refuses_the_subjects_own_name_as_a_namesake(tmp_path):
 
 def test_an_entity_pinned_retrieval_learns_the_impostors_it_removed(exa, tmp_path):
     d = Path(shutil.copytree(FIXTURES / "cresta-profile", tmp_path / "cresta"))
-    asyncio.run(retrieve_memo_outcomes(d, settings=Settings()))
+    asyncio.run(retrieve_memo_folder(d, settings=Settings()))
     with MemoStore(d) as store:
         learned = {n.name: n for n in store.learned_namesakes()}
     assert {"Alcresta Therapeutics", "CodeCresta", "Grupo Cresta"} <= set(learned)
@@ -129,7 +129,7 @@ def test_the_judge_for_a_memo_uses_what_the_store_learned(exa, tmp_path):
     loaded = load_memo(d)
     with MemoStore(d) as store:
         before = memo_judge(loaded.memo, store).judge(SourceText("https://codecresta.com/blog", "Our studio", ""))
-    asyncio.run(retrieve_memo_outcomes(d, settings=Settings()))
+    asyncio.run(retrieve_memo_folder(d, settings=Settings()))
     with MemoStore(d) as store:
         store.add_learned_namesakes([LearnedNamesake(name="Ridge Cresta", origin="reject", host="x.example")])
         judge = memo_judge(loaded.memo, store)

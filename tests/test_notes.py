@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
+from core.citations.house import RETRIEVED_HEADING, WEB_HEADING
 from core.errors import UserError
 from core.memo import Memo
 from core.notes import (
-    RETRIEVED_HEADING,
-    WEB_HEADING,
     NoteRecord,
     find_note,
     note_path,
@@ -23,8 +23,8 @@ from core.notes import (
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
-def _record(**kw) -> NoteRecord:
-    base = {
+def _record(**kw: Any) -> NoteRecord:
+    base: dict[str, Any] = {
         "section": "overview",
         "title": "Company overview",
         "run_id": "run-0001",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 
 import pytest
@@ -53,7 +54,7 @@ def _source(n: int, prefix: str = "E", **kw) -> Source:
     return Source(**base)
 
 
-def _set(*sources: Source, omitted: list[Source] = ()) -> SourceSet:
+def _set(*sources: Source, omitted: Sequence[Source] = ()) -> SourceSet:
     return SourceSet(
         section="risks",
         fingerprint="fp",

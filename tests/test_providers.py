@@ -7,14 +7,16 @@ import json
 import os
 from pathlib import Path
 
+import httpx
 import pytest
+from pydantic import ConfigDict
 
-from core.exa import ExaResult, parse_search_response
+from core.exa import ExaClient, ExaResult, parse_search_response
 from core.exclusions import assemble, canonical_domain
-from core.memo import ExaEntry, FilesEntry
+from core.memo import ExaEntry, FilesEntry, PluginEntry
 from core.memo_loader import load_memo
 from core.models import Source
-from core.providers import PROVIDERS, Provider, ProviderResult, get_provider, register, unregister
+from core.providers import PROVIDERS, Provider, ProviderClients, ProviderResult, get_provider, register, unregister
 from core.providers.base import ProviderContext
 from core.providers.exa import plan_entry, to_source
 from core.providers.files import summary_of, title_of
@@ -367,10 +369,10 @@ sections:
 """
 
 
-class _NotebookEntry(ExaEntry.__base__):  # the schema's kebab-case base model
-    provider: str
+class _NotebookEntry(PluginEntry):  # kebab-case keys, like every entry
+    model_config = ConfigDict(extra="forbid")
+
     topic_name: str
-    full_text: bool = False
 
 
 class _SchemaFreeNotebook(NotebookProvider):
@@ -422,3 +424,30 @@ def test_an_unregistered_or_malformed_provider_entry_is_a_load_error(tmp_path):
     finally:
         unregister("notebook")
     assert "topic-name" in err.value.message and "memo.yaml:7" in err.value.message
+
+
+# ------------------------------------------------------------------ the run's shared clients
+
+
+def test_a_runs_clients_open_on_first_use_with_the_providers_own_settings_and_close_once():
+    settings = Settings(exa_url="http://127.0.0.1:9/exa", exa_api_key="exa-key-0123456789", exa_requests_per_second=3)
+    clients = ProviderClients(settings)
+    exa, files = get_provider("exa"), get_provider("files")
+    assert clients.get(files) is None  # a provider without a client opens nothing
+    opened = clients.get(exa)
+    assert isinstance(opened, ExaClient) and clients.get(exa) is opened  # one client for every section
+    assert (opened.base_url, opened.has_key, opened.rate_per_s) == ("http://127.0.0.1:9/exa", True, 3)
+    asyncio.run(clients.aclose())
+    assert opened._http.is_closed
+
+
+def test_a_client_the_caller_hands_in_is_used_and_left_open():
+    async def go() -> bool:
+        async with httpx.AsyncClient() as http:
+            mine = ExaClient("http://127.0.0.1:9", "exa-key-0123456789", http=http)
+            clients = ProviderClients(Settings(), {"exa": mine})
+            assert clients.get(get_provider("exa")) is mine
+            await clients.aclose()
+            return http.is_closed
+
+    assert asyncio.run(go()) is False

@@ -13,13 +13,14 @@ import httpx
 from core.exa import ExaClient
 from core.hosts import host_matches_pin
 from core.memo_loader import load_memo
-from core.providers import get_provider
-from core.retrieval import retrieve_memo, retrieve_memo_outcomes, retrieve_section_outcome
+from core.providers import ProviderClients, get_provider
+from core.retrieval import retrieve_section_outcome
 from core.settings import Settings
 from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 from tests.conftest import EXA_KEY, exa_stats
+from tui.headless import retrieve_memo_folder, retrieve_memo_sets
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 KEY = EXA_KEY
@@ -44,7 +45,12 @@ def write_memo(tmp_path: Path, text: str, name: str = "memo") -> Path:
 
 
 def run(memo_dir, **kw):
-    return asyncio.run(retrieve_memo_outcomes(memo_dir, settings=kw.pop("settings", None) or Settings(), **kw))
+    return asyncio.run(retrieve_memo_folder(memo_dir, settings=kw.pop("settings", None) or Settings(), **kw))
+
+
+def _given(client: ExaClient) -> ProviderClients:
+    """The run's provider clients, with the test's own Exa client (kept open: the test closes it)."""
+    return ProviderClients(Settings(), {"exa": client})
 
 
 def only(outcomes):
@@ -176,7 +182,7 @@ def test_unlimited_exclusions_send_1200_and_enforce_all_with_over_fetch(exa, tmp
         http = httpx.AsyncClient(event_hooks={"request": [record]})
         client = ExaClient(exa.url, KEY, http=http)
         try:
-            return await retrieve_memo_outcomes(d, refresh=True, settings=Settings(), exa_client=client)
+            return await retrieve_memo_folder(d, refresh=True, settings=Settings(), clients=_given(client))
         finally:
             await http.aclose()
 
@@ -290,7 +296,7 @@ def test_second_retrieve_reuses_the_frozen_set_with_zero_requests(exa, tmp_path)
     async def again():
         client = ExaClient(exa.url, KEY)
         try:
-            outcomes = await retrieve_memo_outcomes(d, settings=Settings(), exa_client=client)
+            outcomes = await retrieve_memo_folder(d, settings=Settings(), clients=_given(client))
         finally:
             await client.aclose()
         return outcomes, client.requests_sent
@@ -414,7 +420,7 @@ def test_three_concurrent_sections_stay_under_ten_requests_per_second(exa, tmp_p
 
 
 def test_retrieve_memo_returns_plain_source_sets(exa, tmp_path):
-    sets = asyncio.run(retrieve_memo(memo_copy(tmp_path, "cresta-profile"), ["overview"]))
+    sets = asyncio.run(retrieve_memo_sets(memo_copy(tmp_path, "cresta-profile"), ["overview"]))
     assert [s.section for s in sets] == ["overview"] and sets[0].id.startswith("overview@v1-")
 
 

@@ -19,12 +19,14 @@ import pytest
 from core.memo_loader import load_memo
 from core.notes import note_counts, parse_note
 from core.records import StoredReport
-from core.run import run_memo, run_section
+from core.run import run_section
 from core.settings import Settings
 from core.urls import normalise_url
 from sandbox.note_urls import check_memo, note_urls
 from sandbox.server import SandboxServer
+from sandbox.writer_truth import raw_citation_classes
 from store.memo_store import MemoStore
+from tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 EXA_KEY = "exa-dummy-key-0123456789"
@@ -91,7 +93,14 @@ def memo_dir(tmp_path) -> Path:
 
 def _run(memo_dir: Path, sections=None, **kw):
     settings = kw.pop("settings", None) or Settings()
-    return asyncio.run(run_memo(memo_dir, sections, settings=settings, **kw))
+    return asyncio.run(run_memo_folder(memo_dir, sections, settings=settings, **kw))
+
+
+def _raw_classes(memo_dir: Path, outcome) -> dict[str, int]:
+    """What the sandbox writer says it did to each raw citation (from the stored raw answer)."""
+    with MemoStore(memo_dir) as store:
+        run = store.get_run(outcome.run_id)
+    return raw_citation_classes(run.raw_response if run else None) or {}
 
 
 def _snapshot(memo_dir: Path) -> dict[str, tuple[bytes, int]]:
@@ -145,7 +154,7 @@ def test_every_url_in_every_note_was_retrieved(env, memo_dir):
         assert not strays, f"{outcome.section}: URLs that no retrieval returned: {strays}"
         assert "example.com" not in text
         for key in raw:
-            raw[key] += (outcome.raw_citation_classes or {}).get(key, 0)
+            raw[key] += _raw_classes(memo_dir, outcome).get(key, 0)
         if outcome.section != "notes":
             assert urls, f"{outcome.section}: the note cites nothing"
     # the sandbox writer really did fabricate: the clean notes are the pipeline's doing
@@ -182,7 +191,7 @@ def test_strict_section_keeps_no_url_the_writer_typed_from_memory(env, memo_dir)
     for attempt in range(12):
         memo_yaml.write_text(original.replace("and from whom?", f"and from whom? ({attempt})"), encoding="utf-8")
         [outcome] = _run(memo_dir, ["funding"], refresh=attempt == 0)
-        if (outcome.raw_citation_classes or {}).get("invented"):
+        if _raw_classes(memo_dir, outcome).get("invented"):
             break
     else:
         pytest.fail("the sandbox writer never typed a URL from memory in strict mode")
@@ -206,6 +215,7 @@ def test_every_run_is_recorded_with_its_inputs_and_no_key(env, memo_dir):
         run = store.get_run(outcome.run_id)
     assert run.section == "overview" and run.status == "ok"
     assert run.source_set_id == outcome.source_set_id
+    assert isinstance(run.prompt, dict)
     assert "Company overview" in run.prompt["user"] and run.prompt["system"]
     assert run.raw_response["status"] == "completed" and run.writer_api == "perplexity"
     assert any(i.get("type") == "message" and i["content"][0]["text"] for i in run.raw_response["output"])
@@ -495,7 +505,7 @@ import asyncio, os, signal, sys
 from pathlib import Path
 import core.run
 import store.memo_store
-from core.run import run_memo
+from tui.headless import run_memo_folder
 
 memo_dir, where = Path(sys.argv[1]), sys.argv[2]
 original_save, original_write = store.memo_store.MemoStore.save_run, core.run.write_note_atomic
@@ -505,7 +515,7 @@ def die():
 
 def save_run(self, *args, **kwargs):
     if where == "in-store-write":  # the db.json replacement itself is where the process dies
-        import store.atomic_file as atomic
+        import core.atomic_file as atomic
         atomic.os.replace = lambda *a: die()
     return original_save(self, *args, **kwargs)
 
@@ -518,7 +528,7 @@ def write_note(path, text):
 
 store.memo_store.MemoStore.save_run = save_run
 core.run.write_note_atomic = write_note
-asyncio.run(run_memo(memo_dir, ["overview"]))
+asyncio.run(run_memo_folder(memo_dir, ["overview"]))
 """
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -28,7 +29,7 @@ def _post(sandbox, path: str, payload) -> None:
 
 
 @pytest.fixture
-def memo_dir(tmp_path, sandbox, monkeypatch) -> Path:
+def memo_dir(tmp_path, sandbox, monkeypatch) -> Iterator[Path]:
     _post(sandbox, "/_sandbox/reset", {})
     monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
     monkeypatch.setenv("SOURCEDESK_WRITER_URL", sandbox.url)

@@ -19,11 +19,11 @@ import respx
 
 from core.memo_loader import load_memo
 from core.notes import parse_note
-from core.run import run_memo
 from core.settings import Settings
 from sandbox.server import SandboxServer
 from store.memo_store import MemoStore
 from tests.conftest import API_FIXTURES
+from tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 COMPLETED = json.loads((API_FIXTURES / "agent-response-completed.json").read_text(encoding="utf-8"))
@@ -77,7 +77,7 @@ def _memo(tmp_path: Path, text: str) -> Path:
 
 
 def _run(memo_dir: Path, sections=None, **kw):
-    return asyncio.run(run_memo(memo_dir, sections, settings=kw.pop("settings", None) or Settings(), **kw))
+    return asyncio.run(run_memo_folder(memo_dir, sections, settings=kw.pop("settings", None) or Settings(), **kw))
 
 
 def _bodies(env, memo_dir: Path, answer: dict, sections=None) -> tuple[list, dict]:

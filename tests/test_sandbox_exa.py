@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -390,7 +391,7 @@ def test_optional_fields_are_omitted_not_null(exa):
 
 
 def test_scores_are_sometimes_omitted_and_no_resolved_search_type(exa):
-    seen = {}
+    seen: dict[bool, dict[str, Any]] = {}
     for i in range(15):
         data = search(exa, query=f"nats messaging {i}", numResults=3)
         assert "resolvedSearchType" not in data

@@ -154,7 +154,7 @@ def test_timeout_fault_ends_with_a_gateway_page_for_patient_clients(sb, http):
 
 def test_stopping_the_server_releases_a_held_request():
     server = SandboxServer(exa_key=KEY, faults=["exa:timeout"], fault_hold_s=60).start()
-    outcome = {}
+    outcome: dict[str, object] = {}
 
     def client():
         try:

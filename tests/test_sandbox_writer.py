@@ -436,7 +436,8 @@ def _check_truth_against_text(data, n_sources):
 
 
 def test_field_mode_mixes_every_citation_class_and_the_truth_is_checkable(http):
-    classes, hosts = Counter(), Counter()
+    classes: Counter[str] = Counter()
+    hosts: Counter[str] = Counter()
     for i, content in enumerate(sample(20)):
         data = ask(http, content).json()
         _check_truth_against_text(data, n_sources=i % 4)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.providers import get_provider
+from core.providers.exa import exa_settings
 from core.settings import config_path, load_settings
 from tui.cli import main
 
@@ -11,9 +13,12 @@ def test_env_keys_and_base_urls(monkeypatch, tmp_path):
     monkeypatch.setenv("EXA_API_KEY", "exa-secret-123456")
     monkeypatch.setenv("SOURCEDESK_EXA_URL", "http://127.0.0.1:9")
     s = load_settings()
-    assert s.exa_api_key.get_secret_value() == "exa-secret-123456"
-    assert s.exa_url == "http://127.0.0.1:9"
-    assert "exa-secret-123456" not in repr(s) and "exa-secret-123456" not in str(s.model_dump())
+    exa = exa_settings(s)
+    assert exa.exa_api_key.get_secret_value() == "exa-secret-123456"
+    assert exa.exa_url == "http://127.0.0.1:9"
+    assert (s.exa_url, s.exa_api_key) == (exa.exa_url, exa.exa_api_key)  # still readable where they used to be
+    for shown in (repr(s), str(s.model_dump()), repr(exa), str(exa.model_dump())):
+        assert "exa-secret-123456" not in shown
 
 
 def test_config_file_is_read_and_env_wins(monkeypatch, tmp_path):
@@ -47,7 +52,7 @@ def test_key_from_config_file_is_redacted_from_the_store(monkeypatch, tmp_path):
     monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()
     (tmp_path / "cfg" / "config.yaml").write_text("exa-api-key: cfg-only-key-987654\n")
-    assert load_settings().exa_api_key.get_secret_value() == "cfg-only-key-987654"
+    assert get_provider("exa").api_key(load_settings()).get_secret_value() == "cfg-only-key-987654"
     memo = tmp_path / "memo"
     memo.mkdir()
     with MemoStore(memo) as store:

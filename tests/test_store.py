@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from core import atomic_file
 from core.errors import StoreLocked, UserError
 from core.models import OmittedSource, RunWarning, Source, SourceSet
-from store import atomic_file
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
 
@@ -131,7 +131,7 @@ def test_crash_during_write_leaves_the_previous_file_byte_identical(memo_dir, mo
     def crash(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic_file.os, "replace", crash)
+    monkeypatch.setattr(os, "replace", crash)  # what the atomic write renames with
     with pytest.raises(OSError):
         store.add_reject("alcresta.com")
     with pytest.raises(OSError):

@@ -75,7 +75,7 @@ def test_render_never_sends_an_unknown_placeholder():
     v = template_variables(_memo(), None)
     with pytest.raises(TemplateError) as err:
         render("{{subjet}} overview", v)
-    assert "{{subjet}}" in str(err.value) and "{{subject}}" in err.value.hint
+    assert "{{subjet}}" in str(err.value) and "{{subject}}" in (err.value.hint or "")
 
 
 def test_render_does_not_expand_braces_inside_values():

@@ -10,7 +10,16 @@ import asyncio
 
 import pytest
 import yaml
-from test_tui_support import (
+from textual.widgets import DataTable
+
+from core.memo_loader import load_memo
+from core.settings import config_dir
+from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
+from screens.reject_modal import RejectScreen
+from screens.section_screen import SectionScreen
+from tests.conftest import exa_entry
+from tests.test_tui_support import (
     SIZE,
     cells,
     column,
@@ -22,14 +31,6 @@ from test_tui_support import (
     select_row,
     wait_for,
 )
-from textual.widgets import DataTable
-
-from core.memo_loader import load_memo
-from core.settings import config_dir
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.reject_modal import RejectScreen
-from screens.section_screen import SectionScreen
 from themes import DARK, LIGHT
 
 SECTIONS = ["overview", "product", "competitors", "funding", "news"]
@@ -236,7 +237,8 @@ def test_the_pin_toggle_edits_memo_yaml_and_marks_the_section_stale(sb, tmp_path
             edited = app.loaded.path.read_text(encoding="utf-8")
             diff = [(a, b) for a, b in zip(original.splitlines(), edited.splitlines(), strict=False) if a != b]
             assert diff == [("        pin: none", "        pin: entity")]
-            assert load_memo(app.loaded.dir).memo.section("competitors").include_sources[0].pin == "entity"
+            assert exa_entry(load_memo(app.loaded.dir).memo.section("competitors").include_sources[0]).pin == "entity"
+            assert isinstance(app.screen, SectionScreen) and app.screen.view is not None
             assert app.screen.view.status == "stale"
             await pilot.press("escape")
             assert cells(table, "competitors")[2] == "stale"

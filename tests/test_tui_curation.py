@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 from textual.widgets import DataTable, Static
 
 from core.models import RemovedSource, Source, SourceSet
 from core.notes import NoteRecord, render_note
 from sandbox.server import SandboxServer
 from screens.section_screen import SectionScreen
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 
 INJECTED_TITLE = "[bold red]pwn[/] [link=x]"
 MARKER_TITLE = "[^E1]"
@@ -127,6 +127,7 @@ def test_unreject_puts_the_sources_back_and_keep_adds_a_web_result(sb, tmp_path)
             await pilot.press("5")
             web = app.screen.query_one("#web", DataTable)
             key = await select_row(pilot, web, lambda r: r[4] == "")
+            assert isinstance(app.screen, SectionScreen)
             result = app.screen.web_results[int(key.split(":")[1])]
             await pilot.press("k")
             await pilot.pause()

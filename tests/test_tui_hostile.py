@@ -157,3 +157,51 @@ def test_a_hostile_source_never_reaches_the_terminal(tmp_path):
     text = re.sub(rb"\x1b\[[0-?]*[ -/]*[@-~]", b"", output).decode("utf-8", errors="replace")
     for shown in ("Acme Robotics fdp.exe", "ceo: Jane Doe", "Read more: click me", "Exa said hello"):
         assert shown in text, shown
+
+
+def test_the_workbench_quits_when_its_terminal_goes_away(tmp_path):
+    """A closed tmux pane or a dropped ssh session hangs up the terminal: the workbench must
+    leave (releasing the memo's lock), not spin on end-of-file for ever."""
+    memo = tmp_path / "memo"
+    _hostile_memo(memo)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 170, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    env.pop("TEXTUAL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "open", str(memo)],
+        cwd=ROOT,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert wait_until(lambda: b"Company overview" in b"".join(seen), 20)
+        os.close(master)  # the terminal hangs up
+        master = -1
+        assert wait_until(lambda: proc.poll() is not None, 10), "the workbench kept running without a terminal"
+        # and the memo is free for the next session
+        MemoStore(memo).close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        if master >= 0:
+            os.close(master)

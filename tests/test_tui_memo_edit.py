@@ -11,6 +11,7 @@ import pytest
 from core.errors import UserError
 from core.memo_edit import set_section_pin, toggle_section_pin
 from core.memo_loader import load_memo
+from tests.conftest import exa_entries, exa_entry
 
 MEMO = """\
 # my memo — comments and layout must survive
@@ -53,7 +54,7 @@ def test_an_existing_pin_value_is_replaced_in_place_keeping_its_quotes(memo):
     assert (edit.old, edit.new, edit.changed) == (["entity"], "none", 1)
     after = memo.read_text(encoding="utf-8")
     assert _changed_lines(MEMO, after) == [("        pin: 'entity'", "        pin: 'none'")]
-    assert load_memo(memo).memo.section("overview").include_sources[0].pin == "none"
+    assert exa_entry(load_memo(memo).memo.section("overview").include_sources[0]).pin == "none"
     assert stat.S_IMODE(memo.stat().st_mode) == 0o644
 
 
@@ -64,7 +65,7 @@ def test_a_missing_pin_is_inserted_in_block_and_flow_entries(memo):
     assert '      - provider: exa\n        pin: none\n        query: "{{subject}} competitors"\n' in after
     assert '{provider: exa, query: "workflow orchestration market", num-results: 4, pin: none}' in after
     assert "# keep this comment" in after and after.startswith("# my memo")
-    pins = [e.pin for e in load_memo(memo).memo.section("market").include_sources]
+    pins = [e.pin for e in exa_entries(load_memo(memo).memo.section("market").include_sources)]
     assert pins == ["none", "none"]
     # and back: the values flip, nothing else moves
     set_section_pin(memo, "market", "entity")

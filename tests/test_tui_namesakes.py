@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
 from textual.widgets import DataTable, Input
 
 from core.namesakes import LearnedNamesake
 from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
 from screens.namesakes_modal import NamesakesScreen
 from screens.reject_name_modal import RejectNameScreen
 from screens.section_screen import SectionScreen
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
 
 GUARDIAN = "www.theguardian.com"
 
@@ -37,6 +38,7 @@ def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path
             memo_table = app.screen.query_one("#sections", DataTable)
             memo_table.move_cursor(row=4)  # news: a wide search with the air-traffic namesake in the press
             await run_and_wait(pilot, "r", "news")
+            assert isinstance(app.screen, MemoScreen)
             cited = [key for key, _about in app.screen.namesake_cites["news"]]
             assert cited, "the demo's news note should cite a namesake source"
             assert f"⚑{len(cited)}" in cells(memo_table, "news")[6]
@@ -78,6 +80,7 @@ def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path
 
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the memo screen")
+            assert isinstance(app.screen, MemoScreen)
             now = app.screen.namesake_cites["news"]  # judged on the re-run note
             flags = cells(app.screen.query_one("#sections", DataTable), "news")[6]
             assert (f"⚑{len(now)}" in flags) if now else ("⚑" not in flags)

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_tui_support import control, exa_requests
 
 from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
 from core.memo_loader import load_memo
 from core.models import OmittedSource, Source, SourceSet
+from core.providers import get_provider
 from core.run import run_section
 from core.section_state import describe_section
+from core.settings import Settings
 from sandbox.server import SandboxServer
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
+from tests.test_tui_support import control, exa_requests
 from tui.demo import DEMO_KEY, demo_settings, prepare_demo
 
 
@@ -25,8 +28,12 @@ def sandbox():
         yield server
 
 
+# The memo folder, its settings, its open store and a global list of its own.
+MemoFixture = tuple[Path, Settings, MemoStore, GlobalStore]
+
+
 @pytest.fixture
-def memo(tmp_path, sandbox):
+def memo(tmp_path, sandbox) -> Iterator[MemoFixture]:
     control(sandbox.url, "/_sandbox/reset")
     memo_dir = prepare_demo(root=tmp_path / "demo")
     settings = demo_settings(sandbox.url, max_retries=0)
@@ -46,7 +53,7 @@ def _status(memo_dir, settings, store, gstore, section):
     )
 
 
-def test_status_goes_from_never_run_to_fresh_to_stale_when_memo_yaml_changes(memo):
+def test_status_goes_from_never_run_to_fresh_to_stale_when_memo_yaml_changes(memo: MemoFixture):
     memo_dir, _settings, _store, _gstore = memo
     assert _status(*memo, "overview").status == "never run"
     outcome = _run(*memo, "overview")
@@ -60,7 +67,7 @@ def test_status_goes_from_never_run_to_fresh_to_stale_when_memo_yaml_changes(mem
     assert view.status == "stale" and "memo.yaml" in view.why
 
 
-def test_a_failed_run_says_failed_and_why_while_the_note_stays(memo, sandbox):
+def test_a_failed_run_says_failed_and_why_while_the_note_stays(memo: MemoFixture, sandbox):
     _memo_dir, _settings, _store, _gstore = memo
     _run(*memo, "overview")
     control(sandbox.url, "/_sandbox/faults", ["writer:401"])
@@ -73,7 +80,7 @@ def test_a_failed_run_says_failed_and_why_while_the_note_stays(memo, sandbox):
     assert view.note_path is not None and view.counts["verified"] > 0
 
 
-def test_a_rejection_leaves_untouched_sections_fresh_and_reusable(memo, sandbox):
+def test_a_rejection_leaves_untouched_sections_fresh_and_reusable(memo: MemoFixture, sandbox):
     memo_dir, settings, store, gstore = memo
     for section in ("overview", "news"):
         _run(*memo, section)
@@ -126,7 +133,7 @@ def test_the_demo_ignores_the_real_environment_and_resets(tmp_path, monkeypatch)
     monkeypatch.setenv("EXA_API_KEY", "real-key-must-not-be-used")
     monkeypatch.setenv("SOURCEDESK_BUDGET_CHARS", "600")
     settings = demo_settings("http://127.0.0.1:1")
-    assert settings.exa_api_key.get_secret_value() == DEMO_KEY and settings.budget_chars == 12_000
+    assert get_provider("exa").api_key(settings).get_secret_value() == DEMO_KEY and settings.budget_chars == 12_000
     memo_dir = prepare_demo(root=tmp_path)
     (memo_dir / "sections").mkdir()
     (memo_dir / "sections" / "01-overview.md").write_text("old")
@@ -134,7 +141,7 @@ def test_the_demo_ignores_the_real_environment_and_resets(tmp_path, monkeypatch)
     assert not (prepare_demo(root=tmp_path) / "sections").exists()
 
 
-def test_a_cancelled_run_recorded_as_failed_by_an_older_version_is_read_as_cancelled(memo):
+def test_a_cancelled_run_recorded_as_failed_by_an_older_version_is_read_as_cancelled(memo: MemoFixture):
     _memo_dir, _settings, store, _gstore = memo
     outcome = _run(*memo, "overview")
     assert outcome.status == "ok"

@@ -1,4 +1,4 @@
-"""Verification in the workbench (design §2.6), as an analyst sees it.
+"""Verification in the workbench (grounding after each run, URLs on ``v``), as an analyst sees it.
 
 A fresh demo memo against the real sandbox over loopback (as in test_tui_app);
 the liveness check never touches the real network: the app's DNS resolver and
@@ -13,14 +13,14 @@ import re
 
 import httpx
 import pytest
-from test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
-from textual.widgets import DataTable
+from textual.widgets import DataTable, TabbedContent
 
 from core.verify import addresses
 from sandbox.server import SandboxServer
 from screens.memo_screen import MemoScreen
 from screens.section_screen import SectionScreen
 from store.global_store import GlobalStore
+from tests.test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
 from tui.app import SourcedeskApp
 from tui.demo import demo_settings
 
@@ -218,7 +218,7 @@ def test_v_reads_a_planted_example_com_citation_as_placeholder_and_shows_its_tit
             )
             screen = await open_section(pilot, app, tab="1")
             await verify(pilot, app)
-            assert screen.query_one("#section-tabs").active == "tab-checks"  # v shows its results
+            assert screen.query_one("#section-tabs", TabbedContent).active == "tab-checks"  # v shows its results
             table = screen.query_one("#checks", DataTable)
             by_url = {r[3]: (k, r) for k, r in rows(table).items() if k.startswith("url:")}
             key, row = by_url["https://example.com/pricing"]

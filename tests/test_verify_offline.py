@@ -11,10 +11,10 @@ import asyncio
 import random
 
 import respx
-from test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 from core.verify.check import CheckOptions, check_notes, check_path, ground_notes, prepare_path
-from store.memo_store import MemoStore
+from store.memo_store import MemoStore, open_existing
+from tests.test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 OPTIONS = CheckOptions(timeout_s=2.0)
 
@@ -27,7 +27,7 @@ def test_grounding_alone_sends_no_request_and_no_dns_and_agrees_with_the_full_ch
     memo = make_memo(tmp_path, GROUNDED_BODY + " See <https://example.com/x>.", GROUNDED_CITES)
     resolver = Resolver({})
     with respx.mock() as mock:  # no routes: any request would fail the test
-        alone = asyncio.run(check_path(memo, OPTIONS, liveness=False, resolve=resolver))
+        alone = asyncio.run(check_path(memo, OPTIONS, liveness=False, open_store=open_existing, resolve=resolver))
         assert not mock.calls
     assert resolver.calls == [] and alone.requests == 0
     assert alone.liveness is False and alone.urls == []
@@ -37,6 +37,7 @@ def test_grounding_alone_sends_no_request_and_no_dns_and_agrees_with_the_full_ch
             check_path(
                 memo,
                 OPTIONS,
+                open_store=open_existing,
                 resolve=public("synadia.com", "nats.io", "market.site"),
                 sleep=_no_sleep,
                 rng=random.Random(0),
@@ -50,7 +51,7 @@ def test_grounding_alone_sends_no_request_and_no_dns_and_agrees_with_the_full_ch
 
 def test_check_notes_with_liveness_false_is_ground_notes(tmp_path):
     memo = make_memo(tmp_path, GROUNDED_BODY, GROUNDED_CITES)
-    prepared = prepare_path(memo)
+    prepared = prepare_path(memo, open_store=open_existing)
     with respx.mock():
         report = asyncio.run(
             check_notes(prepared.notes, prepared.evidence, OPTIONS, liveness=False, resolve=Resolver({}))
@@ -62,7 +63,7 @@ def test_the_open_store_of_the_workbench_is_used_as_it_is(tmp_path):
     memo = make_memo(tmp_path, GROUNDED_BODY, GROUNDED_CITES)
     note = memo / "sections" / "01-overview.md"
     with MemoStore(memo) as store:  # held open, as the workbench holds it for the whole session
-        locked = prepare_path(note)
+        locked = prepare_path(note, open_store=open_existing)
         assert any("could not be read" in w for w in locked.warnings) and locked.evidence == {}
         shared = prepare_path(note, store=store, name=note.name)
         assert shared.warnings == [] and [n.name for n in shared.notes] == ["01-overview.md"]
@@ -90,6 +91,7 @@ def test_progress_counts_distinct_urls_as_they_are_fetched(tmp_path):
             check_path(
                 memo,
                 OPTIONS,
+                open_store=open_existing,
                 resolve=public("a.site", "b.site"),
                 sleep=_no_sleep,
                 progress=lambda done, total: seen.append((done, total)),

@@ -18,7 +18,10 @@ reports (offline), and ``v`` checks a section's URLs in a worker of its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -29,18 +32,20 @@ import httpx
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from core.about import About, AboutJudge
 from core.errors import UserError
 from core.memo_judge import cited_namesakes, memo_judge
 from core.memo_loader import LoadedMemo, load_memo
-from core.retrieval import exa_client_from_settings
+from core.providers import ProviderClients, get_provider
+from core.providers.base import Provider
 from core.run import RunOutcome, newest_first, run_section, writer_from_settings
 from core.section_state import SectionView, describe_memo, describe_section
 from core.settings import Settings, is_set, load_settings
 from core.text_safety import clean_text
-from core.writers import writer_class
+from core.writers import Writer, writer_class
 from screens.palette import SourcedeskCommands
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
@@ -113,7 +118,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         self._init_checks()
         self._memo_mtime = self._mtime()
         self._http: httpx.AsyncClient | None = None
-        self._exa: Any = None
+        self._clients: ProviderClients | None = None
         self._slots: asyncio.Semaphore | None = None
         self.title = self.loaded.memo.title
         self.sub_title = " · ".join(part for part in (banner, f"writer: {self.writer_label()}") if part)
@@ -135,13 +140,43 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.theme = load_theme_name()
         self._slots = asyncio.Semaphore(max(1, int(self.settings.max_concurrent_sections)))
         self.push_screen(MemoScreen())
-        if self.settings.retrieval_enabled and not is_set(self.settings.exa_api_key):
-            self.say("No EXA_API_KEY is set: runs continue writer-only, without retrieved sources.", "warning")
+        for provider in self._keyless_providers():
+            self.say(
+                f"No {provider.key_env} is set: {provider.display_name} entries are skipped and runs continue "
+                "without their sources.",
+                "warning",
+            )
         writer = writer_class(self.loaded.memo.writer.api or self.settings.writer_api)
         if writer.needs_key and not is_set(self.settings.key_for(writer.api)):
             self.say(f"No {writer.key_name} is set: runs will fail at the writer until one is set.", "warning")
         for notice in self.loaded.notices:
             self.say(notice, "warning")
+        self._watch_terminal()
+
+    def _watch_terminal(self) -> None:
+        """Quit when the terminal goes away (a closed tmux pane, a dropped ssh session).
+
+        Textual's input thread reads end-of-file from a hung-up terminal in a tight loop, so an
+        orphaned workbench would burn a core and keep the memo's lock for ever; leaving through
+        the normal exit path also stops the demo sandbox and closes the store."""
+        try:
+            fd = sys.__stdin__.fileno() if sys.__stdin__ is not None else -1
+        except (OSError, ValueError):
+            fd = -1
+        if fd < 0 or not os.isatty(fd):
+            return  # headless (tests, pipes): nothing to watch
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals off the main thread
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._terminal_gone)
+
+        def check() -> None:
+            if not os.isatty(fd):
+                self._terminal_gone()
+
+        self.set_interval(1.0, check, name="terminal-watch")
+
+    def _terminal_gone(self) -> None:
+        log.warning("the terminal went away; closing the workbench")
+        self.exit()
 
     async def on_unmount(self) -> None:
         for job in list(self.jobs.values()):
@@ -149,11 +184,11 @@ class SourcedeskApp(CheckRunner, App[None]):
         for check in list(self.check_jobs.values()):
             if check.worker is not None:
                 check.worker.cancel()
-        if self._exa is not None:
+        if self._clients is not None:
             try:
-                await self._exa.aclose()
+                await self._clients.aclose()
             except Exception:
-                log.debug("closing the Exa client failed", exc_info=True)
+                log.debug("closing the provider clients failed", exc_info=True)
         if self._http is not None:
             await self._http.aclose()
         if self._own_store:
@@ -161,12 +196,12 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     # ------------------------------------------------------------------ messages
 
-    def say(self, message: str, severity: str = "information", *, title: str = "") -> None:
+    def say(self, message: str, severity: SeverityLevel = "information", *, title: str = "") -> None:
         """Tell the analyst something: a toast (never markup) and an entry in ``notices``."""
         message = clean_text(message, multiline=True)  # it may quote a server's words
         self.notices.append((severity, message))
         timeout = 12 if severity == "error" else self.NOTIFICATION_TIMEOUT
-        self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)  # type: ignore[arg-type]
+        self.notify(message, title=title, severity=severity, markup=False, timeout=timeout)
 
     def say_error(self, exc: BaseException, what: str = "") -> None:
         if isinstance(exc, UserError):
@@ -305,13 +340,29 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     # ------------------------------------------------------------------ runs
 
-    def _clients(self) -> tuple[Any, Any]:
+    def _keyless_providers(self) -> list[Provider]:
+        """Network providers the memo uses whose API key is missing (their entries will be skipped)."""
+        if not self.settings.retrieval_enabled:
+            return []
+        names = dict.fromkeys(e.provider for s in self.loaded.memo.sections for e in s.include_sources)
+        found = []
+        for name in names:
+            try:
+                provider = get_provider(name)
+            except KeyError:
+                continue  # the memo loader already said so
+            if provider.uses_network and provider.missing_key(self.settings):
+                found.append(provider)
+        return found
+
+    def _run_clients(self) -> tuple[Writer, ProviderClients]:
+        """The writer and provider clients every run of the session shares (one rate limit each)."""
         if self._http is None:
             self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.settings.writer_timeout_s))
-        if self._exa is None and self.settings.retrieval_enabled:
-            self._exa = exa_client_from_settings(self.settings)
+        if self._clients is None:
+            self._clients = ProviderClients(self.settings)
         writer = writer_from_settings(self.settings, self.loaded.memo, http=self._http)
-        return writer, self._exa
+        return writer, self._clients
 
     def start_run(self, section_id: str, *, refresh: bool = False) -> bool:
         """Run one section in its own worker; False when it is already running or unknown."""
@@ -365,7 +416,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                 if job.cancel.is_set():
                     self.say(f"{sid}: cancelled before it started.")
                     return
-                writer, exa = self._clients()
+                writer, clients = self._run_clients()
                 outcome = await run_section(
                     self.loaded,
                     sid,
@@ -373,7 +424,7 @@ class SourcedeskApp(CheckRunner, App[None]):
                     settings=self.settings,
                     refresh=job.refresh,
                     writer=writer,
-                    exa_client=exa,
+                    clients=clients,
                     global_rejects=self.global_rejects(),
                     progress=self._progress,
                     cancel=job.cancel,

@@ -1,4 +1,5 @@
-"""Verification in the workbench (design §2.6: "on demand and after runs").
+"""Verification in the workbench: after every run (offline, so it costs nothing) and on
+demand (``v``, because checking URLs costs a request each).
 
 Two kinds of check of a section's note, both in the background:
 
@@ -28,15 +29,20 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import httpx
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from core.notes import find_note
 from core.records import CheckState
+from core.storage import EvidenceStore
 from core.verify.addresses import Resolver
 from core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from tui.app import SourcedeskApp
 
 log = logging.getLogger("sourcedesk.tui")
 
@@ -103,13 +109,13 @@ class CheckJob:
         return f"checking {self.done}/{self.total} URL(s)"
 
 
-def _prepare(path: Path, store: Any) -> tuple[Prepared, str]:
+def _prepare(path: Path, store: EvidenceStore) -> tuple[Prepared, str]:
     """Read the note (its hash first: the hash names exactly the bytes that were checked)."""
     sha = note_sha256(path) or ""
     return prepare_path(path, store=store, name=path.name), sha
 
 
-def _ground(path: Path, store: Any) -> tuple[CheckReport, Prepared, str]:
+def _ground(path: Path, store: EvidenceStore) -> tuple[CheckReport, Prepared, str]:
     prepared, sha = _prepare(path, store)
     report = ground_notes(prepared.notes, prepared.evidence)
     report.warnings = prepared.warnings + report.warnings
@@ -121,13 +127,21 @@ def _url_by_key(prepared: Prepared) -> dict[str, str]:
 
 
 class CheckRunner:
-    """Mixed into ``SourcedeskApp`` (needs ``loaded``, ``store``, ``settings``, ``say``,
-    ``say_error``, ``run_worker``, ``screen_stack``)."""
+    """Mixed into ``SourcedeskApp``, whose memo, store, settings and messages it uses
+    (through ``workbench``, typed)."""
 
     checks: dict[str, SectionCheck]
     check_jobs: dict[str, CheckJob]
     check_resolve: Resolver | None
     check_client: httpx.AsyncClient | None
+
+    @property
+    def workbench(self) -> SourcedeskApp:
+        from tui.app import SourcedeskApp  # the app module defines the class this is mixed into
+
+        if not isinstance(self, SourcedeskApp):
+            raise TypeError("CheckRunner is the workbench app's mixin")
+        return self
 
     def _init_checks(self) -> None:
         self.checks = {}
@@ -138,7 +152,7 @@ class CheckRunner:
     # ------------------------------------------------------------------ what screens ask
 
     def note_of(self, section_id: str) -> Path | None:
-        return find_note(self.loaded.dir, self.loaded.memo, section_id)
+        return find_note(self.workbench.loaded.dir, self.workbench.loaded.memo, section_id)
 
     def last_check(self, section_id: str) -> SectionCheck | None:
         return self.checks.get(section_id)
@@ -157,19 +171,19 @@ class CheckRunner:
     def saved_check(self, section_id: str) -> CheckState | None:
         """The stored counts of the section's last check (from an earlier session, too)."""
         try:
-            return self.store.section_state(section_id).last_check
+            return self.workbench.store.section_state(section_id).last_check
         except Exception:
             log.debug("could not read the last check of %s", section_id, exc_info=True)
             return None
 
     def checks_changed(self, section_id: str) -> None:
         """Tell every screen that a section's check started, progressed or finished."""
-        self.notify_screens("check_changed", section_id)
+        self.workbench.notify_screens("check_changed", section_id)
 
     def _keep(self, check: SectionCheck) -> None:
         self.checks[check.section_id] = check
         try:
-            self.store.update_section_state(check.section_id, {STATE_KEY: check.state().to_json()})
+            self.workbench.store.update_section_state(check.section_id, {STATE_KEY: check.state().to_json()})
         except Exception:
             log.exception("could not save the check of %s", check.section_id)
 
@@ -182,11 +196,11 @@ class CheckRunner:
         if path is None:
             return None
         try:
-            report, prepared, sha = await asyncio.to_thread(_ground, path, self.store)
+            report, prepared, sha = await asyncio.to_thread(_ground, path, self.workbench.store)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the run itself succeeded
-            self.say_error(exc, f"{section_id}: grounding")
+            self.workbench.say_error(exc, f"{section_id}: grounding")
             return None
         check = SectionCheck(section_id, report, path.name, sha, _url_by_key(prepared))
         self._keep(check)
@@ -197,17 +211,19 @@ class CheckRunner:
     def start_check(self, section_id: str) -> bool:
         """Check the section's note (liveness and grounding) in its own worker."""
         if section_id in self.check_jobs:
-            self.say(f"{section_id}: a check is already running; its results replace these when it ends.", "warning")
+            self.workbench.say(
+                f"{section_id}: a check is already running; its results replace these when it ends.", "warning"
+            )
             return False
-        if section_id in self.jobs:
-            self.say(f"{section_id} is running: v checks the note once the run has finished.", "warning")
+        if section_id in self.workbench.jobs:
+            self.workbench.say(f"{section_id} is running: v checks the note once the run has finished.", "warning")
             return False
         if self.note_of(section_id) is None:
-            self.say(f"{section_id} has no note yet: r writes it, then v checks its citations.", "warning")
+            self.workbench.say(f"{section_id} has no note yet: r writes it, then v checks its citations.", "warning")
             return False
         job = CheckJob(section_id)
         self.check_jobs[section_id] = job
-        job.worker = self.run_worker(
+        job.worker = self.workbench.run_worker(
             self._check(job),
             name=f"check {section_id}",
             group=f"check:{section_id}",
@@ -223,7 +239,7 @@ class CheckRunner:
             return False
         if job.worker is not None:
             job.worker.cancel()
-        self.say(f"{section_id}: URL check stopped{': ' + why if why else ''}; v checks again.")
+        self.workbench.say(f"{section_id}: URL check stopped{': ' + why if why else ''}; v checks again.")
         self.checks_changed(section_id)
         return True
 
@@ -232,10 +248,10 @@ class CheckRunner:
         try:
             path = self.note_of(sid)
             if path is None:
-                self.say(f"{sid} has no note yet: r writes it, then v checks its citations.", "warning")
+                self.workbench.say(f"{sid} has no note yet: r writes it, then v checks its citations.", "warning")
                 return
-            prepared, sha = await asyncio.to_thread(_prepare, path, self.store)
-            options = CheckOptions.from_settings(self.settings)
+            prepared, sha = await asyncio.to_thread(_prepare, path, self.workbench.store)
+            options = CheckOptions.from_settings(self.workbench.settings)
 
             def progress(done: int, total: int) -> None:
                 job.done, job.total = done, total
@@ -258,7 +274,7 @@ class CheckRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug in a check is a toast, not a crash
-            self.say_error(exc, f"{sid}: check failed")
+            self.workbench.say_error(exc, f"{sid}: check failed")
         finally:
             if self.check_jobs.get(sid) is job:
                 self.check_jobs.pop(sid, None)
@@ -267,9 +283,9 @@ class CheckRunner:
     def _announce(self, check: SectionCheck) -> None:
         from tui.widgets.check_rows import summary
 
-        text = f"{check.section_id}: {summary(check.report, self.palette).plain}"
+        text = f"{check.section_id}: {summary(check.report, self.workbench.palette).plain}"
         offline = next((w for w in check.report.warnings if "offline" in w), "")
         if offline:
             text += f"\n{offline}"
-        severity = "warning" if check.problems or offline else "information"
-        self.say(text, severity)
+        severity: SeverityLevel = "warning" if check.problems or offline else "information"
+        self.workbench.say(text, severity)

@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from core.errors import UserError
 from core.settings import Settings, data_dir
@@ -26,13 +27,9 @@ DEMO_KEY = "sandbox-demo-key"  # the sandbox accepts any non-empty key
 
 
 class DemoSettings(Settings):
-    """Settings from what the demo passes in and the defaults — nothing else."""
+    """Settings from what the demo passes in and the defaults — nothing else (providers' too)."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-    ):
-        return (init_settings,)
+    reads_outside = False
 
 
 def demo_root() -> Path:
@@ -76,8 +73,8 @@ def _fail_if_open(target: Path) -> None:
         ) from None
 
 
-def demo_settings(base_url: str, **overrides) -> Settings:
-    values = {
+def demo_settings(base_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
         "exa_url": base_url,
         "writer_url": base_url,
         "exa_api_key": DEMO_KEY,

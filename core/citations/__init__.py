@@ -5,7 +5,7 @@ Public API (stable):
 * ``reconcile(markdown, sources, *, search_results=None, protected=("deck", "dataroom", "internal"),
   exclude=None)`` → ``ReconcileResult`` with ``.text`` (reconciled and tidied, house
   "Sources" sections appended, no web URL left that retrieval did not return),
-  ``.report`` (``ReconcileReport``; ``.to_json()`` is the design §6 dict plus
+  ``.report`` (``ReconcileReport``; ``.to_json()`` is the documented ``reconcile --json`` dict plus
   ``links_removed``), ``.body`` and ``.definitions`` (for writers that lay out
   the sections themselves with ``render_sources_sections``).
 * ``tidy(markdown)`` → str — citation hygiene, idempotent.

@@ -63,6 +63,7 @@ class Bibliography:
 
 def _entry(text: str, line: int) -> Entry | None:
     m = _PREFIX.match(text)
+    assert m is not None  # every part of the prefix is optional: it always matches
     # a marker on an entry does not make it prose; and the reconciler may remove it, after which
     # the line must read the same (reconciling a reconciled note changes nothing)
     rest = _FOOTNOTE.sub(" ", text[m.end() :])

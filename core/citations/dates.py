@@ -84,7 +84,7 @@ def find_dates(text: str) -> list[PartialDate]:
     hits: list[tuple[int, PartialDate]] = []
     taken: list[tuple[int, int]] = []
 
-    def add(m: re.Match, date: PartialDate | None) -> None:
+    def add(m: re.Match[str], date: PartialDate | None) -> None:
         if date is None or any(s < m.end() and m.start() < e for s, e in taken):
             return
         taken.append((m.start(), m.end()))

@@ -184,6 +184,8 @@ def _about(item: object, where: str) -> dict[str, str] | None:
     value = _get(item, "about")
     if value is None:
         return None
+    verdict: object
+    reason: object
     if isinstance(value, str):
         verdict, reason = value, ""
     elif isinstance(value, Mapping):
@@ -284,7 +286,7 @@ class GroundTruth:
 
     def is_marker_label(self, label: str) -> bool:
         m = MARKER_RE.match(label)
-        return bool(m) and m.group(1) in self.prefixes
+        return m is not None and m.group(1) in self.prefixes
 
     def candidates(self) -> list[GroundSource]:
         """Distinct sources in ground-truth order (the substitution candidates)."""

@@ -119,7 +119,7 @@ def format_definition(key: str, source: object) -> str:
     return line
 
 
-def _sort_key(key: str) -> tuple:
+def _sort_key(key: str) -> tuple[int, str, int]:
     m = MARKER_RE.match(key)
     if m:
         return (_PREFIX_ORDER.get(m.group(1), 9), m.group(1), int(m.group(2)))

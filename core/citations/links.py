@@ -1,4 +1,5 @@
-"""No unretrieved URL anywhere in a section (design §1), not just in its citations.
+"""No unretrieved URL anywhere in a section, not just in its citations: a link in the prose
+reaches the reader as surely as a footnote does.
 
 The reconciler checks citations; a writer also puts URLs in inline links
 ``[text](url)``, autolinks ``<https://…>``, bare URLs in prose, link reference
@@ -307,7 +308,7 @@ class _BlockScreen:
         self,
         doc: ParsedDoc,
         block: InlineBlock,
-        allowed,
+        allowed: Callable[[str], bool],
         screen: LinkScreen,
         owner: str | None,
         gone: Set[str] = frozenset(),
@@ -350,7 +351,9 @@ class _BlockScreen:
             removal_edit(self.block, cs, ce, starts.get(self.block.src_start(ce))) for cs, ce in ranges
         ]
 
-    def _range(self, lo: int, hi: int, children: list[Span], tree) -> tuple[list[Edit], list[tuple[int, int]]]:
+    def _range(
+        self, lo: int, hi: int, children: list[Span], tree: dict[int | None, list[Span]]
+    ) -> tuple[list[Edit], list[tuple[int, int]]]:
         """Edits (source offsets) and removals (content ranges) for content [lo, hi)."""
         c, block = self.c, self.block
         edits: list[Edit] = []
@@ -408,7 +411,7 @@ class _BlockScreen:
             return []
         return [Edit(self.block.src_start(a), self.block.src_end(b), to)]
 
-    def _link(self, s: Span, tree) -> tuple[list[Edit], list[tuple[int, int]]]:
+    def _link(self, s: Span, tree: dict[int | None, list[Span]]) -> tuple[list[Edit], list[tuple[int, int]]]:
         c, block = self.c, self.block
         if s.label_end is None or (s.rule == "link" and s.start in self.citations):
             return [], []  # a [N](url) citation: the reconciler's

@@ -39,13 +39,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from markdown_it.token import Token
 
 from core.citations.plain import LINK_DEFINITION, plain_tokens
 from core.citations.plain import Token as PlainToken
 from core.citations.scan import Span, scan
+
+# markdown-it's block tokens, or the lighter ones ``core.citations.plain`` builds for a plain draft.
+BlockToken = Token | PlainToken
 
 # At most three digits: a writer's search returns tens of results, and "[2019]" is a year.
 _BARE_ITEM = r"\d{1,3}(?:[ \t]*[-–][ \t]*\d{1,3})?"
@@ -84,7 +87,7 @@ def is_web_url(href: str | None) -> bool:
     """Link targets the no-unretrieved-URL rule covers: http(s) (however many slashes),
     protocol-relative ``//host`` and GFM's scheme-less ``www.`` — entities decoded first,
     since a renderer decodes them (``&#104;ttps://``)."""
-    return bool(href) and bool(_WEB_URL.match(html.unescape(href).strip()))
+    return href is not None and bool(href) and bool(_WEB_URL.match(html.unescape(href).strip()))
 
 
 class Marker(NamedTuple):
@@ -271,8 +274,9 @@ def parse(
     A plain draft (``core.citations.plain``) gets markdown-it's tokens without running it;
     ``plain=False`` always runs the full parse (the two are tested to agree)."""
     src = normalise_source(markdown)
-    env: dict = {}
+    env: dict[str, Any] = {}
     fast = plain_tokens(src) if plain and always_match_refs else None
+    tokens: Sequence[BlockToken]
     if fast is not None:
         tokens, spans_by_token = fast
     else:
@@ -281,7 +285,7 @@ def parse(
     doc.references = _references(env)
     def_stack: list[int] = []
     cursors: dict[int, int] = {}
-    parent: Token | None = None
+    parent: BlockToken | None = None
     grid = [-1, -1, -1]  # table, row, column of the current cell
     for tok in tokens:
         kind = tok.type
@@ -324,7 +328,7 @@ def parse(
     return doc
 
 
-def _references(env: dict) -> list[Reference]:
+def _references(env: dict[str, Any]) -> list[Reference]:
     found = [(label, ref, False) for label, ref in env.get("references", {}).items()]
     found += [(ref.get("label", ""), ref, True) for ref in env.get("duplicate_refs", [])]
     out = []
@@ -337,7 +341,7 @@ def _references(env: dict) -> list[Reference]:
 _FOOTNOTE_IN_HTML = re.compile(r"\[\^([^\]\s]+)\]")
 
 
-def _add_html_blocks(doc: ParsedDoc, tok: Token, definition: int | None, malformed: bool) -> None:
+def _add_html_blocks(doc: ParsedDoc, tok: BlockToken, definition: int | None, malformed: bool) -> None:
     """Text between the tags of a raw HTML block, as inline blocks, so markers written there
     (``<p>claim [^1]</p>``) are citations like any other — never orphans left behind."""
     from core.citations.html_links import scan_html  # html_links reads web URLs with this module's rule
@@ -419,27 +423,38 @@ def citation_link_label(content: str, span: Span) -> str | None:
     return m.group(1) if m else None
 
 
-def _add_block(doc, tok, parent, spans, def_stack, cursors, malformed=False) -> None:
+def _add_block(
+    doc: ParsedDoc,
+    tok: BlockToken,
+    parent: BlockToken | None,
+    spans: list[Span],
+    def_stack: list[int],
+    cursors: dict[int, int],
+    malformed: bool = False,
+) -> None:
     content = tok.content
+    tok_map = tok.map
+    assert tok_map is not None  # the caller passes only inline tokens that carry their lines
+    parent_map = parent.map if parent is not None else None
     cell = parent is not None and parent.type in ("th_open", "td_open")
     start = getattr(tok, "start", -1)  # a plain draft's block runs on unbroken from a known offset
     if start >= 0:
         offsets: Sequence[int] = range(start, start + len(content) + 1)
     else:
-        offsets = _map_offsets(doc, content, tok.map[0], cell, cursors)
+        offsets = _map_offsets(doc, content, tok_map[0], cell, cursors)
         unbroken = range(offsets[0], offsets[0] + len(offsets))
         if offsets == list(unbroken):
             offsets = unbroken  # the form the plain path gives (the two parses compare equal)
     definition = def_stack[-1] if def_stack else None
     heading = parent is not None and not cell
-    line_end = (parent.map if heading and parent.map else tok.map)[1]
-    block = InlineBlock(content, offsets, tok.map[0], spans, definition, heading, [], line_end, cell)
+    line_end = (parent_map if heading and parent_map else tok_map)[1]
+    block = InlineBlock(content, offsets, tok_map[0], spans, definition, heading, [], line_end, cell)
     bi = len(doc.blocks)
     doc.blocks.append(block)
     if definition is not None:
         doc.definitions[definition].blocks.append(bi)
     if block.heading:
-        first, last = parent.map or tok.map
+        first, last = parent_map or tok_map
         doc.headings.append(Heading(first, last, content.strip()))
     # (content start, order, content end, kind, label, url, raw text when not canonical)
     found: list[tuple[int, int, int, str, str, str | None, str | None]] = []

@@ -1,4 +1,5 @@
-"""Reconcile a writer's draft against what retrieval really returned (design §2.3).
+"""Reconcile a writer's draft against what retrieval really returned: a writer asked to cite
+fabricates URLs and mislabels real ones, so no citation is trusted until it is checked.
 
 Every citation — ``[^key]`` with its definition, a retrieved marker ``[^E3]``, a
 bare ``[N]`` indexing the writer's search results — ends up verified (definition
@@ -441,13 +442,13 @@ def reconcile(
         report.citations.append(
             CitationRecord(
                 key=c.label,
-                status=c.status,  # type: ignore[arg-type]  # one of the statuses the decider sets
+                status=c.status,
                 retitled=c.retitled,
                 cited_url=c.cited_url,
                 resolved_url=c.source.url if c.source is not None else None,
                 score=c.score if c.score is not None else (round(v.score, 4) if v is not None else None),
                 claim=c.claim,
-                support=v.support if v is not None else None,  # type: ignore[arg-type]  # a verdict name
+                support=v.support if v is not None else None,
                 evidence=v.evidence if v is not None else None,
                 weak=c.status == "verified" and v is not None and v.support == UNSUPPORTED,
                 reason=v.reason if v is not None else c.reason,
@@ -497,6 +498,7 @@ def _close_open_fence(body: str) -> str:
     if not fences:
         return body
     last, lines = fences[-1], body.split("\n")
+    assert last.map is not None  # only fences that carry their lines were kept
     first, end = last.map
     closing = re.compile(rf" {{0,3}}{re.escape(last.markup[0])}{{{len(last.markup)},}}[ \t]*")
     if end < len(lines) or (end - 1 > first and closing.fullmatch(lines[end - 1])):

@@ -1,4 +1,5 @@
-"""The reconcile report: one row per citation, counts per status (design §6 shape).
+"""The reconcile report: one row per citation, counts per status — the shape ``reconcile
+--json`` prints, which scripts read, so its keys only ever grow.
 
 ``key`` is the label as written in the draft (``3``, ``E2``, or the number of a
 bare ``[N]``). Status values:
@@ -28,12 +29,12 @@ whose citation was dropped.
 and were taken out (links, autolinks, bare URLs, reference definitions, URLs in
 protected definitions and in a writer's own sources list); each one is named in
 an ``unretrieved_link`` or ``writer_sources_list_removed`` warning. It is an
-extra key at the end of the §6 dict; the §6 keys are unchanged.
+extra key at the end of the documented dict; the documented keys are unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -114,7 +115,7 @@ class ReconcileReport(BaseModel):
     def warn(self, code: str, message: str) -> None:
         self.warnings.append(ReportWarning(code=code, message=message))
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """The stable dict: integer counts, one row per citation, warnings as messages, uncited claims."""
         return {
             "verified": self.verified,

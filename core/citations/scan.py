@@ -17,8 +17,9 @@ not literal text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -79,11 +80,14 @@ class _Recorder:
         return None
 
 
-def _wrap(name: str, fn):
+InlineRule = Callable[[StateInline, bool], bool]
+
+
+def _wrap(name: str, fn: InlineRule) -> InlineRule:
     def rule(state: StateInline, silent: bool) -> bool:
         rec: _Recorder | None = state.env.get(_RECORDER)
         ctx = None if rec is None or silent else rec.context(state)
-        if ctx is None:
+        if rec is None or ctx is None:
             return fn(state, silent)
         offset, base = ctx
         start, first_token = state.pos, len(state.tokens)
@@ -179,7 +183,7 @@ def make_parser(always_match_refs: bool = True, code_blocks: bool = True) -> Mar
     if not code_blocks:
         md.disable("code")
     # Keep link destinations as written: the one URL normaliser (core.urls) compares them.
-    md.normalizeLink = _identity  # type: ignore[method-assign]
+    md.normalizeLink = _identity  # type: ignore[method-assign]  # markdown-it's documented per-instance hook
     for rule in md.inline.ruler.__rules__:
         if rule.name not in PROSE_RULES:  # prose rules never nest and are not recorded
             rule.fn = _wrap(rule.name, rule.fn)
@@ -189,8 +193,8 @@ def make_parser(always_match_refs: bool = True, code_blocks: bool = True) -> Mar
 
 
 def scan(
-    src: str, *, always_match_refs: bool = True, code_blocks: bool = True, env: dict | None = None
-) -> tuple[list[Token], dict]:
+    src: str, *, always_match_refs: bool = True, code_blocks: bool = True, env: dict[str, Any] | None = None
+) -> tuple[list[Token], dict[int, list[Span]]]:
     """Block tokens (inline children filled) and ``{id(inline token): [Span, ...]}``.
 
     Pass ``env`` to receive markdown-it's environment: ``references`` and

@@ -1,7 +1,8 @@
 """Before and after the citations are decided: the writer's sources lists and every unretrieved URL.
 
 The reconciler decides citations; this is the rest of the promise that no URL
-reaches a section unless retrieval returned it (design §1):
+reaches a section unless retrieval returned it (a URL the writer typed itself is as
+likely invented as real):
 
 * ``screen_draft`` — before citations are decided: the writer's own sources
   lists go (``bibliography``) and every web URL outside a citation that was not
@@ -90,7 +91,11 @@ def screen_body(
     Cheap when it holds (a scan of the text); only a suspicious URL — in code, say — costs a parse.
     Screened as links first; what an earlier edit hid from that (text that turned into something
     else) then loses its characters (``strip_remaining``)."""
-    for screen_doc in (lambda doc: screen_links(doc, allowed, exact=exact), lambda doc: strip_remaining(doc, allowed)):
+    screeners: tuple[Callable[[ParsedDoc], LinkScreen], ...] = (
+        lambda doc: screen_links(doc, allowed, exact=exact),
+        lambda doc: strip_remaining(doc, allowed),
+    )
+    for screen_doc in screeners:
         if all(allowed(comparable(body[a:b])) for a, b in find_web_urls(body)) and not _suspicious_html(body, allowed):
             break
         doc = parse(body)

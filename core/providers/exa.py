@@ -21,15 +21,20 @@ had more to give, one follow-up call asks for enough to make up the loss.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import AliasChoices, Field, SecretStr
 
 from core.exa import (
     CATEGORIES_WITHOUT_FILTERS,
+    DEFAULT_MAX_RESPONSE_BYTES,
     MAX_DOMAINS,
     MAX_RESULTS,
+    ExaClient,
     ExaError,
     ExaResult,
     ExaSearchResult,
@@ -39,17 +44,32 @@ from core.exa import (
 from core.exclusions import ExclusionList, assemble
 from core.facts import clean_facts, entity_facts, merge_facts, parse_summary
 from core.hosts import PinRefused, host_matches_any, validate_pin
+from core.http_policy import EXA_RETRY
 from core.memo import ExaEntry, SummarySpec, TextSpec
 from core.models import RemovedSource, RunWarning, Source
 from core.name_rejects import NameRejectList, is_name_rule, name_of_rule
 from core.name_rejects import assemble as assemble_names
-from core.providers.base import Provider, ProviderContext, ProviderResult
+from core.providers.base import Provider, ProviderClient, ProviderContext, ProviderResult
+from core.settings import ProviderSettings, Settings
 from core.templates import render
 from core.urls import host_of, normalise_url
 
+NO_KEY = "no Exa API key is set — set EXA_API_KEY to retrieve sources"
 DEFAULT_TEXT_CHARS = 4000
 SHOWN_IN_WARNING = 6  # hosts listed in a namesake/exclusion warning before "and N more"
 FULL_LIST_IN_REQUEST = 50  # longer exclusion lists are fingerprinted by digest
+
+
+class ExaSettings(ProviderSettings):
+    """Exa's settings: ``SOURCEDESK_EXA_URL`` and friends, the key from ``EXA_API_KEY``."""
+
+    exa_url: str = "https://api.exa.ai"
+    exa_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("EXA_API_KEY", "exa_api_key"))
+    # Exa allows 10 searches a second; every section of a run shares this limit.
+    exa_requests_per_second: float = Field(default=10.0, gt=0)
+    # Largest Exa answer read (bytes). The body is streamed and reading stops at the cap; an
+    # entry whose answer is larger degrades. 100 results with 100,000 characters of text fit.
+    exa_max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, gt=0)
 
 
 @dataclass
@@ -331,8 +351,29 @@ def _cleaning_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry
 
 class ExaProvider(Provider):
     name = "exa"
+    label = "Exa"
     marker_prefix = "E"
     uses_network = True
+    key_env = "EXA_API_KEY"
+    settings_model: ClassVar[type[ProviderSettings] | None] = ExaSettings
+
+    def exa_settings(self, settings: Settings) -> ExaSettings:
+        return self.own_settings(settings, ExaSettings)
+
+    def open_client(self, settings: Settings) -> ExaClient:
+        """The search client a run shares: the key, the base URL, retries and the rate limit."""
+        own = self.exa_settings(settings)
+        retry = dataclasses.replace(
+            EXA_RETRY, max_retries=max(0, settings.max_retries), max_retry_after_s=settings.retry_max_wait_s
+        )
+        return ExaClient(
+            own.exa_url,
+            own.exa_api_key,
+            timeout=settings.request_timeout_s,
+            retry=retry,
+            rate_per_s=own.exa_requests_per_second,
+            max_response_bytes=own.exa_max_response_bytes,
+        )
 
     def describe(self, entry: ExaEntry, ctx: ProviderContext) -> dict[str, Any]:
         plan = plan_entry(entry, ctx)
@@ -364,9 +405,9 @@ class ExaProvider(Provider):
         result = ProviderResult(warnings=list(plan.warnings))
         if plan.skip:
             return result
-        client = ctx.exa_client()
-        if client is None:
-            raise ExaError("auth", None, "no Exa API key is set — set EXA_API_KEY to retrieve sources")
+        client: ProviderClient | None = ctx.client(self)
+        if not isinstance(client, ExaClient):
+            raise ExaError("auth", None, NO_KEY)
         want = entry.num_results
         asked = min(MAX_RESULTS, want * 2) if plan.filters_locally else want
         first = await client.search(plan.body(asked))
@@ -449,3 +490,8 @@ class ExaProvider(Provider):
                 )
             )
         return result
+
+
+def exa_settings(settings: Settings) -> ExaSettings:
+    """Exa's own settings inside ``settings`` (``exa_url``, ``EXA_API_KEY``, …)."""
+    return ExaProvider().exa_settings(settings)

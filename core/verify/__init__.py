@@ -1,4 +1,6 @@
-"""Verify a finished memo (design §2.6): are the cited pages alive, and do they say it?
+"""Verify a finished memo: are the cited pages alive, and do they say it? (Reconciling
+proves a URL was retrieved; only a fetch proves it still answers, and only the stored
+text proves a quotation or figure is really in it.)
 
 ``check-urls`` runs here. Modules, one concept each:
 

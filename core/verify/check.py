@@ -39,6 +39,7 @@ import httpx
 
 from core.citations.figures import figures, matches
 from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
+from core.storage import EvidenceOpener, EvidenceStore
 from core.urls import host_of
 from core.verify import addresses
 from core.verify.addresses import Resolver
@@ -46,7 +47,7 @@ from core.verify.evidence import Evidence
 from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
 from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, ERROR, MAX_BODY_BYTES, Fetch, FetchOptions, fetch_url
 from core.verify.stored import load_evidence
-from core.verify.targets import UNCITED_STATISTIC, NoteCitations, display_name, read_note, resolve_target
+from core.verify.targets import UNCITED_STATISTIC, CitedUrl, NoteCitations, display_name, read_note, resolve_target
 
 URL_STATUSES = (
     "ok",
@@ -267,7 +268,7 @@ async def fetch_all(
     return dict(zip(distinct, results, strict=False))
 
 
-def _url_row(cited, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRow:
+def _url_row(cited: CitedUrl, fetch: Fetch, in_retrieved: bool, network_ok: bool) -> UrlRow:
     status, detail = fetch.status, fetch.detail
     if status == AUTH:
         if in_retrieved:
@@ -330,7 +331,7 @@ def _ground_uncited(text: str, evidence: Evidence | None) -> str:
     return SUPPORTED if all(any(matches(w, f) for f in stated) for w in wanted) else NOT_FOUND
 
 
-def in_retrieved_set(cited, evidence: Evidence | None) -> bool:
+def in_retrieved_set(cited: CitedUrl, evidence: Evidence | None) -> bool:
     """The URL is in the note's frozen set; without a stored set, the note's retrieved group decides."""
     if evidence is not None and evidence.sets:
         return evidence.in_retrieved_set(cited.url)
@@ -390,15 +391,22 @@ async def check_notes(
     return report
 
 
-def prepare_path(path: Path, *, store: Any = None, name: str | None = None) -> Prepared:
+def prepare_path(
+    path: Path,
+    *,
+    store: EvidenceStore | None = None,
+    open_store: EvidenceOpener | None = None,
+    name: str | None = None,
+) -> Prepared:
     """Read the notes PATH means and their stored evidence (``UserError`` for bad PATH).
 
-    ``store``: the memo's already open ``MemoStore`` (see ``stored.load_evidence``);
-    ``name``: how to call the note when PATH is one note (default: PATH as given)."""
+    ``store``: the memo's already open store; ``open_store``: how to open it otherwise
+    (see ``stored.load_evidence``); ``name``: how to call the note when PATH is one note
+    (default: PATH as given)."""
     target = resolve_target(Path(path))
     single = len(target.notes) == 1 and target.notes[0] == target.path
     notes = [read_note(p, name if single and name else display_name(target, p)) for p in target.notes]
-    evidence, warnings = load_evidence(target.memo_dir, notes, store=store)
+    evidence, warnings = load_evidence(target.memo_dir, notes, store=store, open_store=open_store)
     return Prepared(notes, evidence, warnings)
 
 
@@ -407,7 +415,8 @@ async def check_path(
     options: CheckOptions = CheckOptions(),
     *,
     liveness: bool = True,
-    store: Any = None,
+    store: EvidenceStore | None = None,
+    open_store: EvidenceOpener | None = None,
     resolve: Resolver | None = None,
     client: httpx.AsyncClient | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -416,7 +425,7 @@ async def check_path(
     progress: Progress | None = None,
 ) -> CheckReport:
     """Check a note, a memo folder or an exported memo (``UserError`` for bad PATH)."""
-    prepared = prepare_path(Path(path), store=store)
+    prepared = prepare_path(Path(path), store=store, open_store=open_store)
     report = await check_notes(
         prepared.notes,
         prepared.evidence,

@@ -128,7 +128,7 @@ class Evidence:
         return [t for t in self.titles.get(normalise_url(url), []) if t.strip()]
 
     def in_retrieved_set(self, url: str | None) -> bool:
-        return bool(url) and normalise_url(url) in self.retrieved
+        return url is not None and bool(url) and normalise_url(url) in self.retrieved
 
 
 def run_search_results(run: RunRecord | None) -> list[dict[str, Any]]:

@@ -1,6 +1,8 @@
 """Does a quotation or statistic appear verbatim in the cited source's stored text?
 
-Verbatim after exactly three normalisations, applied to both sides (design §2.6):
+Verbatim after exactly three normalisations, applied to both sides — typography the
+writer may change without changing what is said; digits, ``.`` and ``,`` are never
+touched, because ``$1.5B`` is not ``$15B``:
 
 * **whitespace** — every run of Unicode whitespace (no-break and thin spaces
   included) is one space; invisible format characters (zero-width space/joiners,

@@ -5,30 +5,29 @@ it was written from (``source_set.id``); exactly those are used — a newer set
 for the same section would be a different document. The exported ``memo.md``
 names neither, so it gets the union of every section note's evidence.
 
-Checking never creates a store: a folder without ``.sourcedesk/db.json`` simply
-has no stored text (grounding says "unverifiable"). A store another sourcedesk
-process holds open, or a damaged one, is a warning, not a failure.
+Checking never creates a store: the caller hands in an open store or a way to open
+an existing one (``core.storage.EvidenceOpener``; core never imports ``store``), and
+a folder without one simply has no stored text (grounding says "unverifiable"). A
+store another sourcedesk process holds open, or a damaged one, is a warning, not a
+failure.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from core.errors import UserError
+from core.storage import EvidenceOpener, EvidenceStore
 from core.verify.evidence import Evidence, run_search_results
 from core.verify.targets import SECTIONS, NoteCitations, read_note
 
-STORE_WAIT_S = 2.0
+NO_STORE = (
+    "no memo store in {memo_dir} (.sourcedesk/db.json): quotations and statistics are unverifiable, "
+    "and a 401/403 only counts for URLs under '## Sources (retrieved)'"
+)
 
 
-def _store_file(memo_dir: Path) -> Path:
-    from store.memo_store import store_dir
-
-    return store_dir(memo_dir) / "db.json"
-
-
-def _note_evidence(store: Any, note: NoteCitations, warnings: list[str]) -> Evidence | None:
+def _note_evidence(store: EvidenceStore, note: NoteCitations, warnings: list[str]) -> Evidence | None:
     """The evidence a note's frontmatter points at; None when it points at nothing stored."""
     evidence = Evidence()
     found = False
@@ -61,27 +60,28 @@ def _section_notes(memo_dir: Path) -> list[NoteCitations]:
 
 
 def load_evidence(
-    memo_dir: Path, notes: list[NoteCitations], *, store: Any = None
+    memo_dir: Path,
+    notes: list[NoteCitations],
+    *,
+    store: EvidenceStore | None = None,
+    open_store: EvidenceOpener | None = None,
 ) -> tuple[dict[str, Evidence], list[str]]:
     """``{note name: Evidence}`` for the notes whose run is stored, and warnings.
 
     A note missing from the mapping has no stored evidence at all. ``store`` is an
-    already open ``MemoStore`` for ``memo_dir`` (the workbench holds one for the whole
+    already open store for ``memo_dir`` (the workbench holds one for the whole
     session, and a second open in the same process is refused): it is used as it is
-    and left open; without it the store is opened, read and closed."""
+    and left open; else ``open_store`` opens the folder's store, which is read and
+    closed. With neither, nothing stored is known."""
     warnings: list[str] = []
     if store is not None:
         return _read_evidence(store, memo_dir, notes, warnings), warnings
-    if not _store_file(memo_dir).is_file():
-        warnings.append(
-            f"no memo store in {memo_dir} (.sourcedesk/db.json): quotations and statistics are unverifiable, "
-            "and a 401/403 only counts for URLs under '## Sources (retrieved)'"
-        )
-        return {}, warnings
-    from store.memo_store import MemoStore
-
     try:
-        with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as opened:
+        opening = open_store(memo_dir) if open_store is not None else None
+        if opening is None:
+            warnings.append(NO_STORE.format(memo_dir=memo_dir))
+            return {}, warnings
+        with opening as opened:
             return _read_evidence(opened, memo_dir, notes, warnings), warnings
     except UserError as err:
         warnings.append(f"the memo store could not be read ({err.message}); stored source text is unknown")
@@ -90,7 +90,9 @@ def load_evidence(
     return {}, warnings
 
 
-def _read_evidence(store: Any, memo_dir: Path, notes: list[NoteCitations], warnings: list[str]) -> dict[str, Evidence]:
+def _read_evidence(
+    store: EvidenceStore, memo_dir: Path, notes: list[NoteCitations], warnings: list[str]
+) -> dict[str, Evidence]:
     result: dict[str, Evidence] = {}
     try:
         section_evidence: Evidence | None = None

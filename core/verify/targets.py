@@ -197,7 +197,7 @@ def _clusters(doc: ParsedDoc, block_index: int) -> list[list[int]]:
 
 def _claim_items(doc: ParsedDoc, name: str) -> list[ClaimItem]:
     claims = ClaimIndex(doc)
-    found: dict[tuple, ClaimItem] = {}
+    found: dict[tuple[object, ...], ClaimItem] = {}
     for bi, block in enumerate(doc.blocks):
         if block.definition is not None or block.heading:
             continue

@@ -1,4 +1,5 @@
-"""``sourcedesk check-urls PATH [--json] [--allow-private]`` — verify a memo (design §2.6).
+"""``sourcedesk check-urls PATH [--json] [--allow-private]`` — verify a finished memo: a
+citation that survived reconciling can still point at a page that died or never said it.
 
 Every cited URL is fetched for real (placeholders and private addresses are
 refused before any request) and every quotation and statistic is looked up,
@@ -158,11 +159,12 @@ def print_human(report, out=None) -> None:
 
 def run(args) -> int:
     from core.verify.check import CheckOptions, check_path
+    from store.memo_store import open_existing
 
     settings = args.settings  # loaded once by the CLI entry point
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
     announce = None if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
-    report = asyncio.run(check_path(args.path, options, announce=announce))
+    report = asyncio.run(check_path(args.path, options, open_store=open_existing, announce=announce))
     _, redact_text = _redactor()
     if args.json:
         from core.text_safety import clean_tree

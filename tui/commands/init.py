@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.atomic_file import atomic_write_text
 from core.errors import UserError
 from core.memo_loader import MEMO_FILENAME, load_memo
 from core.outline import STANDARD_OUTLINE, standard_memo_yaml
+from core.reject_domains import canonical_domain
 from core.urls import host_of
-from store.atomic_file import atomic_write_text
 from store.memo_store import STORE_DIRNAME
-from store.rejections import canonical_domain
 
 PIN_CONSEQUENCE = "pinning it would admit every site registered under it"
 

@@ -45,9 +45,9 @@ from typing import Any, Literal
 from core.errors import MemoError, UserError
 from core.memo_loader import MEMO_FILENAME, LoadedMemo, load_memo
 from core.name_rejects import canonical_name
+from core.reject_domains import canonical_domain
 from store.global_store import GlobalStore
 from store.memo_store import MemoStore
-from store.rejections import canonical_domain
 
 STORE_WAIT_S = 2.0
 Scope = Literal["memo", "global"]

@@ -28,7 +28,7 @@ import asyncio
 import json
 import sys
 
-from core.text_safety import clean_text, clean_tree
+from core.text_safety import clean_document, clean_text
 
 
 def register(sub) -> None:
@@ -46,17 +46,17 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     from core.memo_loader import load_memo
-    from core.retrieval import retrieve_memo_outcomes
+    from tui.headless import retrieve_memo_folder
 
     settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         sys.stderr.write(f"sourcedesk: notice: {notice}\n")
     outcomes = asyncio.run(
-        retrieve_memo_outcomes(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
+        retrieve_memo_folder(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
     )
     # Retrieval cleaned every string where it came in; the document is cleaned once more on
     # the way out so that a set stored by an older version cannot reach the terminal raw.
-    document = clean_tree(outcomes_document(args.dir, outcomes, _judge(args.dir)))
+    document = clean_document(outcomes_document(args.dir, outcomes, _judge(args.dir)))
     if args.json:
         json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

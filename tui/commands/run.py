@@ -113,7 +113,7 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 
 def _run(args) -> int:
     from core.memo_loader import load_memo
-    from core.run import run_memo
+    from tui.headless import run_memo_folder
 
     settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
@@ -123,7 +123,7 @@ def _run(args) -> int:
     interrupted = False
     try:
         outcomes = asyncio.run(
-            run_memo(
+            run_memo_folder(
                 args.dir,
                 args.sections,
                 refresh=args.refresh,

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.atomic_file import atomic_write_bytes
 from core.citations import tidy_with_stats
 from core.errors import UserError
 from core.text_safety import clean_text
-from store.atomic_file import atomic_write_bytes
 from tui.commands.reconcile import read_text
 
 

@@ -1,4 +1,5 @@
-"""A section's last check (design §2.6) as table rows, a summary and a detail block.
+"""A section's last check (liveness of its cited URLs, grounding of its quotes and
+figures) as table rows, a summary and a detail block.
 
 One table for both halves of a check, URL rows first (``url:N``), then grounding
 rows (``ground:N``): key, what was checked (URL / quote / statistic), status,

@@ -14,6 +14,7 @@ from datetime import datetime
 from rich.text import Text
 
 from core.records import RunRecord
+from sandbox.writer_truth import raw_citation_classes
 from tui.widgets.cells import Palette, plain
 
 COLUMNS = (
@@ -106,7 +107,7 @@ def detail(record: RunRecord, current_run: str | None, palette: Palette) -> Text
         out.append("citations: ", style="dim")
         labels = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected")
         out.append(", ".join(f"{counts.get(k, 0)} {k.replace('_', ' ')}" for k in labels) + "\n")
-    raw = outcome.raw_citation_classes if outcome else None
+    raw = raw_citation_classes(record.raw_response)  # only an answer from the offline sandbox has them
     if raw:
         out.append("writer's raw citations: ", style="dim")
         out.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in raw.items()) + "\n")
