@@ -297,6 +297,7 @@ def parse(
                     block.table, block.row, block.col = grid
             continue
         if kind == LINK_DEFINITION:
+            assert isinstance(tok, PlainToken)  # only the plain path makes this token
             _add_link_definition(doc, tok, spans_by_token[id(tok)][0])
             continue
         if kind == "table_open":
