@@ -250,3 +250,24 @@ def test_words_writers_swap_share_a_term():
     assert terms("founders founded established") == ["found"] * 3
     assert terms("staff employees workers") == ["employe"] * 3
     assert terms("organisation colour centre") == terms("organization color center")
+
+
+@pytest.mark.parametrize(
+    ("written", "values"),
+    [
+        ("guidance of USD 84–88M for 2026", [84e6, 88e6]),
+        ("revenue of $84-88 million", [84e6, 88e6]),
+        ("a valuation of $1.2-1.5B", [1.2e9, 1.5e9]),
+        ("margins of 30–40%", [30.0, 40.0]),
+        ("margins of 30 to 40 percent", [30.0, 40.0]),
+    ],
+)
+def test_a_range_writes_its_scale_once_for_both_ends(written, values):
+    found = [f for f in figures(written) if f.kind in ("money", "percent")]
+    assert [f.value for f in found] == values
+
+
+def test_a_range_is_not_read_as_a_contradiction_of_its_own_lower_end():
+    passage = "Kestra Medical guided fiscal 2026 revenue to USD 84 million to USD 88 million."
+    assert verdict("Kestra Medical expects fiscal 2026 revenue of USD 84–88M.", passage) == SUPPORTED
+    assert verdict("Kestra Medical expects fiscal 2026 revenue of USD 94–98M.", passage) == UNSUPPORTED

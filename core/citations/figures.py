@@ -304,6 +304,44 @@ def figures(text: str) -> tuple[Figure, ...]:
         fig = _from_match(m, norm)
         if fig is not None:
             out.append(Figure(fig.kind, fig.value, fig.unit, fig.text, m.start(), m.end()))
+    return _ranges(norm, out) if any(ch in norm for ch in "-–—") or " to " in norm else tuple(out)
+
+
+# "USD 84–88M", "$84-88 million", "30–40%": the scale, currency or percent sign written once
+# belongs to both ends. Read alone, the first end would be "USD 84" and a range would be taken
+# for a contradiction with a source that gives "USD 84M".
+_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to)\s*", re.I)
+_RANGE_START = re.compile(rf"(?<![\w.,])(?P<num>{_DIGITS})\s*(?:-|–|—|to)\s*\Z", re.I)
+_LEADING_NUM = re.compile(_DIGITS)
+
+
+def _ranges(norm: str, found: list[Figure]) -> tuple[Figure, ...]:
+    out = list(found)
+    i = 0
+    while i < len(out):
+        b = out[i]
+        a = out[i - 1] if i else None
+        joined = a is not None and _RANGE_JOIN.fullmatch(norm, a.end, b.start) is not None
+        if joined and a is not None and a.kind == "money" and b.kind in ("money", "number"):
+            lead_a, lead_b = _LEADING_NUM.search(a.text), _LEADING_NUM.search(b.text)
+            if lead_a and lead_b:
+                bare_a = _number(lead_a.group()) == amount(a)  # "USD 84": no scale of its own
+                scale = amount(b) / _number(lead_b.group()) if _number(lead_b.group()) else 1.0
+                if bare_a and scale > 1:
+                    out[i - 1] = a._replace(value=amount(a) * scale)
+                if b.kind == "number":
+                    out[i] = b._replace(kind="money", unit=a.unit)
+        elif a is not None and a.kind == "count" and a.text.lower().endswith(" to") and b.kind == "percent":
+            # "30 to 40 percent" was read as a count of "to"
+            out[i - 1] = Figure("percent", amount(a), "", a.text[:-3].rstrip(), a.start, a.start + len(a.text) - 3)
+        elif b.kind == "percent" and not (a is not None and a.kind == "percent" and joined):
+            m = _RANGE_START.search(norm, a.end if a is not None else 0, b.start)
+            if m is not None and not (a is not None and a.end > m.start()):
+                out.insert(
+                    i, Figure("percent", _number(m.group("num")), "", m.group("num"), m.start("num"), m.end("num"))
+                )
+                i += 1
+        i += 1
     return tuple(out)
 
 
