@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.citations.bare_urls import find_bare_urls
 from core.memo_loader import load_memo
 from core.notes import note_path, parse_note
 from core.urls import normalise_url
@@ -22,12 +23,15 @@ from store.memo_store import MemoStore
 
 _LINK_DEST = re.compile(r"\]\(\s*<?([^)\s>]+)>?")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
-_BARE = re.compile(r"https?://[^\s)\]>`\"']+", re.IGNORECASE)
 
 
 def note_urls(text: str) -> set[str]:
-    """Every URL anywhere in a note: link destinations, autolinks and bare URLs."""
-    found = set(_LINK_DEST.findall(text)) | set(_AUTOLINK.findall(text)) | set(_BARE.findall(text))
+    """Every URL anywhere in a note: link destinations, autolinks and bare URLs.
+
+    A bare URL ends where a reader's renderer ends it, so the comma after a URL
+    quoted in a warning ("[^E1] cites https://x.io/a, a source about…") is prose."""
+    bare = {text[a:b] for a, b in find_bare_urls(text) if re.match(r"(?i)https?://", text[a:b])}
+    found = set(_LINK_DEST.findall(text)) | set(_AUTOLINK.findall(text)) | bare
     return {u for u in found if re.match(r"(?i)^https?://", u) or "." in u.split("/")[0]}
 
 

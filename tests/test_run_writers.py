@@ -136,6 +136,19 @@ def test_the_demo_memo_loads_clean_with_the_new_names():
     assert loaded.memo.writer.model == "perplexity/sonar"
 
 
+def test_the_demo_memo_runs_on_the_agent_api_with_no_link_outside_the_ground_truth(env, tmp_path):
+    from sandbox.note_urls import check_memo, note_urls
+
+    demo = Path(shutil.copytree(Path(__file__).resolve().parents[1] / "tui" / "demo" / "nats-profile", tmp_path / "d"))
+    outcomes = _run(demo)
+    assert [o.status for o in outcomes] == ["ok"] * 5, [o.message for o in outcomes]
+    checks = check_memo(demo)
+    assert [(c.writer_api, c.outside) for c in checks] == [("perplexity", [])] * 5
+    assert all(c.links for c in checks)
+    # a URL quoted in a warning ends where a reader's renderer ends it, not at the comma after it
+    assert note_urls("- '[^E1] cites https://x.io/a/, a source about a namesake'") == {"https://x.io/a/"}
+
+
 # ---------------------------------------------------------------- status decides
 
 
