@@ -255,22 +255,30 @@ def newest_first(entries: list[dict[str, Any]]) -> list[str]:
     return [str(e["domain"]) for e in ordered if e.get("domain")]
 
 
-def _explain_skipped(report: dict[str, Any], skipped: dict[int, str]) -> None:
-    """Citations of a skipped (malformed) search result: say so, instead of the reconciler's
-    wording for a blocked result, and never show the placeholder address."""
-    if not skipped:
+def _explain_skipped(report: dict[str, Any], skipped: dict[int, str], unnumbered: int) -> None:
+    """Citations of a number no usable search result holds (a malformed result skipped, or,
+    when results are numbered by id, a number none carries): say so, instead of the
+    reconciler's wording for a blocked result, and never show the placeholder address."""
+    cited = [c for c in report.get("citations", []) if c.get("cited_url") and is_placeholder(str(c["cited_url"]))]
+    if not cited and not any("skipped-result.invalid" in str(w) for w in report.get("warnings", [])):
         return
     report["warnings"] = [w for w in report.get("warnings", []) if "skipped-result.invalid" not in str(w)]
-    for citation in report.get("citations", []):
-        if citation.get("cited_url") and is_placeholder(str(citation["cited_url"])):
-            citation["cited_url"] = None
-            try:
-                number = int(str(citation.get("key")))
-            except ValueError:
-                continue
-            reason = skipped.get(number, "malformed")
+    for citation in cited:
+        citation["cited_url"] = None
+        try:
+            number = int(str(citation.get("key")))
+        except ValueError:
+            continue
+        if number in skipped:
             report["warnings"].append(
-                f"[{number}] cited the writer's search result {number}, which was malformed ({reason}) and skipped; removed"
+                f"[{number}] cited the writer's search result {number}, which was malformed "
+                f"({skipped[number]}) and skipped; removed"
+            )
+        else:
+            also = f", and {unnumbered} malformed result(s) without an id were skipped" if unnumbered else ""
+            report["warnings"].append(
+                f"[{number}] cited no usable search result: the results are numbered by their ids "
+                f"and none is {number}{also}; removed"
             )
 
 
@@ -497,7 +505,8 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
         one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
     )
     report: dict[str, Any] = dict(result.report.to_json())
-    _explain_skipped(report, response.web.skipped_numbers() if web_search else {})
+    unnumbered = sum(1 for s in response.web.skipped if s.number is None) if web_search else 0
+    _explain_skipped(report, response.web.skipped_numbers() if web_search else {}, unnumbered)
     outcome.report = report
     outcome.warnings += [_short(w) for w in report.get("warnings", [])]
     outcome.status = "degraded" if resolved.source_set.degraded else "ok"

@@ -241,6 +241,59 @@ def test_malformed_web_results_are_skipped_without_shifting_the_others(env, tmp_
     assert "skipped-result.invalid" not in note and "Series B." in note  # the claim stays, its citation goes
 
 
+def test_a_citation_of_an_id_no_result_carries_says_so_never_rejected_domain(env, tmp_path):
+    """Results numbered by id (1 and 5) with malformed, id-less results between them: [3]
+    points at nothing usable. The warning says that, not 'on a rejected domain', and the
+    placeholder address reaches no warning, report or note."""
+    memo_dir = _memo(tmp_path, MODES_MEMO)
+    results = [
+        {
+            "id": 1,
+            "url": "https://nats.io/about/",
+            "title": "About NATS",
+            "snippet": "NATS is a connective technology.",
+        },
+        {"title": "x"},
+        "str",
+        {"url": None},
+        {
+            "id": 5,
+            "url": "https://synadia.com/about",
+            "title": "About Synadia",
+            "snippet": "Synadia's founders created NATS.",
+        },
+    ]
+    text = "NATS is a connective technology [1]. It has many users [3]. Founded by its creators [5]."
+    answer = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {"type": "search_results", "queries": ["nats"], "results": results},
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            },
+        ],
+        "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2, "cost": {"total_cost": 0.01}},
+    }
+    with respx.mock(assert_all_called=False) as mock:
+        mock.route(path="/search").pass_through()
+        mock.post(f"{env.url}/v1/agent").respond(200, json=answer)
+        [outcome] = _run(memo_dir, ["wide"])
+    assert outcome.status == "ok", outcome.message
+    by_key = {c["key"]: c for c in outcome.report["citations"]}
+    assert by_key["1"]["resolved_url"] == "https://nats.io/about/"
+    assert by_key["5"]["resolved_url"] == "https://synadia.com/about"
+    assert by_key["3"]["status"] == "dropped" and by_key["3"]["cited_url"] is None
+    warnings = outcome.warnings + outcome.report["warnings"]
+    assert any(w.startswith("[3] cited no usable search result") and "3 malformed result(s)" in w for w in warnings)
+    assert not any("rejected domain" in w or "skipped-result.invalid" in w for w in warnings)
+    note = outcome.note_path.read_text(encoding="utf-8")
+    assert "skipped-result.invalid" not in note and "rejected domain" not in note and "many users." in note
+
+
 # ---------------------------------------------------------------- the capped domain filter
 
 
