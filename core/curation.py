@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from core.budget import MARKER_PREFIXES, assign_markers
 from core.errors import UserError
+from core.exa import CATEGORIES_WITHOUT_FILTERS
 from core.hosts import PinRefused, excluded_by, registrable_domain, validate_pin
 from core.memo import Memo
 from core.memo_loader import LoadedMemo
@@ -54,6 +55,7 @@ class CurationResult:
     removed_omitted: dict[str, list[Source]] = field(default_factory=dict)  # section -> omitted ones taken out
     restored: dict[str, list[Source]] = field(default_factory=dict)  # section -> sources put back
     refetch: dict[str, int] = field(default_factory=dict)  # section -> results only a refresh can bring back
+    refresh: list[str] = field(default_factory=list)  # sections whose search was sent the lifted rejection
     name: str = ""  # the rejected name, for a name reject
     domains: list[str] = field(default_factory=list)  # every domain of a many-domain reject
     added_domains: list[str] = field(default_factory=list)  # the ones that were new
@@ -331,6 +333,34 @@ def _put_back(
             result.restored[sid] = restored
 
 
+def _sent_to_search(request: dict[str, Any], domain: str | None = None, name: str | None = None) -> bool:
+    """Whether a set's search was sent the rejection (``excludeDomains``/``excludeText``): the results
+    it kept out were never seen or stored, so lifting the rejection cannot put them back."""
+    entries = request.get("entries")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or entry.get("provider") != "exa":
+            continue
+        if name is not None:
+            sent = entry.get("exclude_text")
+            if isinstance(sent, str) and normalise_phrase(sent) == normalise_phrase(name):
+                return True
+        if domain is not None and entry.get("pin") != "entity":
+            if entry.get("category") in CATEGORIES_WITHOUT_FILTERS:
+                continue  # exclusions stayed on our side there: what they removed is recorded
+            exclusions = entry.get("exclusions")
+            if any(isinstance(x, list) and x[:1] == [domain] for x in exclusions or []):
+                return True
+    return False
+
+
+def _needs_refresh(store: MemoStorage, loaded: LoadedMemo, result: CurationResult, **lifted: str) -> None:
+    """The sections whose frozen set was searched with the lifted rejection sent along."""
+    for section in loaded.memo.sections:
+        latest = store.latest_source_set(section.id)
+        if latest is not None and _sent_to_search(latest.request, **lifted):
+            result.refresh.append(section.id)
+
+
 def unreject_domain(
     loaded: LoadedMemo,
     store: MemoStorage,
@@ -365,6 +395,7 @@ def unreject_domain(
         _current(store, global_store),
         result,
     )
+    _needs_refresh(store, loaded, result, domain=domain)
     return result
 
 
@@ -373,10 +404,17 @@ def unreject_domain(
 
 def _check_not_the_subject(loaded: LoadedMemo, key: str, shown: str) -> None:
     subject = loaded.memo.subject
+    hint = f'reject what tells the namesake apart, e.g. "{subject.name} Medical" or "{subject.name} air traffic"'
     if key in {normalise_phrase(n) for n in [subject.name, *subject.aliases]}:
         raise UserError(
             f"{shown!r} is the subject's own name: rejecting it would remove every page about {subject.name}",
-            hint=f'reject what tells the namesake apart, e.g. "{subject.name} Medical" or "{subject.name} air traffic"',
+            hint=hint,
+        )
+    sites = {strip_www(h) for h in (host_of(d) for d in [subject.url, *subject.domains] if d) if h}
+    if key in {normalise_phrase(s) for s in sites} or strip_www(host_of(shown) or "") in sites:
+        raise UserError(
+            f"{shown!r} is the subject's own site: rejecting the name would remove every page that links to it",
+            hint=hint,
         )
 
 
@@ -462,6 +500,7 @@ def unreject_name(
         _current(store, global_store),
         result,
     )
+    _needs_refresh(store, loaded, result, name=name)
     return result
 
 

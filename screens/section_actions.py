@@ -193,6 +193,8 @@ class SectionActions(WorkbenchScreen):
             text += f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}"
         else:
             text += f": {result.restored_count} source(s) back in the frozen sets"
+            if result.refresh:
+                text += f"; {', '.join(result.refresh)} searched without it — R refreshes to fetch what it kept out"
         app.say(text + ".")
         app.section_changed(None)
 
@@ -255,6 +257,8 @@ class SectionActions(WorkbenchScreen):
             refetch = sum(result.refetch.values())
             if refetch:
                 text += f"; {refetch} result(s) were excluded at retrieval — R refreshes to fetch them"
+            if result.refresh:
+                text += f"; {', '.join(result.refresh)} searched without it — R refreshes to fetch what it kept out"
         app.say(text + ".")
         app.section_changed(None)
 

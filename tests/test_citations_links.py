@@ -407,3 +407,28 @@ def test_credentials_in_html_text_and_front_matter_never_reach_the_note():
     )
     assert "pw@" not in result.text
     assert result.text.count("https://nats.io/about") >= 3  # front matter, HTML text and the definition
+
+
+def test_query_parameters_that_look_like_entities_keep_a_retrieved_link():
+    """``&region=`` and ``&param=`` are query parameters, not the entities ``&reg`` and ``&para``: a
+    renderer (which decodes only ``&name;``) and a browser reading an attribute (which leaves a
+    legacy entity followed by ``=`` or a letter alone) both open the retrieved page, so the link stays."""
+    page = "https://shop.io/p?id=1&region=eu&param=x&amp=1"
+    src = [{"marker": "E1", "url": "https://shop.io/p?id=1&region=eu&param=x", "title": "Shop", "snippet": "x"}]
+    draft = f'See [page]({page}), {page} and <a href="{page}">here</a>.\n'
+    result = reconcile(draft, src)
+    assert result.report.links_removed == 0, result.report.warnings
+    assert result.body.count("https://shop.io/p?id=1&region=eu&param=x") == 2
+    assert 'href="https://shop.io/p?id=1&amp;region=eu&amp;param=x"' in result.body  # escaped as HTML
+    assert "®" not in result.text and "¶" not in result.text
+
+
+def test_an_entity_with_its_semicolon_is_still_decoded_before_the_url_is_judged():
+    src = [{"marker": "E1", "url": "https://nats.io/about?a=1&b=2", "title": "About", "snippet": "x"}]
+    draft = (
+        'A <a href="&#104;ttps://evil.io/x">one</a>, <a href="&#104ttps://evil.io/y">two</a>, '
+        "[three](&#104;ttps://evil.io/z) and [ok](https://nats.io/about?a=1&amp;b=2).\n"
+    )
+    body = reconcile(draft, src).body
+    assert "evil.io" not in body
+    assert "[ok](https://nats.io/about?a=1&amp;b=2)" in body  # the same URL, as a renderer reads it

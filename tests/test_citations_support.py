@@ -271,3 +271,27 @@ def test_a_range_is_not_read_as_a_contradiction_of_its_own_lower_end():
     passage = "Kestra Medical guided fiscal 2026 revenue to USD 84 million to USD 88 million."
     assert verdict("Kestra Medical expects fiscal 2026 revenue of USD 84–88M.", passage) == SUPPORTED
     assert verdict("Kestra Medical expects fiscal 2026 revenue of USD 94–98M.", passage) == UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage"),
+    [
+        ("The outage happened on 31 March 2025.", "The outage happened in March 2025."),
+        ("Quillstone was founded in May 2019.", "Quillstone was founded in 2019."),
+    ],
+)
+def test_a_source_giving_a_date_less_precisely_does_not_contradict_it(claim, passage):
+    """The source never states the day, so the claim is not fully supported — but it does not
+    say another date either: the reason must not call it a contradiction."""
+    v = supports_text(claim, passage)
+    assert v.support != SUPPORTED and not v.contradicted
+    assert "where the claim says" not in v.reason and "not in the source" in v.reason
+
+
+def test_a_date_in_another_month_or_year_still_contradicts():
+    for claim, passage in [
+        ("The outage happened on 31 March 2025.", "The outage happened in April 2025."),
+        ("Quillstone was founded in May 2019.", "Quillstone was founded in 2018."),
+    ]:
+        v = supports_text(claim, passage)
+        assert v.support == UNSUPPORTED and v.contradicted

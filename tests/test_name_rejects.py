@@ -105,6 +105,9 @@ def test_the_subjects_own_name_is_refused(kestra, capsys):
     assert main(["reject", "--name", "kestra", "--memo", str(kestra)]) == 2
     err = capsys.readouterr().err
     assert "the subject's own name" in err and "Traceback" not in err
+    for own_site in ("kestra.io", "www.kestra.io", "https://kestra.io"):  # every page naming its site would go
+        assert main(["reject", "--name", own_site, "--memo", str(kestra)]) == 2
+        assert "the subject's own" in capsys.readouterr().err
     assert main(["reject", "--name", "!!", "--memo", str(kestra)]) == 2
     assert "no words" in capsys.readouterr().err
 
@@ -264,3 +267,31 @@ def test_run_blocks_writer_results_that_name_a_rejected_name_without_shifting_nu
         "2": ("dropped", "https://b.example/2", None),
         "3": ("verified", "https://c.example/3", "https://c.example/3"),
     }
+
+
+def test_unreject_after_a_refresh_says_which_sections_only_a_refresh_brings_back(kestra, capsys):
+    """Retrieved while the name was rejected, Exa was sent it as excludeText: its results were never
+    seen, so nothing can be put back — un-rejecting must say so, naming the sections to refresh."""
+    assert main(["reject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
+    assert main(["retrieve", str(kestra), "--section", "funding", "--refresh"]) == 0
+    assert IPO not in _urls(kestra, "funding")
+    capsys.readouterr()
+    assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["refresh"] == ["funding"]  # risks still holds its pre-reject retrieval: put back
+    assert main(["unreject", "--name", "x", "--memo", str(kestra)]) == 2
+    capsys.readouterr()
+    assert main(["reject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
+    assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
+    out = capsys.readouterr().out
+    assert "Funding" in out and f"retrieve {kestra} --section funding --refresh" in out
+    assert main(["retrieve", str(kestra), "--section", "funding", "--refresh"]) == 0
+    assert IPO in _urls(kestra, "funding")
+
+
+def test_unreject_domain_after_a_refresh_names_the_sections_to_refresh(kestra, capsys):
+    assert main(["reject", "kestramedical.com", "--memo", str(kestra)]) == 0
+    assert main(["retrieve", str(kestra), "--section", "risks", "--refresh"]) == 0
+    capsys.readouterr()
+    assert main(["unreject", "kestramedical.com", "--memo", str(kestra), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["refresh"] == ["risks"]

@@ -22,6 +22,7 @@ would, so the URL compared with the ground truth is the URL a reader gets.
 from __future__ import annotations
 
 import html
+import html.entities
 import re
 import unicodedata
 
@@ -93,6 +94,42 @@ def find_bare_urls(text: str, start: int = 0, end: int | None = None) -> list[tu
     return out
 
 
+# Markdown decodes only complete references: ``&name;``, ``&#123;``, ``&#x7b;``.
+_MARKDOWN_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# What an HTML tokenizer reads as a reference inside an attribute value.
+_ATTRIBUTE_REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+_LEGACY_NAMES = frozenset(name for name in html.entities.html5 if not name.endswith(";"))
+
+
+def unescape_markdown(text: str) -> str:
+    """``text`` with its character references decoded as a markdown renderer decodes them.
+
+    ``html.unescape`` also decodes HTML's legacy references without a semicolon, which
+    turns the query parameters ``&region=`` and ``&param=`` into ``®ion=`` and ``¶m=``:
+    a retrieved URL would no longer match itself."""
+    if "&" not in text:
+        return text
+    return _MARKDOWN_REFERENCE.sub(lambda m: html.unescape(m.group()), text)
+
+
+def _attribute_reference(m: re.Match[str]) -> str:
+    ref = m.group()
+    if ref.startswith("&#") or ref.endswith(";"):
+        return html.unescape(ref)
+    # a legacy name with no semicolon is decoded only when a letter, digit or "=" does not follow
+    if ref[1:] in _LEGACY_NAMES and m.string[m.end() : m.end() + 1] != "=":
+        return html.unescape(ref)
+    return ref
+
+
+def unescape_attribute(value: str) -> str:
+    """An HTML attribute value as a browser reads it (the HTML standard's attribute rule:
+    ``&#104ttps:`` is "https:", but ``&amp=1`` and ``&region=eu`` stay as written)."""
+    if "&" not in value:
+        return value
+    return _ATTRIBUTE_REFERENCE.sub(_attribute_reference, value)
+
+
 def comparable(url: str) -> str:
     """The URL a renderer would produce from the markdown text ``url`` (escapes and entities undone)."""
-    return html.unescape(_ESCAPED.sub(r"\1", url))
+    return unescape_markdown(_ESCAPED.sub(r"\1", url))

@@ -385,6 +385,15 @@ def matches(claim: Figure, other: Figure) -> bool:
     return other.kind == kind and other.value == claim.value
 
 
+def less_precise(claim: Figure, other: Figure) -> bool:
+    """Whether ``other`` is the claim's date given less precisely ("March 2025" or "2025" for
+    "31 March 2025"): it does not state the claim's date, but it does not contradict it either."""
+    if claim.kind not in ("year", "date") or other.kind not in ("year", "date"):
+        return False
+    said, stated = date_of(claim), date_of(other)
+    return said != stated and all(s == 0 or s == c for c, s in zip(said, stated, strict=True))
+
+
 def same_quantity(claim: Figure, other: Figure) -> bool:
     """Whether ``other`` measures what the claim figure measures (so a different value contradicts it)."""
     if claim.kind in ("money", "number"):

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from core.citations.bare_urls import unescape_attribute
 from core.citations.parse import is_web_url
 
 # Attributes whose whole value is a URL (or a list of them) in some element.
@@ -150,7 +151,7 @@ def _attributes(raw: str, base: int) -> list[Attribute]:
         while lead > 0 and raw[lead - 1].isspace():
             lead -= 1
         end = m.start() + len(m.group(1)) + len(m.group(2) or "")
-        out.append(Attribute(m.group(1).lower(), base + lead, base + end, html.unescape(value)))
+        out.append(Attribute(m.group(1).lower(), base + lead, base + end, unescape_attribute(value)))
         pos = max(m.end(), m.start() + 1)
     return out
 

@@ -53,6 +53,7 @@ from core.citations.figures import (
     date_of,
     figures,
     found_in,
+    less_precise,
     matches,
     plain_numbers,
     same_quantity,
@@ -524,7 +525,7 @@ class SupportScorer:
         missing = [f for f in claim.figures if not ev.states(f)] if claim.figures else []
         window = [f for i in best for f in passages[i].figures] if missing else []
         for f in missing:
-            conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g)]
+            conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
             if conflicting:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"

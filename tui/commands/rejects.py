@@ -269,6 +269,8 @@ def _shaped(document: dict[str, Any], *, unreject: bool) -> dict[str, Any]:
         out["learned_namesakes"] = document["learned_namesakes"]
     if forgotten:
         out["namesakes_forgotten"] = forgotten
+    if unreject:
+        out["refresh"] = document.get("refresh") or []  # sections whose search the rejection was sent to
     return out
 
 
@@ -436,6 +438,7 @@ def _unreject(args) -> int:
         return 0
     loaded = _load(memo_dir)
     sections: dict[str, dict[str, Any]] = {}
+    refresh: dict[str, None] = {}  # sections only a refresh can give back what the rejection kept out
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
         target = store if scope == "memo" else global_store
@@ -496,8 +499,17 @@ def _unreject(args) -> int:
                         f"  {refetch} result(s) were excluded when retrieved and were never stored: "
                         f"`sourcedesk retrieve {shlex.quote(str(memo_dir))} --refresh` fetches them."
                     )
+                for sid in r.refresh:
+                    refresh.setdefault(sid, None)
+                    lines.append(
+                        f"  {_section_label(loaded, sid)}: retrieved while it was rejected, so the search never "
+                        f"returned its results; `sourcedesk retrieve {shlex.quote(str(memo_dir))} --section "
+                        f"{shlex.quote(sid)} --refresh` fetches them."
+                    )
         forgotten = _forget_namesakes(store, loaded, namesakes, lines)
-    document.update(domains=domain_docs, names=name_docs, sections=sections, namesakes_forgotten=forgotten)
+    document.update(
+        domains=domain_docs, names=name_docs, sections=sections, refresh=list(refresh), namesakes_forgotten=forgotten
+    )
     _emit(args, document, lines)
     return 0
 
