@@ -477,7 +477,9 @@ class MemoStore:
             rows.append((doc_id, item, data))
         ref: dict[str, Any] | None = None
         if bodies:  # the bodies of the whole batch: one payload file, {"<run id>": body, ...}
-            encoded = b"{" + b",".join(encode(rid) + b":" + raw for rid, raw in zip(bodies, body_bytes)) + b"}"
+            encoded = (
+                b"{" + b",".join(encode(rid) + b":" + raw for rid, raw in zip(bodies, body_bytes, strict=True)) + b"}"
+            )
             ref = payload_ref(self.payloads.put(encoded), "json", len(encoded))
         states = tables.setdefault("section_state", {})
         for doc_id, item, data in rows:
