@@ -45,23 +45,56 @@ def subject_pages(judge_hosts: list[str], sets: Iterable[SourceSet | None]) -> l
     return texts
 
 
+class RunSets:
+    """The newest frozen set of each of a memo's sections, as one run sees them.
+
+    Every section's judge reads every section's set (the subject's own pages are its
+    context); reading them from the store for each section made a 20-section run read 420
+    sets. A stored version never changes, so a run reads each section's newest set once, on
+    first use, and after that only the run itself makes one newer: ``note`` takes the set a
+    section of the run has just resolved."""
+
+    def __init__(self, memo: Memo, store: JudgeStore) -> None:
+        self._sections = [s.id for s in memo.sections]
+        self._store = store
+        self._sets: dict[str, SourceSet | None] | None = None
+        self._noted: dict[str, SourceSet] = {}
+
+    def note(self, source_set: SourceSet) -> None:
+        self._noted[source_set.section] = source_set
+        if self._sets is not None:
+            self._sets[source_set.section] = source_set
+
+    def all(self) -> list[SourceSet | None]:
+        if self._sets is None:
+            self._sets = {
+                sid: self._noted[sid] if sid in self._noted else self._store.latest_source_set(sid)
+                for sid in self._sections
+            }
+        return list(self._sets.values())
+
+
 def memo_judge(
     memo: Memo,
     store: JudgeStore | None = None,
     *,
     extra: Iterable[SourceSet] = (),
     global_name_rejects: Iterable[str] = (),
+    sets: RunSets | None = None,
 ) -> AboutJudge:
     """The judge for ``memo``: declared and learned namesakes — and the names the analyst
-    rejected, which are names the subject is not — with the subject's stored pages as context."""
+    rejected, which are names the subject is not — with the subject's stored pages as context
+    (each section's newest set: from ``sets`` when a run keeps them, else read now)."""
     learned = [n.ref() for n in store.learned_namesakes()] if store is not None else []
     rejected = [*(store.reject_names() if store is not None else []), *global_name_rejects]
     learned += [NamesakeRef(name, exact=True) for name in rejected]
     bare = AboutJudge.for_memo(memo.subject)
-    sets: list[SourceSet | None] = list(extra)
-    if store is not None:
-        sets += [store.latest_source_set(s.id) for s in memo.sections]
-    context = subject_pages(bare.hosts, sets)
+    stored: list[SourceSet | None] = list(extra)
+    if sets is not None:
+        stored += sets.all()
+    elif store is not None:
+        stored += [store.latest_source_set(s.id) for s in memo.sections]
+    context = subject_pages(bare.hosts, stored)
     return AboutJudge.for_memo(memo.subject, learned, context)
 
 
@@ -108,4 +141,4 @@ def cited_namesakes(
     return found
 
 
-__all__ = ["JudgeStore", "annotate", "annotate_results", "cited_namesakes", "memo_judge", "subject_pages"]
+__all__ = ["JudgeStore", "RunSets", "annotate", "annotate_results", "cited_namesakes", "memo_judge", "subject_pages"]

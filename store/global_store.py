@@ -56,11 +56,11 @@ class GlobalStore:
 
     def rejects(self) -> list[str]:
         with self._rejects_table() as table:
-            return rejections.list_domains(table)
+            return rejections.list_domains(table.all())
 
     def reject_entries(self) -> list[dict[str, Any]]:
         with self._rejects_table() as table:
-            return rejections.list_entries(table)
+            return rejections.list_entries(table.all())
 
     def add_reject(self, domain: str, note: str = "") -> bool:
         with self._rejects_table() as table:
@@ -76,11 +76,11 @@ class GlobalStore:
 
     def reject_names(self) -> list[str]:
         with self._rejects_table("reject_names") as table:
-            return rejections.list_names(table)
+            return rejections.list_names(table.all())
 
     def reject_name_entries(self) -> list[dict[str, Any]]:
         with self._rejects_table("reject_names") as table:
-            return rejections.list_name_entries(table)
+            return rejections.list_name_entries(table.all())
 
     def add_reject_name(self, name: str, note: str = "") -> bool:
         with self._rejects_table("reject_names") as table:

@@ -347,8 +347,8 @@ class MemoStore:
     def reject_entries(self) -> list[dict[str, Any]]:
         """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
         self.rejects()  # sets aside any entry without a domain first
-        with self._mutex:
-            return rejections.list_entries(self._table("rejects"))
+        with self._reading() as tables:
+            return rejections.list_entries(tables.get("rejects", {}).values())
 
     def add_reject(self, domain: str, note: str = "") -> bool:
         """False if already rejected; ``UserError`` for a public suffix or a non-domain."""
@@ -367,12 +367,12 @@ class MemoStore:
 
     def reject_names(self) -> list[str]:
         """Rejected names as the analyst typed them ("Kestra Medical")."""
-        with self._mutex:
-            return rejections.list_names(self._table("reject_names"))
+        with self._reading() as tables:
+            return rejections.list_names(tables.get("reject_names", {}).values())
 
     def reject_name_entries(self) -> list[dict[str, Any]]:
-        with self._mutex:
-            return rejections.list_name_entries(self._table("reject_names"))
+        with self._reading() as tables:
+            return rejections.list_name_entries(tables.get("reject_names", {}).values())
 
     def add_reject_name(self, name: str, note: str = "") -> bool:
         """False if the phrase is already rejected; ``UserError`` for a phrase with no words."""
@@ -386,8 +386,8 @@ class MemoStore:
     # -- learned namesakes -----------------------------------------------------------------
 
     def learned_namesakes(self, *, include_removed: bool = False) -> list[LearnedNamesake]:
-        with self._mutex:
-            return namesakes.learned(self._table("namesakes"), include_removed=include_removed)
+        with self._reading() as tables:
+            return namesakes.learned(tables.get("namesakes", {}).values(), include_removed=include_removed)
 
     def add_learned_namesakes(self, items: Sequence[LearnedNamesake]) -> int:
         with self._mutex:
@@ -447,6 +447,7 @@ class MemoStore:
         taken = {doc.get("id"): doc_id for doc_id, doc in runs.items()}
         rows: list[tuple[str, _PendingRun, dict[str, Any]]] = []
         bodies: dict[str, dict[str, Any]] = {}
+        body_bytes: list[bytes] = []  # each body encoded once: the batch's payload is built from them
         for item in batch:
             run = item.run
             run_id = run.id
@@ -467,14 +468,18 @@ class MemoStore:
             if isinstance(outcome, dict) and "report" in data:
                 outcome.pop("report", None)  # the run keeps it once
             body = {k: data.pop(k) for k in RUN_BODY_FIELDS if k in data}
-            if len(encode(body)) > LARGE_CHARS:
+            encoded_body = encode(body)
+            if len(encoded_body) > LARGE_CHARS:
                 bodies[run_id] = body
+                body_bytes.append(encoded_body)
             else:
                 data.update(body)
             rows.append((doc_id, item, data))
         ref: dict[str, Any] | None = None
-        if bodies:  # the bodies of the whole batch: one payload file
-            encoded = encode(bodies)
+        if bodies:  # the bodies of the whole batch: one payload file, {"<run id>": body, ...}
+            encoded = (
+                b"{" + b",".join(encode(rid) + b":" + raw for rid, raw in zip(bodies, body_bytes, strict=True)) + b"}"
+            )
             ref = payload_ref(self.payloads.put(encoded), "json", len(encoded))
         states = tables.setdefault("section_state", {})
         for doc_id, item, data in rows:

@@ -5,7 +5,8 @@ A removed one stays in the table, marked, so that the next retrieval does not le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from tinydb import Query
 from tinydb.table import Table
@@ -16,8 +17,9 @@ from core.phrases import normalise_phrase
 _Q = Query()
 
 
-def learned(table: Table, *, include_removed: bool = False) -> list[LearnedNamesake]:
-    items = [LearnedNamesake.model_validate({k: v for k, v in doc.items() if k != "key"}) for doc in table.all()]
+def learned(docs: Iterable[Mapping[str, Any]], *, include_removed: bool = False) -> list[LearnedNamesake]:
+    """The table's documents (read as they are, never edited) as learned namesakes."""
+    items = [LearnedNamesake.model_validate({k: v for k, v in doc.items() if k != "key"}) for doc in docs]
     items.sort(key=lambda n: (n.added_at, normalise_phrase(n.name)))
     return items if include_removed else [n for n in items if not n.removed]
 

@@ -5,7 +5,7 @@ Which domains may be rejected at all is decided in ``core.reject_domains``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,13 +27,19 @@ def _now() -> str:
 _Q = Query()
 
 
-def list_domains(table: Table) -> list[str]:
-    return sorted(doc["domain"] for doc in table.all())
+# The listings take the table's documents as they are (never edited): a caller reads them
+# straight from the database it holds in memory, without the copy a TinyDB ``Table`` makes
+# of the whole database on every read (a run lists the rejected names once per section).
+Docs = Iterable[Mapping[str, Any]]
 
 
-def list_entries(table: Table) -> list[dict[str, Any]]:
+def list_domains(docs: Docs) -> list[str]:
+    return sorted(doc["domain"] for doc in docs)
+
+
+def list_entries(docs: Docs) -> list[dict[str, Any]]:
     return sorted(
-        ({"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", "")} for d in table.all()),
+        ({"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", "")} for d in docs),
         key=lambda e: e["domain"],
     )
 
@@ -75,14 +81,14 @@ def remove_domain(table: Table, domain: str) -> bool:
 # back to the analyst) with its normalised key (what matching and de-duplication use).
 
 
-def list_names(table: Table) -> list[str]:
-    return [doc["name"] for doc in sorted(table.all(), key=lambda d: (d["key"], d["name"]))]
+def list_names(docs: Docs) -> list[str]:
+    return [doc["name"] for doc in sorted(docs, key=lambda d: (d["key"], d["name"]))]
 
 
-def list_name_entries(table: Table) -> list[dict[str, Any]]:
+def list_name_entries(docs: Docs) -> list[dict[str, Any]]:
     return [
         {"name": d["name"], "note": d.get("note", ""), "added_at": d.get("added_at", "")}
-        for d in sorted(table.all(), key=lambda d: (d["key"], d["name"]))
+        for d in sorted(docs, key=lambda d: (d["key"], d["name"]))
     ]
 
 
