@@ -290,6 +290,12 @@ def test_a_second_v_while_checking_is_ignored_and_the_head_line_shows_progress(s
                 what="the check",
             )
             total = app.check_jobs["overview"].total
+            # the head line repaints on its own timer: wait for it, then it must show the count
+            await wait_for(
+                pilot,
+                lambda: "checking 0/" in str(screen.query_one("#section-head").render()),
+                what="the head line to show progress",
+            )
             assert f"checking 0/{total} URL(s)" in str(screen.query_one("#section-head").render())
             assert "checking 0/" in summary(screen)
             worker = app.check_jobs["overview"].worker
