@@ -61,6 +61,8 @@ RETIRED_FIELDS = frozenset(
     {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
 )
 CHARS_PER_SENTENCE = 1333
+# What ``contents.highlights`` takes today; the deprecated knobs above are dropped or mapped.
+HIGHLIGHT_OPTIONS = ("query", "maxCharacters")
 # Exa answers 400 when excludeDomains, excludeText or date filters are combined with these categories.
 CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
 MAX_EXCLUDE_TEXT_WORDS = 5
@@ -149,8 +151,16 @@ def category_notice(category: str) -> str | None:
     )
 
 
+def exa_option_name(key: str) -> str:
+    """An option as Exa spells it: memo.yaml's ``max-characters`` or ``max_characters``
+    is ``maxCharacters`` (Exa 400s a name it does not know)."""
+    head, *rest = key.replace("_", "-").split("-")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest if part)
+
+
 def _highlights(value: dict[str, Any]) -> dict[str, Any]:
-    """Highlight options without the retired knobs (``numSentences`` → ``maxCharacters``)."""
+    """Highlight options in Exa's spelling, without the retired knobs (``numSentences`` → ``maxCharacters``)."""
+    value = {exa_option_name(k) if isinstance(k, str) else k: v for k, v in value.items()}
     out = {k: v for k, v in value.items() if v is not None and k not in RETIRED_FIELDS}
     sentences = value.get("numSentences")
     if "maxCharacters" not in out and isinstance(sentences, int) and not isinstance(sentences, bool) and sentences > 0:

@@ -377,6 +377,21 @@ def test_retired_fields_are_never_sent_and_num_sentences_becomes_max_characters(
 
 
 @pytest.mark.parametrize(
+    "written, sent",
+    [
+        ({"max-characters": 500, "query": "funding"}, {"maxCharacters": 500, "query": "funding"}),
+        ({"max_characters": 500}, {"maxCharacters": 500}),
+        ({"num-sentences": 2, "highlights-per-url": 3}, {"maxCharacters": 2 * 1333}),
+        ({"num_sentences": 1, "max-characters": 300}, {"maxCharacters": 300}),
+    ],
+)
+def test_highlight_options_written_as_memo_yaml_spells_keys_go_out_in_exas_spelling(written, sent):
+    """memo.yaml's keys are kebab-case everywhere; Exa 400s ``max-characters`` as an unknown option."""
+    body = build_search_body("nats", highlights=written)
+    assert body["contents"]["highlights"] == sent
+
+
+@pytest.mark.parametrize(
     "category, sent",
     [
         ("company", "company"),
