@@ -500,7 +500,9 @@ def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | N
     notices: list[str] = []
     api = memo.writer.api or writer_api or "perplexity"
     if api == "perplexity":
-        notices += [f"{shown}: {n}" for n in legacy_notices(memo)]
+        for place, legacy in legacy_notices(memo):
+            line, _, _ = locate(root, place)
+            notices.append(f"{shown}:{line}: {legacy}")
     notices += [f"{shown}: {n}" for n in api_notices(memo, api)]
     for i, section in enumerate(memo.sections):
         for j, entry in enumerate(section.include_sources):

@@ -123,6 +123,7 @@ def test_old_sonar_model_names_load_with_a_notice_and_run_on_their_mapping(env, 
     memo_dir = _memo(tmp_path, text.replace("    writer: {preset: low}\n", ""))
     [notice] = load_memo(memo_dir).notices
     assert "sonar-pro is a retired Sonar model" in notice and "preset: low" in notice
+    assert "memo.yaml:4: writer.model: sonar-pro is a retired" in notice  # file:line, like every load notice
     assert "perplexity/sonar on strict sections" in notice
     assert load_memo(memo_dir, writer_api="perplexity-sonar").notices == []  # the legacy API still knows it
     _, bodies = _bodies(env, memo_dir, COMPLETED)
