@@ -459,6 +459,8 @@ def _transport_error(
     tries = f" ({attempts} attempts)" if attempts > 1 else ""
     stopped = f"; {outcome.stopped}" if outcome is not None and outcome.stopped else ""
     if isinstance(exc, DeadlineExceeded):
+        if exc.what and exc.what in stopped:  # the deadline that stopped the retries is already named
+            stopped = ""
         return ExaError("timeout", None, f"{exc}{tries}{stopped}", requests=attempts)
     if isinstance(exc, httpx.TimeoutException):
         return ExaError(

@@ -212,6 +212,30 @@ def test_a_slow_entry_uses_up_the_sections_deadline_and_later_ones_say_so(server
     assert [s["provider"] for s in section["sources"]] == ["exa", "files"]  # local files are still read
 
 
+def test_a_trickling_exa_that_outlasts_the_retry_names_the_cause_and_the_deadline_once(
+    server, tmp_path, monkeypatch, capsys
+):
+    """The retry's own deadline message and the retry loop's 'would have run out' said the same thing twice."""
+    body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
+    server.reset()
+    server.serve("exa", Reply(body=body, drip_s=0.2))
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    (memo / "memo.yaml").write_text(TWO_ENTRIES.replace('      - {provider: files, glob: "notes/*.md"}\n', ""))
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", server.url)
+    monkeypatch.setenv("EXA_API_KEY", "exa-deadline-test-key")
+    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "0.6")
+    monkeypatch.setenv("SOURCEDESK_RETRIEVAL_DEADLINE_S", "1.0")
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "2")
+    started = time.monotonic()
+    assert main(["retrieve", str(memo), "--json"]) == 0
+    assert time.monotonic() - started < 1.0 + 1.5
+    section = json.loads(capsys.readouterr().out)["sections"][0]
+    warnings = [w["message"] for w in section["warnings"]]
+    assert section["degraded"] and any("trickling" in w for w in warnings), warnings
+    assert all(w.count("retrieval_deadline_s") == 1 for w in warnings if "retrieval_deadline_s" in w), warnings
+
+
 def test_check_urls_stops_at_its_global_deadline_and_lists_what_it_did_not_reach(server, tmp_path, monkeypatch, capsys):
     server.reset()
     paths = [f"/stall/{i}" for i in range(6)]
