@@ -33,6 +33,7 @@ import httpx
 from pydantic import SecretStr
 
 from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
+from core.costs import reported_dollars, unusable_amount
 from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.errors import RetrievalError
 from core.facts import decode_json_object
@@ -126,6 +127,7 @@ class ExaSearchResult:
     request_id: str | None = None
     requests: int = 1  # HTTP requests this call made (retries included)
     skipped: int = 0  # result items without a usable URL
+    cost_problem: str | None = None  # costDollars held an amount that could not be counted
     controls_removed: int = 0  # results whose strings carried control sequences or bidi overrides
     keys_redacted: int = 0  # results that echoed an API key back
 
@@ -319,26 +321,43 @@ def _parse_result(raw: Any, secrets: list[str]) -> ExaResult | None:
 
 
 def _numeric_leaves(v: Any) -> float:
-    if isinstance(v, bool):
-        return 0.0
-    if isinstance(v, (int, float)):
-        return float(v)
     if isinstance(v, dict):
         return sum(_numeric_leaves(x) for x in v.values())
-    return 0.0
+    return reported_dollars(v) or 0.0
+
+
+def _bad_amounts(v: Any) -> list[str]:
+    if isinstance(v, dict):
+        return [bad for x in v.values() for bad in _bad_amounts(x)]
+    bad = unusable_amount(v)
+    return [bad] if bad else []
 
 
 def parse_cost(cost: Any) -> float:
     """``costDollars`` comes as ``{"total": …, "search": {…}}``, a bare number, or a
-    breakdown without ``total``; ``total`` wins, else the breakdown is summed."""
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        return float(cost)
+    breakdown without ``total``; ``total`` wins, else the breakdown is summed. Only
+    finite, non-negative amounts count (``core.costs``)."""
     if isinstance(cost, dict):
         total = cost.get("total")
         if isinstance(total, (int, float)) and not isinstance(total, bool):
-            return float(total)
+            return reported_dollars(total) or 0.0
         return _numeric_leaves(cost)
-    return 0.0
+    return reported_dollars(cost) or 0.0
+
+
+def cost_problem(cost: Any) -> str | None:
+    """A warning when ``costDollars`` holds an amount that cannot be counted (NaN, negative…)."""
+    total = cost.get("total") if isinstance(cost, dict) else None
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        bad = [b for b in [unusable_amount(total)] if b]
+    else:
+        bad = _bad_amounts(cost)
+    if not bad:
+        return None
+    return (
+        f"Exa reported a cost of {', '.join(bad[:3])}, which is not a dollar amount; it was counted as $0, "
+        "so this run's total may be low"
+    )
 
 
 def parse_warnings(value: Any, secrets: list[str] | None = None) -> list[str]:
@@ -373,6 +392,7 @@ def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> Exa
         results=results,
         warnings=parse_warnings(data.get("warnings"), keys),
         cost_total=parse_cost(data.get("costDollars")),
+        cost_problem=cost_problem(data.get("costDollars")),
         search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
         request_id=_str_or_none(data.get("requestId"), keys),
         skipped=len(parsed) - len(results),

@@ -426,3 +426,24 @@ def test_responses_without_removed_fields_parse_and_exa_warnings_are_kept():
         "category 'github' was ignored",
     ]
     assert parse_search_response({"results": []}).warnings == []
+
+
+@pytest.mark.parametrize(
+    "cost, counted, warned",
+    [
+        ({"total": 0.005}, 0.005, False),
+        ({"search": {"neural": 0.004}, "contents": {"text": 0.001}}, 0.005, False),
+        ({"total": float("nan")}, 0.0, True),
+        ({"total": -3}, 0.0, True),
+        (float("inf"), 0.0, True),
+        (10**400, 0.0, True),
+        ({"search": {"neural": -1}, "contents": {"text": 0.001}}, 0.001, True),
+        ("0.5", 0.0, False),
+    ],
+)
+def test_a_cost_exa_reports_counts_only_as_a_finite_non_negative_amount(cost, counted, warned):
+    parsed = parse_search_response({"results": [{"url": "https://nats.io/"}], "costDollars": cost})
+    assert parsed.cost_total == pytest.approx(counted)
+    assert (parsed.cost_problem is not None) is warned
+    if warned:
+        assert "not a dollar amount" in parsed.cost_problem and "counted as $0" in parsed.cost_problem

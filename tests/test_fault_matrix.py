@@ -268,6 +268,8 @@ EXA_CASES = [
     Case("run-drip", "exa", Reply(body=_exa(GOOD_RESULTS), headers=JSON, drip_s=1.0), "trickling", command="run"),
     Case("run-control-sequences", "exa", Reply(body=_exa(HOSTILE_TEXT), headers=JSON), "control sequences", command="run", degraded=False),
     Case("run-reflected-key", "exa", Reply(body=_exa(REFLECTED), headers=JSON), "echoed the API key", command="run", degraded=False),
+    Case("run-cost-nan", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars={"total": float("nan")}), headers=JSON), "not a dollar amount", command="run", degraded=False),
+    Case("cost-negative", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars=-3), headers=JSON), "not a dollar amount", degraded=False),
 ]
 def W(id: str, reply: Reply, cause: str, exit_code: int = 1, **kw) -> Case:
     """A writer row: ``run`` against the hostile writer; a failure keeps the note, a success writes one."""
@@ -311,6 +313,7 @@ WRITER_CASES = [
     # failures inside HTTP 200, and a truncated answer
     W("writer-failed-in-200", Reply(200, _agent(status="failed", error={"message": "model overloaded"}), JSON), "run failed: model overloaded"),
     W("writer-cancelled-in-200", Reply(200, _agent(status="cancelled"), JSON), "run cancelled"),
+    W("writer-cost-negative", Reply(200, _agent(usage={"cost": {"total_cost": -5.0}}), JSON), "not a dollar amount", exit_code=0, note_has="warehouse robots"),
     W("writer-incomplete", Reply(200, _agent(status="incomplete", incomplete_details={"reason": "max_output_tokens"}), JSON), "incomplete (max_output_tokens)", exit_code=0, note_has="warehouse robots"),
     # hostile text: cleaned where it enters, said in a warning
     W("writer-control-text", Reply(200, _agent(HOSTILE_ANSWER), JSON), "control sequences", exit_code=0, note_has="Acme Robotics builds warehouse robots"),
@@ -520,6 +523,10 @@ def _stored_sets(memo: Path) -> list:
     return versions
 
 
+def _not_json(constant: str) -> float:
+    raise AssertionError(f"the JSON output holds {constant}, which is not JSON")
+
+
 @pytest.mark.parametrize("case", EXA_CASES + WRITER_CASES, ids=lambda c: c.id)
 def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path, monkeypatch, capsys, caplog):
     memo = tmp_path / "memo"
@@ -546,7 +553,7 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     assert elapsed < deadline, f"{case.id} took {elapsed:.1f} s"
     assert code == case.exit_code, (out, err)
     assert "Traceback" not in err + log
-    document = json.loads(out)
+    document = json.loads(out, parse_constant=_not_json)  # NaN/Infinity are not JSON: a reader would refuse it
     if case.command == "retrieve":
         section = document["sections"][0]
         messages = [w["message"] for w in section["warnings"]]
@@ -556,6 +563,7 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     else:
         outcome = document[0]
         messages = [*outcome["warnings"], outcome["message"]]
+        assert all(v >= 0 for v in outcome["cost"].values()), outcome["cost"]  # what a server said is never a refund
     assert any(case.cause.lower() in m.lower() for m in messages), messages
     _assert_no_leaks(seen)
 
