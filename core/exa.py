@@ -62,6 +62,8 @@ RETIRED_FIELDS = frozenset(
     {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
 )
 CHARS_PER_SENTENCE = 1333
+# Exa's search types (``type``); Exa answers 400 to any other value.
+SEARCH_TYPES = ("auto", "fast", "instant", "neural", "keyword", "hybrid", "deep", "deep-lite", "deep-reasoning", "lite")
 # What ``contents.highlights`` takes today; the deprecated knobs above are dropped or mapped.
 HIGHLIGHT_OPTIONS = ("query", "maxCharacters")
 # Exa answers 400 when excludeDomains, excludeText or date filters are combined with these categories.

@@ -424,6 +424,7 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                             Problem(line, shown, f"{value!r} {wrong}", "write an ISO date, e.g. 2024-01-31")
                         )
                 problems += _highlight_problems(entry, root, base)
+                problems += _search_type_problems(entry, root, base)
                 summary = entry.contents.summary
                 if isinstance(summary, SummarySpec) and summary.query is not None and not summary.query.strip():
                     line, shown, _ = locate(root, (*base, "contents", "summary", "query"))
@@ -439,6 +440,18 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                         Problem(line, shown, "the glob is empty", 'name the files to read, e.g. glob: "notes/*.md"')
                     )
     return problems
+
+
+def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
+    """A search type Exa does not know is a 400 at run time: say so at load."""
+    from core.exa import SEARCH_TYPES
+
+    if entry.type is None or entry.type in SEARCH_TYPES:
+        return []
+    line, shown, _ = locate(root, (*base, "type"))
+    close = difflib.get_close_matches(entry.type.strip().lower(), SEARCH_TYPES, n=1)
+    hint = (f"did you mean {close[0]!r}? " if close else "") + f"Exa's search types: {', '.join(SEARCH_TYPES)}"
+    return [Problem(line, shown, f"{entry.type!r} is not an Exa search type (Exa would refuse the search)", hint)]
 
 
 def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:

@@ -64,6 +64,11 @@ def test_a_query_whose_variables_are_all_empty_fails_at_load(exa, tmp_path, caps
         ('        end-published-date: "2024-02-30"\n', "not a real calendar date"),
         ('        contents: {summary: {query: ""}}\n', "the summary query is empty"),
         (
+            "        type: nueral\n",
+            "memo.yaml:9: sections[0].include-sources[0].type: 'nueral' is not an Exa search type",
+        ),
+        ("        type: Fast\n", "did you mean 'fast'?"),
+        (
             "        contents: {highlights: {max-chars: 500}}\n",
             "memo.yaml:9: sections[0].include-sources[0].contents.highlights.max-chars: 'max-chars' is not an "
             "Exa highlights option",
