@@ -322,15 +322,18 @@ def _parse_result(raw: Any, secrets: list[str]) -> ExaResult | None:
     )
 
 
-def _numeric_leaves(v: Any) -> float:
+_COST_DEPTH = 4  # a breakdown is {"search": {"neural": 0.005}}; nothing deeper is read
+
+
+def _numeric_leaves(v: Any, depth: int = 0) -> float:
     if isinstance(v, dict):
-        return sum(_numeric_leaves(x) for x in v.values())
+        return sum(_numeric_leaves(x, depth + 1) for x in v.values()) if depth < _COST_DEPTH else 0.0
     return reported_dollars(v) or 0.0
 
 
-def _bad_amounts(v: Any) -> list[str]:
+def _bad_amounts(v: Any, depth: int = 0) -> list[str]:
     if isinstance(v, dict):
-        return [bad for x in v.values() for bad in _bad_amounts(x)]
+        return [bad for x in v.values() for bad in _bad_amounts(x, depth + 1)] if depth < _COST_DEPTH else []
     bad = unusable_amount(v)
     return [bad] if bad else []
 
@@ -410,7 +413,7 @@ def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
     """Exa's own error sentence (``{"error": …}``), never an HTML page; short and key-free."""
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
         return ""
     msg: Any = None
     if isinstance(data, dict):
@@ -632,8 +635,10 @@ class ExaClient:
             raise _status_error(response, attempts, self._key, outcome, self.retry)
         try:
             data = response.json()
-        except (ValueError, UnicodeDecodeError) as exc:
-            if not response.content.strip():
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            if isinstance(exc, RecursionError):
+                kind = "a body nested too deeply to read"
+            elif not response.content.strip():
                 kind = "an empty body"
             elif "html" in response.headers.get("content-type", ""):
                 kind = "an HTML page"

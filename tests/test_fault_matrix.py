@@ -127,6 +127,9 @@ MIXED_SHAPES = [
 ]
 
 
+_DEEP = json.loads("[" * 600 + "]" * 600)  # deep enough to break a recursive walk, shallow enough to parse
+
+
 def _rate_limited(retry_after: str | None) -> Reply:
     headers = (*JSON, ("Retry-After", retry_after)) if retry_after else JSON
     return Reply(status=429, body=b'{"error": "Rate limit exceeded", "tag": "RATE_LIMIT"}', headers=headers)
@@ -268,6 +271,9 @@ EXA_CASES = [
     Case("run-drip", "exa", Reply(body=_exa(GOOD_RESULTS), headers=JSON, drip_s=1.0), "trickling", command="run"),
     Case("run-control-sequences", "exa", Reply(body=_exa(HOSTILE_TEXT), headers=JSON), "control sequences", command="run", degraded=False),
     Case("run-reflected-key", "exa", Reply(body=_exa(REFLECTED), headers=JSON), "echoed the API key", command="run", degraded=False),
+    Case("deep-json", "exa", Reply(body=b'{"results": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", headers=JSON), "nested too deeply to read"),
+    Case("error-body-deep-json", "exa", Reply(400, b"[" * 5_000 + b"]" * 5_000, JSON), "rejected the search request (400)"),
+    Case("run-deep-fields", "exa", Reply(body=_exa([{**GOOD_RESULTS[0], "entities": [{"x": _DEEP}], "summary": {"y": _DEEP}}], costDollars={"total": 0.005, "search": _DEEP}), headers=JSON), "", command="run", degraded=False),
     Case("run-cost-nan", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars={"total": float("nan")}), headers=JSON), "not a dollar amount", command="run", degraded=False),
     Case("cost-negative", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars=-3), headers=JSON), "not a dollar amount", degraded=False),
 ]
@@ -313,6 +319,9 @@ WRITER_CASES = [
     # failures inside HTTP 200, and a truncated answer
     W("writer-failed-in-200", Reply(200, _agent(status="failed", error={"message": "model overloaded"}), JSON), "run failed: model overloaded"),
     W("writer-cancelled-in-200", Reply(200, _agent(status="cancelled"), JSON), "run cancelled"),
+    W("writer-deep-json", Reply(200, b'{"status": "completed", "output": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", JSON), "nested too deeply to read"),
+    W("writer-deep-usage", Reply(200, _agent(usage={"cost": {"total_cost": 0.002}, "detail": _DEEP}), JSON), "nested more than 64 levels deep", exit_code=0, note_has="warehouse robots"),
+    W("writer-stream-deep-event", Reply(200, b"data: " + b"[" * 5_000 + b"]" * 5_000 + b"\n\n", SSE), "not JSON", settings=STREAM),
     W("writer-cost-negative", Reply(200, _agent(usage={"cost": {"total_cost": -5.0}}), JSON), "not a dollar amount", exit_code=0, note_has="warehouse robots"),
     W("writer-incomplete", Reply(200, _agent(status="incomplete", incomplete_details={"reason": "max_output_tokens"}), JSON), "incomplete (max_output_tokens)", exit_code=0, note_has="warehouse robots"),
     # hostile text: cleaned where it enters, said in a warning

@@ -51,7 +51,7 @@ from httpx_sse import ServerSentEvent
 from core.secrets import secret_values
 from core.text_safety import Cleaned, clean_mapped, clean_text, clean_tree, tainted
 from core.writers.base import DEFAULT_MAX_ANSWER_CHARS, TextCallback, WriteRequest, WriterError, WriterResponse
-from core.writers.chat import cleaning_notices, cost_notices, cost_of
+from core.writers.chat import cleaning_notices, cost_notices, cost_of, depth_notices
 from core.writers.results import WebResults, read_results
 from core.writers.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long, error_message
 
@@ -245,7 +245,7 @@ def read_response(
         raise WriterError("malformed", 200, f"the writer {what}", requests=requests)
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
-    warnings += cost_notices(usage)
+    warnings += cost_notices(usage) + depth_notices(data)
     served = data.get("model")
     return WriterResponse(
         content=text,
@@ -394,7 +394,7 @@ class _StreamFolder:
         self.text_changed = False
         try:
             event = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise WriterError("malformed", 200, "the writer's stream contained an event that is not JSON") from None
         if not isinstance(event, dict):
             raise WriterError("malformed", 200, "the writer's stream contained an event that is not a JSON object")
