@@ -581,11 +581,14 @@ class ExaClient:
             self.base_url, self.rate_per_s, 1.0, burst=max(int(self.rate_per_s) - RESERVED_TOKENS, 1)
         )
 
+        spent_on: list[DeadlineExceeded] = []  # what the section's time went on, for the warning
+
         async def send() -> httpx.Response:
             seconds = budget(self.timeout)
             section = current_deadline() if seconds < self.timeout else None
             if section is not None and seconds <= 0:
-                raise section.exceeded()
+                # A retry with no time left: the cause is the try that used the time up.
+                raise spent_on[-1] if spent_on else section.exceeded()
             request = self._http.build_request("POST", url, json=body, headers=headers, timeout=self.timeout)
             try:
                 return await fetch_bounded(
@@ -598,13 +601,17 @@ class ExaClient:
                 )
             except DeadlineExceeded as exc:
                 if section is None:
+                    spent_on.append(exc)
                     raise
-                raise DeadlineExceeded(
-                    f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
-                    seconds=section.seconds,
-                    what=section.what,
-                    received=exc.received,
-                ) from None
+                spent_on.append(
+                    DeadlineExceeded(
+                        f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
+                        seconds=section.seconds,
+                        what=section.what,
+                        received=exc.received,
+                    )
+                )
+                raise spent_on[-1] from None
 
         tried = 0
 

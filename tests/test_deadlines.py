@@ -164,6 +164,34 @@ def test_a_retry_that_could_not_finish_in_time_is_not_started():
     assert out.attempts[0].retry_after_s == 5.0
 
 
+def test_a_retry_left_with_no_time_reports_what_used_the_time_up(server):
+    """The warning must name the cause (a trickling server), not only 'did not finish in time'."""
+    from core.exa import ExaClient, ExaError
+
+    body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
+    server.reset()
+    server.serve("exa", Reply(body=body, drip_s=0.2))
+
+    async def go() -> ExaError:
+        section = Deadline(1.0, "the section's retrieval (retrieval_deadline_s)")
+
+        async def use_up_the_rest(_wait: float) -> None:  # a backoff that ends as the section's time does
+            await asyncio.sleep(max(section.remaining, 0) + 0.01)
+
+        client = ExaClient(server.url, "exa-deadline-test-key", timeout=0.5, sleep=use_up_the_rest)
+        try:
+            with deadline_scope(section):
+                await client.search({"query": "acme", "numResults": 1})
+        except ExaError as exc:
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("the search should have failed")
+
+    error = asyncio.run(go())
+    assert "trickling" in str(error), str(error)
+
+
 def test_the_deadline_settings_have_bounded_defaults():
     s = Settings()
     assert s.retrieval_deadline_s <= 60 and s.writer_deadline_s <= 240
