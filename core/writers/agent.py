@@ -146,6 +146,8 @@ class AgentWriter(HttpWriter):
             try:
                 done = folder.feed(event.data)
             except WriterError as exc:
+                if _foreign(event.event):  # a named event this API never sends (a proxy's ping): ignored
+                    continue
                 raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
             progress.chars = folder.chars
             if folder.chars > self.max_answer_chars:
@@ -167,6 +169,12 @@ class AgentWriter(HttpWriter):
             raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
         response.raw = {**response.raw, "stream": {"events": folder.events, "terminal": folder.terminal}}
         return response
+
+
+def _foreign(name: str) -> bool:
+    """An SSE ``event:`` name outside the API's typed events (``response.*``, ``error``): unknown
+    events are to be ignored, even when their data is not the API's JSON."""
+    return bool(name) and name != "message" and name != "error" and not name.startswith("response.")
 
 
 # ---------------------------------------------------------------- reading a response object
