@@ -84,6 +84,22 @@ def legacy_notices(memo: Memo) -> list[tuple[tuple[str | int, ...], str]]:
     return out
 
 
+def setting_notices(memo: Memo, api: str, writer_model: str | None) -> list[str]:
+    """The ``writer_model`` setting naming a retired Sonar model, when a section of this memo
+    runs on it on the Agent API (a memo's own ``writer.model``/``preset`` wins over the setting)."""
+    name = (writer_model or "").strip().lower()
+    if api != "perplexity" or name not in LEGACY_MODELS or memo.writer.model or memo.writer.preset:
+        return []
+    if all(s.writer is not None and (s.writer.model or s.writer.preset) for s in memo.sections):
+        return []
+    model, preset = LEGACY_MODELS[name]
+    target = f"preset: {preset}" if preset else f"{model} with web search"
+    return [
+        f"the writer_model setting ({writer_model}) is a retired Sonar model; on the Agent API it runs as {target} "
+        f"({AGENT_MODEL} on strict sections) — set writer_model to {AGENT_MODEL}, or unset it, to silence this"
+    ]
+
+
 def api_notices(memo: Memo, api: str) -> list[str]:
     """What the memo asks for that ``api`` cannot honour (said once, at load)."""
     from core.writers import writer_class
