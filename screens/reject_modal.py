@@ -17,6 +17,7 @@ from core.hosts import excluded_by
 from core.models import Source
 from core.reject_domains import canonical_domain
 from tui.widgets.cells import plain
+from tui.widgets.choice_button import ChoiceButton
 
 Preview = Callable[[str], dict[str, list[Source]]]
 MAX_LISTED = 8
@@ -54,8 +55,8 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
             )
             yield Input(value=self.domain, id="reject-domain", placeholder="domain, e.g. example.com")
             with RadioSet(id="reject-scope"):
-                yield RadioButton("This memo only (m)", value=True, id="scope-memo")
-                yield RadioButton("All memos — global (g)", id="scope-global")
+                yield ChoiceButton("This memo only (m)", value=True, id="scope-memo")
+                yield ChoiceButton("All memos — global (g)", id="scope-global")
             yield Static(id="reject-preview", markup=False)
             with Horizontal(id="reject-buttons"):
                 yield Button("Reject", variant="error", id="reject-ok")

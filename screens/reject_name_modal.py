@@ -24,6 +24,7 @@ from core.models import Source
 from core.name_rejects import canonical_name
 from core.phrases import normalise_phrase
 from tui.widgets.cells import plain
+from tui.widgets.choice_button import ChoiceButton
 
 Preview = Callable[[str], dict[str, list[Source]]]
 MAX_LISTED = 8
@@ -71,8 +72,8 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
             )
             yield Input(value=self.phrase, id="reject-name", placeholder='a phrase, e.g. "Kestra Medical"')
             with RadioSet(id="reject-scope"):
-                yield RadioButton("This memo only (m)", value=True, id="scope-memo")
-                yield RadioButton("All memos — global (g)", id="scope-global")
+                yield ChoiceButton("This memo only (m)", value=True, id="scope-memo")
+                yield ChoiceButton("All memos — global (g)", id="scope-global")
             yield Static(id="reject-preview", markup=False)
             with Horizontal(id="reject-buttons"):
                 yield Button("Reject", variant="error", id="reject-ok")

@@ -50,7 +50,7 @@ REPORT_SUPPORTS = ("supported", "partial", "unsupported", "unchecked")
 REPORT_FILTERS = (*REPORT_STATUSES, "weak", *REPORT_SUPPORTS, "uncited")
 REPORT_COLUMNS = (
     ("key", "Key", 5),
-    ("status", "Status", 18),
+    ("status", "Status", 19),  # "verified (retitled)" whole
     ("support", "Support", 12),
     ("about", "About", 10),
     ("claim", "Claim", 30),

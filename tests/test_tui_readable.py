@@ -1,0 +1,100 @@
+"""What the workbench shows must read right as plain text: a status word cut short, or a
+choice told apart by colour alone, says something other than what was checked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from rich.cells import cell_len
+from textual.widgets import DataTable, Input, RadioButton
+
+from sandbox.server import SandboxServer
+from screens.reject_modal import RejectScreen
+from screens.reject_name_modal import RejectNameScreen
+from screens.section_screen import REPORT_COLUMNS, SectionScreen
+from tests.test_tui_support import SIZE, column, control, make_app, run_and_wait, screen_text, wait_for
+from tui.widgets import check_rows
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=0, fault_hold_s=2.0) as server:
+        yield server
+
+
+@pytest.fixture
+def sb(sandbox):
+    control(sandbox.url, "/_sandbox/reset")
+    yield sandbox
+
+
+def _choices(app) -> dict[str, str]:
+    """Each scope choice of the open dialog as the terminal's text shows it."""
+    out = {}
+    for button in app.screen.query(RadioButton):
+        out[str(button.id)] = str(button.render())
+    return out
+
+
+def _showing(app, screen: type) -> Callable[[], bool]:
+    return lambda: isinstance(app.screen, screen)
+
+
+def test_the_scope_choice_of_both_reject_dialogs_reads_without_colour(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            dialogs: tuple[tuple[str, type], ...] = (("x", RejectScreen), ("n", RejectNameScreen))
+            for key, dialog in dialogs:
+                await pilot.press(key)
+                await wait_for(pilot, _showing(app, dialog), what=f"the {dialog.__name__}")
+                shown = _choices(app)
+                assert shown["scope-memo"].startswith("▐●▌") and "This memo only" in shown["scope-memo"], shown
+                assert shown["scope-global"].startswith("▐○▌"), shown
+                if isinstance(app.screen.focused, Input):  # typing the phrase: tab out of it first
+                    await pilot.press("tab")
+                await pilot.press("g")  # the dialog's key for "all memos"
+                await wait_for(pilot, lambda: _choices(app)["scope-global"].startswith("▐●▌"), what="the choice")
+                shown = _choices(app)
+                assert shown["scope-memo"].startswith("▐○▌") and shown["scope-global"].startswith("▐●▌"), shown
+                text = screen_text(app)  # what a capture of the terminal holds
+                assert "▐○▌ This memo only (m)" in text and "▐●▌ All memos — global (g)" in text
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            assert app.store.rejects() == []
+
+    asyncio.run(scenario())
+
+
+def test_a_retitled_citation_reads_verified_retitled_in_full_in_the_report(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            citations = app.last_outcomes["overview"].report["citations"]
+            assert any(c.get("retitled") and c["status"] == "verified" for c in citations)  # the demo has one
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("2")
+            await pilot.pause()
+            report = app.screen.query_one("#report", DataTable)
+            assert "verified (retitled)" in column(report, "status")
+            assert "verified (retitled)" in screen_text(app)  # whole on screen, not "verified (retitled"
+
+    asyncio.run(scenario())
+
+
+def test_status_words_and_markers_fit_their_columns():
+    widths = {key: width for key, _label, width in REPORT_COLUMNS}
+    for label in ("verified (retitled)", "substituted", "out of range", "uncited claim"):
+        assert cell_len(label) <= widths["status"], label
+    checks = {key: width for key, _label, width in check_rows.COLUMNS}
+    # a cut "[^E12]" reads "[^E1…", another marker
+    assert cell_len("[^E12]") <= checks["key"]
+    for status in check_rows.EXPLAIN:
+        assert cell_len(check_rows.label(status)) <= checks["status"], status
