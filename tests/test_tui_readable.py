@@ -14,7 +14,7 @@ from sandbox.server import SandboxServer
 from screens.reject_modal import RejectScreen
 from screens.reject_name_modal import RejectNameScreen
 from screens.section_screen import REPORT_COLUMNS, SectionScreen
-from tests.test_tui_support import SIZE, column, control, make_app, run_and_wait, screen_text, wait_for
+from tests.test_tui_support import SIZE, column, control, exa_requests, make_app, run_and_wait, screen_text, wait_for
 from tui.widgets import check_rows
 
 
@@ -98,3 +98,40 @@ def test_status_words_and_markers_fit_their_columns():
     assert cell_len("[^E12]") <= checks["key"]
     for status in check_rows.EXPLAIN:
         assert cell_len(check_rows.label(status)) <= checks["status"], status
+
+
+def test_the_pin_toggle_says_what_the_next_run_really_does(sb, tmp_path):
+    """Toggled, the pin asks for a new search; toggled back, a run reuses the set already
+    retrieved with it — the toast and the section's head line say which, and the run agrees."""
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            first = app.store.latest_source_set("overview")
+            assert first is not None
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            screen = app.screen
+            assert isinstance(screen, SectionScreen)
+            await pilot.press("p")  # entity -> none
+            await pilot.pause()
+            said = app.notices[-1][1]
+            assert "pin: none written to memo.yaml" in said and "a run retrieves again" in said, said
+            assert screen.view is not None and screen.view.status == "stale"
+            searches = exa_requests(sb.url)
+            await run_and_wait(pilot, "r", "overview")
+            assert exa_requests(sb.url) > searches  # it did search again
+            second = app.store.latest_source_set("overview")
+            assert second is not None and second.id != first.id
+            await pilot.press("p")  # none -> entity: the first set was retrieved for exactly this
+            await pilot.pause()
+            said = app.notices[-1][1]
+            assert f"a run (r) reuses {first.id}" in said and "retrieves again" not in said, said
+            assert screen.view is not None and f"reuses {first.id}" in screen.view.why
+            searches = exa_requests(sb.url)
+            await run_and_wait(pilot, "r", "overview")
+            assert exa_requests(sb.url) == searches  # no search: the stored set was reused
+            assert app.last_outcomes["overview"].source_set_id == first.id
+
+    asyncio.run(scenario())
