@@ -14,7 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
@@ -39,6 +39,8 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
         Binding("m", "scope('memo')", "This memo"),
         Binding("g", "scope('global')", "All memos"),
     ]
+    # A short terminal (under 40 rows) gets a shorter preview, so the buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # noqa: RUF012 - typed by Textual's Screen
 
     def __init__(
         self,
@@ -74,7 +76,8 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
             with RadioSet(id="reject-scope"):
                 yield ChoiceButton("This memo only (m)", value=True, id="scope-memo")
                 yield ChoiceButton("All memos — global (g)", id="scope-global")
-            yield Static(id="reject-preview", markup=False)
+            with VerticalScroll(id="reject-preview-box"):
+                yield Static(id="reject-preview", markup=False)
             with Horizontal(id="reject-buttons"):
                 yield Button("Reject", variant="error", id="reject-ok")
                 yield Button("Cancel", id="reject-cancel")
@@ -91,6 +94,10 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
         """``(shown, key)`` of the phrase in the field, or None (the reason is put on screen)."""
         raw = self.query_one("#reject-name", Input).value
         out = Text()
+        if not raw.strip():  # nothing typed yet: not an error, a prompt
+            out.append("Type the name a namesake goes by; its matching sources are listed here.", style="dim")
+            self.query_one("#reject-preview", Static).update(out)
+            return None
         try:
             shown, key = canonical_name(raw)
         except UserError as exc:

@@ -119,6 +119,7 @@ class SectionScreen(SectionActions):
         Binding("N", "namesakes", "Namesakes", key_display="N", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
     ]
+    NARROW_FOOTER_HIDES = frozenset({"toggle_pin", "drop", "unreject", "keep", "toggle_theme"})
 
     def __init__(self, section_id: str) -> None:
         super().__init__()

@@ -8,10 +8,14 @@ instead of an ``AttributeError`` deep in a handler.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App
+from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.widgets import Footer
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (the app module imports the screens)
     from tui.app import SourcedeskApp
@@ -26,13 +30,63 @@ def workbench_app(app: App[object]) -> SourcedeskApp:
     return app
 
 
+# Terminal width (columns) below which the screens lay out compactly: at 100 columns the wide
+# layout pushed the memo's flags and costs, a tab and half the footer's keys off screen.
+NARROW_WIDTH = 130
+
+
 class WorkbenchScreen(Screen[object]):
     """A full screen of the workbench. Its result type is ``object``, the type of
     ``App.screen``, so ``isinstance(app.screen, MemoScreen)`` narrows as it should."""
+
+    # Textual adds the class named here to the screen as the terminal's width crosses it.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]  # noqa: RUF012 - typed by Textual's Screen
 
     @property
     def sd_app(self) -> SourcedeskApp:
         return workbench_app(self.app)
 
+    @property
+    def narrow(self) -> bool:
+        return self.app.size.width < NARROW_WIDTH
 
-__all__ = ["WorkbenchScreen", "workbench_app"]
+    # Actions whose keys a narrow terminal's footer leaves out (they still work, and the help
+    # lists them), so that the rest — "? Help" above all — stay on screen.
+    NARROW_FOOTER_HIDES: ClassVar[frozenset[str]] = frozenset()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_footer()
+
+    def on_screen_resume(self) -> None:
+        self._fit_footer()
+
+    def _fit_footer(self) -> None:
+        """The compact footer, with fewer keys, in a narrow terminal."""
+        narrow = self.narrow
+        for footer in self.query(Footer):
+            footer.compact = narrow
+        hidden = self.NARROW_FOOTER_HIDES if narrow else frozenset()
+        changed = _show_in_footer(self, self.NARROW_FOOTER_HIDES, hidden)
+        changed |= _show_in_footer(self.app, APP_FOOTER_ACTIONS, hidden)
+        if changed:
+            self.refresh_bindings()
+
+
+# The app's own keys a screen may leave out of a narrow footer.
+APP_FOOTER_ACTIONS = frozenset({"toggle_theme"})
+
+
+def _show_in_footer(node: DOMNode, actions: frozenset[str], hidden: frozenset[str]) -> bool:
+    """Show the bindings of ``actions`` in the footer unless they are in ``hidden``; whether
+    any changed. The node's binding map is its own copy (Textual copies it per instance)."""
+    changed = False
+    bindings = node._bindings.key_to_bindings
+    for key, listed in bindings.items():
+        new = [dataclasses.replace(b, show=b.action not in hidden) if b.action in actions else b for b in listed]
+        if new != listed:
+            bindings[key] = new
+            changed = True
+    return changed
+
+
+__all__ = ["NARROW_WIDTH", "WorkbenchScreen", "workbench_app"]

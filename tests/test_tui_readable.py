@@ -11,6 +11,7 @@ from rich.cells import cell_len
 from textual.widgets import DataTable, Input, RadioButton
 
 from sandbox.server import SandboxServer
+from screens.memo_screen import MemoScreen
 from screens.reject_modal import RejectScreen
 from screens.reject_name_modal import RejectNameScreen
 from screens.section_screen import REPORT_COLUMNS, SectionScreen
@@ -133,5 +134,55 @@ def test_the_pin_toggle_says_what_the_next_run_really_does(sb, tmp_path):
             await run_and_wait(pilot, "r", "overview")
             assert exa_requests(sb.url) == searches  # no search: the stored set was reused
             assert app.last_outcomes["overview"].source_set_id == first.id
+
+    asyncio.run(scenario())
+
+
+NARROW = (100, 30)
+
+
+def test_at_100_by_30_flags_costs_every_tab_and_the_help_key_stay_on_screen(sb, tmp_path):
+    """The wide layout pushed the memo's flags and costs, the Checks tab, half the footer's
+    keys (? Help among them) and the reject dialog's buttons off a 100×30 terminal."""
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=NARROW) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.pause()
+            text = screen_text(app)
+            memo_screen = app.screen
+            assert isinstance(memo_screen, MemoScreen)
+            view = memo_screen.views["overview"]
+            weak = view.counts.get("weak", 0)
+            assert weak and f"{view.counts['verified']}✓" in text and f"{weak} weak" in text
+            assert view.cost is not None and f"${view.cost:.3f}" in text  # the cost column, on screen
+            assert "⚠" in text  # the flags column
+            assert "? Help" in text and "q Quit" in text
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Checks" in text and "History" in text  # every tab's label
+            assert "? Help" in text and "q Quit" in text and "v Verify" in text
+            # keys left out of the narrow footer still work
+            before = app.loaded.path.read_text(encoding="utf-8")
+            await pilot.press("p")
+            await pilot.pause()
+            assert app.loaded.path.read_text(encoding="utf-8") != before
+            for key in ("x", "n"):
+                await pilot.press(key)
+                await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the dialog")
+                await pilot.pause()
+                dialog = app.screen.query_one("#reject-dialog").region
+                for button in ("#reject-ok", "#reject-cancel"):
+                    region = app.screen.query_one(button).region
+                    assert region.height > 0 and dialog.contains_region(region), (key, button, region, dialog)
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            # wide again: the full layout and footer come back
+            await pilot.resize_terminal(170, 45)
+            await pilot.pause()
+            assert "p Pin" in screen_text(app)
 
     asyncio.run(scenario())
