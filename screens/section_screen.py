@@ -475,6 +475,7 @@ class SectionScreen(SectionActions):
 
     def _fill_web(self) -> None:
         table = self.query_one("#web", DataTable)
+        keep = table.cursor_row  # the result just kept or rejected stays highlighted
         table.clear()
         ss = self.view.source_set if self.view else None
         in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
@@ -494,6 +495,8 @@ class SectionScreen(SectionActions):
                 reason_cell(about),
                 key=f"web:{i}",
             )
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
 
     def _fill_history(self) -> None:
         table = self.query_one("#history", DataTable)

@@ -186,3 +186,28 @@ def test_at_100_by_30_flags_costs_every_tab_and_the_help_key_stay_on_screen(sb, 
             assert "p Pin" in screen_text(app)
 
     asyncio.run(scenario())
+
+
+def test_keeping_a_web_result_leaves_it_highlighted_with_its_new_marker(sb, tmp_path):
+    """The cursor jumped back to the first result, so the detail pane described another one."""
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("5")
+            await pilot.pause()
+            web = app.screen.query_one("#web", DataTable)
+            outside = [i for i, m in enumerate(column(web, "inset")) if not m]
+            assert outside and outside[-1] > 0  # a result the set does not hold, not the first row
+            web.move_cursor(row=outside[-1])
+            await pilot.pause()
+            title = column(web, "title")[outside[-1]]
+            await pilot.press("k")
+            await wait_for(pilot, lambda: column(web, "inset")[outside[-1]].startswith("W"), what="the W marker")
+            assert web.cursor_row == outside[-1]
+            assert title.rstrip("…") in str(app.screen.query_one("#detail").render())
+
+    asyncio.run(scenario())
