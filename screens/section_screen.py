@@ -619,7 +619,11 @@ class SectionScreen(SectionActions):
             if row is not None and row.source is not None:
                 out = about_block(self.abouts.get(key), palette)
                 out.append_text(
-                    source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
+                    source_detail(
+                        row.source,
+                        palette,
+                        state="included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)",
+                    )
                 )
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))

@@ -101,6 +101,32 @@ def test_status_words_and_markers_fit_their_columns():
         assert cell_len(check_rows.label(status)) <= checks["status"], status
 
 
+def test_every_source_state_fits_the_state_column():
+    """'omitted by budget (12,345 chars)' was cut to 'omitted by budget (1' — a wrong number —
+    and 'name rejected (global)' to 'name rejected (globa'."""
+    from core.curation import DROPPED_RULE
+    from core.models import RemovedSource, Source
+    from themes import DARK
+    from tui.widgets.cells import Palette
+    from tui.widgets.source_rows import COLUMNS, SourceRow, _state_text
+
+    width = {key: w for key, _label, w in COLUMNS}["state"]
+    palette = Palette(DARK)
+    source = Source(marker="E1", url="https://a.example/x", title="A", host="a.example", provider="exa")
+    rows = [
+        SourceRow("kept:0", "kept", source=source),
+        SourceRow("omitted:0", "omitted", source=source, size=123_456),
+    ]
+    rules = ["global-name:Kestra Medical", "memo-name:Kestra", "global:a.example", "memo:a.example", DROPPED_RULE, ""]
+    for reason in ("namesake", "excluded", "rejected", "aggregator", "duplicate"):
+        for rule in rules:
+            removed = RemovedSource(url=source.url, host=source.host, reason=reason, rule=rule)
+            rows.append(SourceRow("excluded:0", "excluded", removed=removed))
+    for row in rows:
+        shown = _state_text(row, palette).plain
+        assert cell_len(shown) <= width, shown
+
+
 def test_the_pin_toggle_says_what_the_next_run_really_does(sb, tmp_path):
     """Toggled, the pin asks for a new search; toggled back, a run reuses the set already
     retrieved with it — the toast and the section's head line say which, and the run agrees."""
