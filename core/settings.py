@@ -145,7 +145,7 @@ class Settings(_SettingsSources):
     budget_chars: int = Field(default=12_000, gt=0)
     source_ttl_hours: float = Field(default=24 * 7, ge=0)
     aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
-    writer_requests_per_minute: float = Field(default=50.0, gt=0)
+    writer_requests_per_minute: float = Field(default=50.0, ge=0)  # 0: the writer is not paced
     # search_domain_filter entries sent (Perplexity takes 20); the rest is enforced on results
     writer_domain_filter_cap: int = Field(default=20, ge=0)
     writer_stream: bool = False  # stream the writer's answer (the workbench shows it as it arrives)
