@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -96,21 +97,28 @@ class MemoScreen(WorkbenchScreen):
 
     def on_screen_resume(self) -> None:
         self.sd_app.reload_if_changed()
-        if self._compact != self.narrow:
+        if self._compact != self._too_narrow():
             self._add_columns()
         self.reload()
 
     def on_resize(self, event: events.Resize) -> None:
         # (the footer is fitted by WorkbenchScreen's handler, which Textual calls too)
-        if self.is_mounted and self._compact != self.narrow:
+        if self.is_mounted and self._compact != self._too_narrow():
             self._add_columns()
             self.reload()
+
+    def _too_narrow(self) -> bool:
+        """Whether the wide columns, with the longest "title  id", overflow the terminal."""
+        sections = self.sd_app.loaded.memo.sections
+        longest = max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
+        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + longest
+        return self.app.size.width < wide
 
     def _add_columns(self) -> None:
         """The wide or the compact columns, as the terminal's width allows."""
         table = self.query_one("#sections", DataTable)
         table.clear(columns=True)
-        self._compact = self.narrow
+        self._compact = self._too_narrow()
         columns = COMPACT_COLUMNS if self._compact else COLUMNS
         fixed = sum(w or 0 for _k, _l, w in columns) + CELL_PADDING * len(columns) + 2  # + a scrollbar
         for key, label, width in columns:

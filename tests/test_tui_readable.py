@@ -206,10 +206,19 @@ def test_at_100_by_30_flags_costs_every_tab_and_the_help_key_stay_on_screen(sb, 
                     assert region.height > 0 and dialog.contains_region(region), (key, button, region, dialog)
                 await pilot.press("escape")
                 await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            # in between (the spaced-out footer needs about 165 columns), the keys still fit
+            for width in (120, 140, 150):
+                await pilot.resize_terminal(width, 40)
+                await pilot.pause()
+                footer = screen_text(app).splitlines()[-1]
+                assert "? Help" in footer and "q Quit" in footer, (width, footer)
             # wide again: the full layout and footer come back
             await pilot.resize_terminal(170, 45)
             await pilot.pause()
             assert "p Pin" in screen_text(app)
+            await pilot.press("escape")  # and the memo screen's own footer lost nothing
+            await pilot.pause()
+            assert "t Theme" in screen_text(app).splitlines()[-1]
 
     asyncio.run(scenario())
 
