@@ -67,7 +67,7 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
                 Text(
                     "Every source whose title or text contains this phrase — whole words, any case or "
                     "punctuation — leaves the frozen sets now; later retrievals and the writer's web "
-                    "results drop it too. Edit the phrase to widen or narrow it.",
+                    "results drop it too. Edit the phrase to widen or narrow it; Tab then m or g chooses the scope.",
                     style="dim",
                 ),
                 id="reject-help",

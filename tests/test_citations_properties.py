@@ -443,7 +443,9 @@ def sentences_ending_with_a_citation(text: str) -> Counter[str]:
             if _CLOSING.fullmatch(after):
                 ending.add((start, end))
         for start, end in ending:
-            out[" ".join(index.claim_text(start, end).rstrip(".!?…。！？ ").split())] += 1
+            claim = " ".join(index.claim_text(start, end).rstrip(".!?…。！？ ").split())
+            if claim:  # a "sentence" of citations only ("[1](url)[^1]") has no claim to lose one from
+                out[claim] += 1
     return out
 
 

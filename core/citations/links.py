@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 
@@ -172,9 +173,12 @@ def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tup
     """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
     if not _may_hold_url(text[start:end] if start or end is not None else text):
         return []  # every form below needs "http", "www." or a doubled slash
-    found = find_bare_urls(text, start, end)
+    bare = sorted(find_bare_urls(text, start, end))
+    starts = [a for a, _b in bare]
+    found = list(bare)
     for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):
-        if not any(a <= m.start() < b for a, b in found):
+        k = bisect_right(starts, m.start()) - 1  # the bare URL starting last at or before this one
+        if k < 0 or m.start() >= bare[k][1]:
             url = m.group().rstrip(".,;:!?)]}")
             found.append((m.start(), m.start() + len(url)))
     return sorted(found)

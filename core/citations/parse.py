@@ -339,7 +339,7 @@ def _references(env: dict[str, Any]) -> list[Reference]:
     return sorted(out, key=lambda r: r.line_start)
 
 
-_FOOTNOTE_IN_HTML = re.compile(r"\[\^([^\]\s]+)\]")
+_FOOTNOTE_IN_HTML = re.compile(r"\[\^([^\]\s]{1,256})\]")
 
 
 def _add_html_blocks(doc: ParsedDoc, tok: BlockToken, definition: int | None, malformed: bool) -> None:

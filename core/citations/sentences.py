@@ -54,6 +54,9 @@ class SentenceIndex:
     def __init__(self, content: str, marker_spans: list[tuple[int, int]]):
         self.content = content
         self.markers = sorted(marker_spans)
+        self._marker_ends = [end for _start, end in self.markers]  # sorted too: markers never overlap
+        self._back: dict[int, int] = {}
+        self._claims: dict[tuple[int, int], str] = {}  # _skip_back's answers: a cluster of N markers costs N, not N²
         self._marker_at = dict(self.markers)
         self._marker_end_at = {end: start for start, end in self.markers}
         self.ends = self._boundaries()
@@ -72,13 +75,20 @@ class SentenceIndex:
 
     def _skip_back(self, i: int) -> int:
         c = self.content
+        seen: list[int] = []
         while i > 0:
+            if i in self._back:
+                i = self._back[i]
+                break
+            seen.append(i)
             if c[i - 1].isspace():
                 i -= 1
             elif i in self._marker_end_at:
                 i = self._marker_end_at[i]
             else:
                 break
+        for j in seen:  # every position passed on the way skips back to the same place
+            self._back[j] = i
         return i
 
     def _boundaries(self) -> list[int]:
@@ -118,13 +128,15 @@ class SentenceIndex:
         """Content range of the clause a marker starting at ``cstart`` cites (see the module docstring)."""
         before = self._skip_back(cstart)
         s_start, s_end = self._sentence_for(cstart, before)
-        end = before if before in self._end_set else cstart
+        # Up to the marker's cluster: what lies between "before" and the marker is only markers
+        # and spaces (the same claim text), and a cluster of N markers then costs N, not N².
+        end = before
         start = s_start
-        for ms, me in self.markers:  # in order: none after "before" can close the clause
-            if ms >= before:
-                break
-            if s_start <= ms and me <= before and me > start:
-                start = me  # an earlier marker in the sentence (not of this cluster) closes the clause before
+        # The last marker ending at or before "before" — if it is in this sentence (and not of
+        # this marker's cluster, which starts at or after "before"), it closes the clause before.
+        k = bisect_right(self._marker_ends, before) - 1
+        if k >= 0 and self.markers[k][0] >= s_start:
+            start = max(start, self.markers[k][1])
         c = self.content
         last_break = max(c.rfind(";", start, end), c.rfind("；", start, end))  # the clause breaks
         if last_break >= 0:
@@ -143,14 +155,22 @@ class SentenceIndex:
         return out
 
     def claim_text(self, start: int, end: int) -> str:
-        """The text with every marker removed and whitespace collapsed."""
+        """The text with every marker removed and whitespace collapsed. Remembered per range:
+        every marker of a sentence that is all markers cites the whole sentence."""
+        key = (start, end)
+        text = self._claims.get(key)
+        if text is None:
+            text = self._claims[key] = self._claim_text(start, end)
+        return text
+
+    def _claim_text(self, start: int, end: int) -> str:
         c = self.content
         parts, i = [], start
-        for ms, me in self.markers:  # in order
+        markers = self.markers
+        for k in range(bisect_right(self._marker_ends, start), len(markers)):  # from the first ending after start
+            ms, me = markers[k]
             if ms >= end:
                 break
-            if me <= start:
-                continue
             parts.append(c[i : max(ms, i)])
             i = max(i, me)
         parts.append(c[i:end])

@@ -97,7 +97,7 @@ def _dedupe(doc: ParsedDoc, fates: dict[int, str | None], stats: TidyStats, one_
             stats.duplicates_removed += 1
 
 
-_MARKER = r"\[\^[^\]\s]+\]"
+_MARKER = r"\[\^[^\]\s]{1,256}\]"  # a label is short (see scan.FOOTNOTE_LABEL_MAX): no scan to the end
 _UNTIDY = re.compile(
     rf"(?<![\s(\[{{“‘«]){_MARKER}"  # glued to the word before (or to another marker)
     rf"|{_MARKER}[.!?…。！？]"  # sentence-ending punctuation after a marker
