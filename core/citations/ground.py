@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from core.errors import UserError
+from core.name_rejects import NameReject
 from core.urls import normalise_url
 
 MARKER_RE = re.compile(r"^([A-Z])(\d+)$")
@@ -62,7 +63,10 @@ class GroundSource:
     marker: str | None = None
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
-    blocked: bool = False  # a web result on a domain the analyst rejected: never citable
+    blocked: bool = (
+        False  # a web result the section does not accept (rejected domain or name, outside the pin): never citable
+    )
+    blocked_why: str = ""  # why, in words ("naming the rejected name 'Kestra Medical'")
     facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
     text: str = ""  # the stored page text, when the frozen set holds it
     about: dict[str, str] | None = None  # the source's about verdict ({"verdict", "reason"}), when given
@@ -218,7 +222,8 @@ class GroundTruth:
         *,
         exclude: Callable[[str], object] | None = None,
     ) -> GroundTruth:
-        """``exclude(url)`` truthy marks a web result as blocked (a rejected domain the
+        """``exclude(url)`` truthy marks a web result as blocked, and its value says why
+        (``block_cause``: a rejected name, a rejected domain, e.g. one the
         writer's capped domain filter let through): it keeps its ``[N]`` slot, so other
         numbers do not shift, but nothing can be verified or substituted by it."""
         if isinstance(sources, (str, Mapping)) or (sources is not None and not isinstance(sources, Iterable)):
@@ -294,7 +299,19 @@ class GroundTruth:
 
 
 def _blocked(src: GroundSource, exclude: Callable[[str], object] | None) -> GroundSource:
-    return replace(src, blocked=True) if exclude is not None and exclude(src.url) else src
+    cause = exclude(src.url) if exclude is not None else None
+    return replace(src, blocked=True, blocked_why=block_cause(cause)) if cause else src
+
+
+def block_cause(cause: object) -> str:
+    """Why ``exclude`` refused a result, in words: a name reject names its phrase (the result is
+    on no rejected domain); a text is the rejected domain that matched (``hosts.excluded_by``);
+    anything else is the section's domain rules, which a truthy flag does not tell apart."""
+    if isinstance(cause, NameReject):
+        return f"naming the rejected name '{cause.phrase}'"
+    if isinstance(cause, str):
+        return f"on the rejected domain {cause}"
+    return "on a rejected domain, outside the entity pin or on an aggregator"
 
 
 def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:

@@ -220,11 +220,11 @@ class _Decider:
     def _bare(self, c: _Citation) -> None:
         n, indexed = int(c.label), self.truth.indexed
         if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
-            c.status, c.cited_url = "dropped", indexed[n - 1].url
-            c.reason = "it cites a web result this section does not accept (rejected, outside the pin, or unusable)"
-            self.report.warn(
-                "rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed"
-            )
+            result = indexed[n - 1]
+            c.status, c.cited_url = "dropped", result.url
+            c.reason = f"it cites a web result this section does not accept ({result.blocked_why})"
+            code = "rejected_name" if result.blocked_why.startswith("naming the rejected name") else "rejected_domain"
+            self.report.warn(code, f"[{c.label}] cites {result.url}, {result.blocked_why}; removed")
             return
         if 1 <= n <= len(indexed):
             c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url
