@@ -621,3 +621,21 @@ def test_one_claim_cited_as_retrieved_and_under_an_invented_url_is_judged_the_sa
     if fabricated["status"] == "substituted":  # to the page that states it, with the same verdict and evidence
         assert fabricated["resolved_url"] == kept["resolved_url"]
         assert (fabricated["score"], fabricated["evidence"]) == (kept["score"], kept["evidence"])
+
+
+def test_a_figure_inside_a_url_is_no_uncited_claim():
+    """A year or number in a bare URL or an autolink is part of an address, not a claim the
+    analyst must source; a figure in the prose around it still is."""
+    dated = [
+        {"url": f"https://nats.io/blog/{n}/2023-review", "title": "Review", "summary": "A review."}
+        for n in (2019, 2024)
+    ]
+    draft = (
+        "More at https://nats.io/blog/2024/2023-review today.\n\n"
+        "See <https://nats.io/blog/2019/2023-review> for details.\n\n"
+        "Read https://nats.io/blog/2024/2023-review: usage grew 45%.\n"
+    )
+    result = reconcile(draft, SOURCES + dated)
+    assert "<https://nats.io/blog/2019/2023-review>" in result.text  # retrieved: the links stay
+    uncited = [(u.claim, u.reason) for u in result.report.uncited]
+    assert uncited == [("Read https://nats.io/blog/2024/2023-review: usage grew 45%.", "states 45% with no citation")]
