@@ -639,3 +639,45 @@ def test_a_figure_inside_a_url_is_no_uncited_claim():
     assert "<https://nats.io/blog/2019/2023-review>" in result.text  # retrieved: the links stay
     uncited = [(u.claim, u.reason) for u in result.report.uncited]
     assert uncited == [("Read https://nats.io/blog/2024/2023-review: usage grew 45%.", "states 45% with no citation")]
+
+
+TABLE_SOURCES = [
+    {
+        "marker": "E1",
+        "url": "https://cresta.com/about",
+        "title": "About Cresta",
+        "snippet": "Cresta was founded in 2017 by Zayd Enam and Tim Shi. Employees: 400.",
+    },
+    {
+        "marker": "E2",
+        "url": "https://observe.ai/about",
+        "title": "About Observe.AI",
+        "snippet": "Observe.AI was founded in 2017 by Swapnil Jain. It has 250 employees.",
+    },
+]
+
+
+def test_a_table_cell_is_about_its_rows_company_and_a_bare_number_is_a_count_of_its_column():
+    """A table cell's claim includes its row's first cell: the row's company must be in the cited
+    source (a page about Cresta does not support Observe.AI's founding year), and a cell holding
+    only a number is a figure of its column ("400" under "Employees" is 400 employees)."""
+    draft = (
+        "| Company | Founded | Employees |\n|---|---|---|\n"
+        "| Cresta | 2017 [^1] | 400 [^2] |\n"
+        "| Observe.AI | 2017 [^3] | 400 [^4] |\n\n"
+        "[^1]: https://invented.example.net/1\n[^2]: https://invented.example.net/2\n"
+        "[^3]: https://invented.example.net/3\n[^4]: https://invented.example.net/4\n"
+    )
+    result = reconcile(draft, TABLE_SOURCES)
+    got = {k: (row(result, k)["status"], row(result, k)["resolved_url"]) for k in "1234"}
+    assert got == {
+        "1": ("substituted", "https://cresta.com/about"),
+        "2": ("substituted", "https://cresta.com/about"),
+        "3": ("substituted", "https://observe.ai/about"),  # the only source naming the row's company
+        "4": ("dropped", None),  # Observe.AI has 250 employees: the Cresta page is about another company
+    }
+    assert row(result, "2")["claim"] == "Cresta; Employees; 400"
+    wrong = reconcile("| Company | Founded |\n|---|---|\n| Observe.AI | 2017 [^E1] |\n", TABLE_SOURCES)
+    verdict = row(wrong, "E1")
+    assert verdict["status"] == "verified" and verdict["support"] != "supported"
+    assert "Observe.AI not in the source" in verdict["reason"]

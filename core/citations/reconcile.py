@@ -152,9 +152,10 @@ class _Decider:
         found = self._claims.get(occ)
         if found is None:
             context = self.claims.context(occ)
-            found = self.scorer.claim(self.claims.clause(occ), context)
+            row, header = self.claims.labels(occ)
+            found = self.scorer.claim(self.claims.clause(occ), context, row=row, unit=header)
             if not found.checkable:
-                found = self.scorer.claim(self.claims.sentence(occ), context)
+                found = self.scorer.claim(self.claims.sentence(occ), context, row=row, unit=header)
             self._claims[occ] = found
         return found
 

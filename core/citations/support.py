@@ -83,6 +83,7 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+
 _MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
 _CLAUSE_OPENERS = ".!?;:。！？\n"
+_BARE_NUMBER = re.compile(r"\s*\d[\d,.]*\s*")  # a table cell holding only a number
 
 
 def _opens_clause(text: str, i: int) -> bool:
@@ -426,6 +427,7 @@ class SupportScorer:
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
         self._common: frozenset[str] | None = None
+        self._used: frozenset[str] | None = None  # every term of the ground truth, and the subject's
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
         self._verdicts: dict[tuple[int, int], tuple[Claim, Verdict]] = {}  # (id(claim), source) → its verdict
@@ -463,16 +465,30 @@ class SupportScorer:
             found = self._idf[term] = math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
         return found
 
-    def claim(self, text: str, context: str = "") -> Claim:
-        """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""
-        key = f"{context}\x00{text}"
+    def claim(self, text: str, context: str = "", *, row: str = "", unit: str = "") -> Claim:
+        """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column).
+
+        A table cell's ``row`` label (its row's first cell) is who or what the cell is about: a
+        name in it that the section's sources use must be in the evidence too, or the cited page
+        about another company would support "| Gong | 2017 |" for saying Cresta was founded in
+        2017. A cell that is a bare number takes its column header as its ``unit``: "400" under
+        "Employees" is a count of 400 employees, a figure to find."""
+        key = f"{context}\x00{row}\x00{unit}\x00{text}"
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
             names = tuple((name, t - skip) for name, t in _names_in(text, self.known) if t - skip)
+            if row:
+                if self._used is None:  # a label opening its cell is a name when the sources use it
+                    self._used = self.known | frozenset(self._df)
+                had = {t for _, t in names}
+                names += tuple((n, t - skip) for n, t in _names_in(row, self._used) if t - skip and t - skip not in had)
             core = term_set(text)
+            figs = figures(text)
+            if not figs and unit and _BARE_NUMBER.fullmatch(text):
+                figs = figures(f"{text.strip()} {unit}")
             rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
-            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core, rels)
+            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels)
         return found
 
     @property
