@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.citations import reconcile
 from core.citations.figures import figures
 from core.citations.support import (
     PARTIAL,
@@ -295,3 +296,23 @@ def test_a_date_in_another_month_or_year_still_contradicts():
     ]:
         v = supports_text(claim, passage)
         assert v.support == UNSUPPORTED and v.contradicted
+
+
+def test_a_negated_claim_is_never_supported_by_a_source_saying_the_opposite_in_the_same_words():
+    """'did not raise a Series D' shares every word with 'raised a Series D' but says the reverse:
+    never supported, so a fabricated citation of it is dropped, never substituted."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://techcrunch.com/cresta-d",
+            "title": "Cresta raises $125M Series D",
+            "snippet": "Cresta raised $125 million in a Series D round led by World Innovation Lab.",
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = "Cresta did not raise a Series D [^1]. Cresta raised a Series D [^2].\n\n[^1]: https://x.test/1\n[^2]: https://x.test/2\n"
+    rows = {c["key"]: c for c in reconcile(draft, sources).report.to_json()["citations"]}
+    assert rows["1"]["status"] == "dropped"
+    assert rows["2"]["status"] == "substituted" and rows["2"]["resolved_url"] == "https://techcrunch.com/cresta-d"
+    verified = reconcile("Cresta never raised a Series D round. [^E1]\n", sources).report.to_json()["citations"][0]
+    assert verified["support"] == "partial" and "'not'" in verified["reason"]

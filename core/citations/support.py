@@ -29,7 +29,8 @@ a fact is one passage). Four things decide, in this order:
    (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
 Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
-found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
+found, and no "not" in the claim that its best passage lacks: the same words negated say the
+reverse), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
 nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
 title, or a claim with nothing to check). The thresholds and the substitution
 margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
@@ -322,6 +323,16 @@ class Verdict(NamedTuple):
         return self.support == SUPPORTED
 
 
+# Words that reverse what a sentence says; "no" only before a word ("no longer", "no revenue"),
+# not in "No. 1".
+_NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` says something is not so (English negation words)."""
+    return _NEGATION.search(text) is not None
+
+
 def verdict_rank(v: Verdict) -> tuple[int, float]:
     return ({SUPPORTED: 3, PARTIAL: 2, UNSUPPORTED: 1}.get(v.support, 0), v.score)
 
@@ -560,6 +571,10 @@ class SupportScorer:
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
         if score >= self.supported_min and complete and substantial:
+            if negated(claim.text) and not negated(" ".join(passages[i].text for i in best)):
+                # Same words, opposite sense ("did not raise a Series D" against "raised a Series
+                # D"): never support, and never a substitute — a drop is safer than a reversal.
+                return Verdict(PARTIAL, score, evidence, "the claim says 'not' where the source does not", complete)
             return Verdict(SUPPORTED, score, evidence, complete=True)
         why = "; ".join(
             [f"{f.text} not in the source" for f in missing]
