@@ -316,3 +316,30 @@ def test_a_negated_claim_is_never_supported_by_a_source_saying_the_opposite_in_t
     assert rows["2"]["status"] == "substituted" and rows["2"]["resolved_url"] == "https://techcrunch.com/cresta-d"
     verified = reconcile("Cresta never raised a Series D round. [^E1]\n", sources).report.to_json()["citations"][0]
     assert verified["support"] == "partial" and "'not'" in verified["reason"]
+
+
+def test_a_page_that_never_names_the_subject_does_not_support_the_subjects_figure():
+    """The subject's name is not required of its own pages ("the startup raised …"), but a page
+    whose about verdict says it never names the subject — a competitor's layoffs — does not
+    support the subject's layoffs for stating the same figure: verified, it is not supported;
+    invented, it is no substitute."""
+    sources: list[dict[str, object]] = [
+        {
+            "marker": "E1",
+            "url": "https://www.reuters.com/observe-layoffs",
+            "title": "Observe.AI cuts staff",
+            "snippet": "Observe.AI laid off 20% of its workforce in March 2024 amid slowing growth.",
+            "about": {"verdict": "other", "reason": "never names Cresta"},
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = (
+        "Cresta laid off 20% of its workforce in March 2024 [^E1]. "
+        "Cresta cut 20% of its workforce in March 2024 [^9].\n\n[^9]: https://invented.test/cresta-layoffs\n"
+    )
+    rows = {c["key"]: c for c in reconcile(draft, sources, subject=["Cresta"]).report.to_json()["citations"]}
+    assert rows["E1"]["support"] != "supported" and "Cresta not in the source" in rows["E1"]["reason"]
+    assert rows["9"]["status"] == "dropped"
+    own = [{**sources[0], "snippet": "The startup laid off 20% of its workforce in March 2024.", "about": None}]
+    kept = reconcile("Cresta laid off 20% of its workforce in March 2024 [^E1].\n", own, subject=["Cresta"])
+    assert kept.report.to_json()["citations"][0]["support"] == "supported"  # its own page need not name it

@@ -141,7 +141,12 @@ class _Decider:
         self.claims = ClaimIndex(doc)
         self.candidates = truth.candidates()
         self.position = {id(s): i for i, s in enumerate(self.candidates)}
-        self.scorer = SupportScorer([Evidence.build(s.evidence_fields()) for s in self.candidates], subject)
+        # Sources whose about verdict says they never name the subject: a claim about the subject
+        # needs its name there (a competitor's layoffs page does not support the subject's).
+        strangers = [i for i, s in enumerate(self.candidates) if (s.about or {}).get("verdict") == "other"]
+        self.scorer = SupportScorer(
+            [Evidence.build(s.evidence_fields()) for s in self.candidates], subject, strangers=strangers
+        )
         self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
         self._claims: dict[int, Claim] = {}  # marker → its claim
         self._winners: dict[int, tuple[Verdict, int] | None] = {}  # id(claim) → its substitute

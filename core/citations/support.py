@@ -422,14 +422,22 @@ class SupportScorer:
         *,
         supported_min: float = SUPPORTED_MIN,
         partial_min: float = PARTIAL_MIN,
+        strangers: Iterable[int] = (),
     ):
+        """``strangers``: the sources known never to name the subject (their about verdict is
+        "other"). The subject's name is no distinctive name — its own pages say "the startup" —
+        but a claim about the subject is not supported by a page about another company that
+        states the same figure: for those sources the subject's name must be there too."""
         self.evidence = list(evidence)
+        self.strangers = frozenset(strangers)
         self.supported_min, self.partial_min = supported_min, partial_min
         passages = [p for ev in self.evidence for p in ev.passages]
         self._df: Counter[str] = Counter(chain.from_iterable(p.terms for p in passages))
         self._n = len(passages)
         self._idf: dict[str, float] = {}  # claims of one section share most of their terms
+        subject = [" ".join(name.split()) for name in subject if name and name.strip()]
         self.subject = frozenset(t for name in subject for t in terms(name))
+        self.subject_name = subject[0] if subject else ""
         self.proper = proper_terms(p.text for p in passages)
         self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
@@ -567,6 +575,8 @@ class SupportScorer:
                 return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
             unconfirmed = found.unconfirmed
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
+        if index in self.strangers and self._names_subject(claim):
+            absent.append(self.subject_name)
         complete = not missing and not absent and not unconfirmed
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
@@ -662,7 +672,7 @@ class SupportScorer:
                         near |= indexed
                 stating = near if stating is None else stating & near
             pool = [i for i in pool if i in stating] if stating is not None else pool
-            pool = [i for i in pool if self._states_all(claim, self.evidence[i])]
+            pool = [i for i in pool if self._states_all(claim, self.evidence[i], i)]
         else:
             bound = self._upper_bounds(claim)
             pool = [i for i in pool if bound.get(i, 0.0) >= self.partial_min]
@@ -671,12 +681,17 @@ class SupportScorer:
             out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
         return out
 
-    @staticmethod
-    def _states_all(claim: Claim, ev: Evidence) -> bool:
-        """Whether a source states every figure and names every distinctive name of the claim."""
+    def _names_subject(self, claim: Claim) -> bool:
+        return bool(self.subject) and not self.subject.isdisjoint(claim.terms)
+
+    def _states_all(self, claim: Claim, ev: Evidence, index: int) -> bool:
+        """Whether a source states every figure and names every distinctive name of the claim
+        (and the subject, for a source known never to name it)."""
         for f in claim.figures:
             if not ev.states(f):
                 return False
+        if index in self.strangers and self._names_subject(claim):
+            return False
         return not claim.names or all(t <= ev.terms for _, t in claim.names)
 
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:
