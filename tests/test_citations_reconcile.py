@@ -681,3 +681,24 @@ def test_a_table_cell_is_about_its_rows_company_and_a_bare_number_is_a_count_of_
     verdict = row(wrong, "E1")
     assert verdict["status"] == "verified" and verdict["support"] != "supported"
     assert "Observe.AI not in the source" in verdict["reason"]
+
+
+def test_versions_labels_and_names_with_numbers_are_no_uncited_figures():
+    """A count is a whole number of something: "Python 3.11 and", "Figure 3 for", "COVID-19 like",
+    "24/7 support" and a phone number are no figures to source; "Over 300 customers" still is."""
+    draft = (
+        "Kestra 1.0 brings declarative flows.\n\n"
+        "It supports Python 3.11 and Java 21.\n\n"
+        "The team offers 24/7 support.\n\n"
+        "It was hit by COVID-19 like everyone.\n\n"
+        "See Figure 3 for details.\n\n"
+        "Its ISO 27001 certification helps.\n\n"
+        "Call +1 415 555 0100 today.\n\n"
+        "Over 300 customers use it.\n\n"
+        "It has 40 employees.\n"
+    )
+    uncited = [(u.claim, u.reason) for u in reconcile(draft, SOURCES).report.uncited]
+    assert uncited == [
+        ("Over 300 customers use it.", "states 300 customers with no citation"),
+        ("It has 40 employees.", "states 40 employees with no citation"),
+    ]
