@@ -80,7 +80,9 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
 
     def on_mount(self) -> None:
         self._show_preview()
-        self.query_one("#reject-ok" if self.phrase else "#reject-name").focus()
+        # The phrase field has the focus even when a phrase is offered: the analyst edits it by
+        # typing (the dialog says so), and Enter in the field rejects it as it stands.
+        self.query_one("#reject-name", Input).focus()
 
     @property
     def scope(self) -> str:

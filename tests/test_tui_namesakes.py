@@ -131,3 +131,31 @@ def test_the_namesakes_list_marks_learned_ones_and_removes_them(sb, tmp_path):
             await pilot.press("escape")
 
     asyncio.run(scenario())
+
+
+def test_typing_in_the_dialog_edits_the_offered_phrase_and_enter_rejects_it(sb, tmp_path):
+    """The dialog offers the namesake phrase and says "edit the phrase to widen or narrow it":
+    keys typed at once must edit it (not go to the button or the scope), and Enter rejects it."""
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            app.screen.query_one("#sections", DataTable).move_cursor(row=4)
+            await run_and_wait(pilot, "r", "news")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await pilot.press("n")
+            await wait_for(pilot, lambda: isinstance(app.screen, RejectNameScreen), what="the dialog")
+            field = app.screen.query_one("#reject-name", Input)
+            offered = field.value
+            assert offered
+            await pilot.press(*["backspace"] * len(offered), *"air traffic", "g")  # "g" is a letter here
+            assert field.value == "air trafficg"
+            await pilot.press("backspace")
+            preview = str(app.screen.query_one("#reject-preview").render())
+            assert "Takes " in preview and "kept source(s)" in preview
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            assert app.store.reject_names() == ["air traffic"]  # this memo: typing "g" did not make it global
+
+    asyncio.run(scenario())
