@@ -343,3 +343,19 @@ def test_a_page_that_never_names_the_subject_does_not_support_the_subjects_figur
     own = [{**sources[0], "snippet": "The startup laid off 20% of its workforce in March 2024.", "about": None}]
     kept = reconcile("Cresta laid off 20% of its workforce in March 2024 [^E1].\n", own, subject=["Cresta"])
     assert kept.report.to_json()["citations"][0]["support"] == "supported"  # its own page need not name it
+
+
+def test_a_name_opening_the_claim_is_a_name_when_the_sources_only_ever_capitalise_it():
+    """ "Observe.AI was founded in 2017" cited to Cresta's About page (founded in 2017 too): the
+    sources write Observe.AI only at the start of sentences, yet it is a name — and not in that page."""
+    scorer = SupportScorer(
+        [
+            Evidence.build([("text", "Cresta was founded in 2017 by Zayd Enam and Tim Shi.")]),
+            Evidence.build([("text", "Observe.AI was founded in 2017 by Swapnil Jain.")]),
+        ]
+    )
+    claim = scorer.claim("Observe.AI was founded in 2017.")
+    wrong, right = scorer.judge(claim, 0), scorer.judge(claim, 1)
+    assert wrong.support != SUPPORTED and "Observe.AI not in the source" in wrong.reason
+    assert right.support == SUPPORTED
+    assert scorer.claim("Founded in 2017, it grew.").names == ()  # "founded" is written in lower case: no name

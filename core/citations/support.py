@@ -446,6 +446,7 @@ class SupportScorer:
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
         self._common: frozenset[str] | None = None
+        self._names_known: frozenset[str] | None = None
         self._used: frozenset[str] | None = None  # every term of the ground truth, and the subject's
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
@@ -496,7 +497,7 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            names = tuple((name, t - skip) for name, t in _names_in(text, self.known) if t - skip)
+            names = tuple((name, t - skip) for name, t in _names_in(text, self.names_known) if t - skip)
             if row:
                 if self._used is None:  # a label opening its cell is a name when the sources use it
                     self._used = self.known | frozenset(self._df)
@@ -509,6 +510,15 @@ class SupportScorer:
             rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
             found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels)
         return found
+
+    @property
+    def names_known(self) -> frozenset[str]:
+        """Terms known as names: written capitalised mid-sentence, the subject's, or used by the
+        sources only ever capitalised (a name that opens every sentence naming it, "Observe.AI
+        was founded …", is still a name when a claim opens with it)."""
+        if self._names_known is None:
+            self._names_known = self.known | (frozenset(self._df) - self.common)
+        return self._names_known
 
     @property
     def common(self) -> frozenset[str]:
