@@ -367,6 +367,10 @@ def test_an_indented_continuation_is_still_part_of_its_definition():
         ('<a href="https:\\\\evil.io\\z">about</a>', "<a>about</a>"),
         ('<meta http-equiv="refresh" content="0; url=https://evil.io/r">', '<meta http-equiv="refresh">'),
         ('<div data-href="https://evil.io/d">x</div>', "<div>x</div>"),
+        # a browser drops tabs and newlines from a URL before reading it: these are https://evil.io
+        ('<a href="ht&#x09;tps://evil.io/t">about</a>', "<a>about</a>"),
+        ('<a href="ht&NewLine;tps://evil.io/n">about</a>', "<a>about</a>"),
+        ('<img src="//evil&#9;.io/i.png" alt="i">', '<img alt="i">'),
     ],
 )
 def test_every_url_bearing_attribute_in_an_html_block_is_screened(html, kept):
