@@ -44,6 +44,8 @@ def judge(claim: str, *sources: str) -> tuple[str, str]:
         ("Quillstone was founded in Leeds and is now headquartered in Manchester.", PEOPLE),
         ("Hana Ito is the chief executive of Trellix Robotics.", RIVAL),
         ("Pickwell was acquired by Ostrava Logistics for $15 million.", DEAL),
+        # a headline's passive, "was" left out: the company was founded, it founded nothing
+        ("Quillstone founded in Leeds by Amara Osei.", PEOPLE),
     ],
 )
 def test_the_same_relation_with_the_same_arguments_is_supported(claim, source):
