@@ -108,6 +108,11 @@ def test_credentials_and_variants_of_a_retrieved_page_never_reach_the_note():
     assert "pw@" not in result.text
 
 
+def test_an_image_of_a_retrieved_page_keeps_no_credentials_or_tracking():
+    result = run('A chart: ![chart](https://editor:pw@nats.io/about/?utm_source=x "NATS").\n')
+    assert result.text == 'A chart: ![chart](https://nats.io/about "NATS").\n'
+
+
 def test_a_list_item_or_paragraph_that_was_only_a_url_goes_with_its_line():
     draft = "Links we found:\n\n- https://fake.io/a\n- a real item\n- **<https://fake.io/b>**\n\nhttps://fake.io/c\n\nEnd.\n"
     result = run(draft)
