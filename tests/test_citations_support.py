@@ -359,3 +359,28 @@ def test_a_name_opening_the_claim_is_a_name_when_the_sources_only_ever_capitalis
     assert wrong.support != SUPPORTED and "Observe.AI not in the source" in wrong.reason
     assert right.support == SUPPORTED
     assert scorer.claim("Founded in 2017, it grew.").names == ()  # "founded" is written in lower case: no name
+
+
+def test_a_source_stating_the_claims_figure_in_other_words_is_partial_not_about_something_else():
+    """'NATS has raised USD 41.2M to date' cited to the company page whose facts say 'funding: USD
+    41.2M': few words in common, but the figure is there — partial (never a weak citation saying
+    'the source is about something else'); a page without the figure stays unsupported."""
+    scorer = SupportScorer(
+        [
+            Evidence.build(
+                [
+                    ("title", "Synadia | The company behind NATS"),
+                    ("summary", "Synadia builds and supports the NATS messaging system for edge and cloud."),
+                    ("facts", "funding: USD 41.2M"),
+                    ("facts", "headquarters: Pleasanton, CA"),
+                ]
+            ),
+            Evidence.build([("title", "NATS docs"), ("summary", "NATS is a messaging system for the edge.")]),
+        ],
+        ["NATS", "Synadia"],
+    )
+    claim = scorer.claim("NATS has reportedly raised USD 41.2M from venture investors over its lifetime.")
+    stated, absent = scorer.judge(claim, 0), scorer.judge(claim, 1)
+    assert stated.support == PARTIAL and stated.evidence == "funding: USD 41.2M"
+    assert "about something else" not in stated.reason and "USD 41.2M" in stated.reason
+    assert absent.support == UNSUPPORTED

@@ -84,6 +84,8 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+
 _MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
 _CLAUSE_OPENERS = ".!?;:。！？\n"
+# Figures too particular to be stated by chance (a year or a round letter is not).
+_SPECIFIC = frozenset(["money", "percent", "date", "count", "number"])
 _BARE_NUMBER = re.compile(r"\s*\d[\d,.]*\s*")  # a table cell holding only a number
 
 
@@ -603,6 +605,15 @@ class SupportScorer:
         )
         if score >= self.partial_min:
             return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
+        specific = [f for f in claim.figures if f.kind in _SPECIFIC]
+        if complete and specific:
+            # Every figure, name and relation is there, in other words ("funding: USD 41.2M" for
+            # "has raised USD 41.2M"): not a source about something else, if not support either.
+            passage = next(
+                (p.text for p in ev.passages if any(matches(f, g) for f in specific for g in p.figures)), None
+            )
+            why = f"states {', '.join(f.text for f in specific)}, in other words than the claim"
+            return Verdict(PARTIAL, score, _excerpt(passage) if passage else evidence, why, complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
 
     def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
