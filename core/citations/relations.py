@@ -948,6 +948,10 @@ def stated_relations(
         if name != field:
             carry, field = Carry(), name
         found, carry = sentence_relations(text, known, common, carry)
+        if name == "facts":
+            # "headquarters: Pleasanton, CA" is about the page's own company, named nowhere in it:
+            # the place has no agent ("CA" is the state, not who is based there).
+            found = [replace(r, agent=None) if r.kind in (FOUNDED_IN, BASED_IN) else r for r in found]
         out += [replace(r, passage=index) for r in found]
     return out
 
