@@ -702,3 +702,19 @@ def test_versions_labels_and_names_with_numbers_are_no_uncited_figures():
         ("Over 300 customers use it.", "states 300 customers with no citation"),
         ("It has 40 employees.", "states 40 employees with no citation"),
     ]
+
+
+def test_a_headquarters_fact_split_into_city_and_country_supports_where_the_company_is():
+    """Exa gives headquarters as {city, postal_code, country}: read together, as a page writes an
+    address, it supports 'headquartered in Pleasanton' (it was 'the source does not say …')."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://www.synadia.com/",
+            "title": "Synadia | The company behind NATS",
+            "summary": "Synadia builds NATS.",
+            "facts": {"headquarters": {"city": "Pleasanton", "postal_code": "94588", "country": "US"}},
+        }
+    ]
+    plain = reconcile("NATS is headquartered in Pleasanton. [^E1]\n", sources, subject=["NATS", "Synadia"])
+    assert row(plain, "E1")["support"] == "supported"

@@ -169,14 +169,23 @@ def _fact_lines(value: object, key: str = "") -> list[str]:
         for k, v in value.items():
             label = str(k).replace("_", " ")
             out += _fact_lines(v, f"{key} {label}".strip())
+        parts = [str(v).strip() for v in value.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        if key and len(parts) == len(value) > 1 and all(parts):
+            # Also read as one line, as a page writes it: "headquarters: Pleasanton, 94588, US"
+            # (an address split into city, postal code and country says where the company is).
+            out.append(f"{_spaced(key)}: {', '.join(parts)}")
         return out
     if isinstance(value, (list, tuple)):
         return [line for v in value for line in _fact_lines(v, key)]
     text = str(value).strip()
     if not text:
         return []
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    spaced = _spaced(key)
     return [f"{spaced}: {text}" if spaced else text]
+
+
+def _spaced(key: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
 
 
 ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
