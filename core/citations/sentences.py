@@ -129,7 +129,7 @@ class SentenceIndex:
         last_break = max(c.rfind(";", start, end), c.rfind("；", start, end))  # the clause breaks
         if last_break >= 0:
             start = last_break + 1
-        if not c[start:end].strip(" \t\n,;:—–-"):
+        if not c[start:end].strip(" \t\n,;:—–-，、；：،؛"):
             return s_start, s_end  # nothing before the marker: it cites the sentence it opens
         return start, end
 
@@ -159,7 +159,7 @@ class SentenceIndex:
             for spaced, mark in _SPACED_PUNCTUATION:
                 if spaced in text:
                     text = text.replace(spaced, mark)
-        return text.strip(" ,;:—–-")
+        return text.strip(" ,;:—–-，、；：،؛")  # the clause's separator, in any script, is not its text
 
     def claim_for(self, cstart: int) -> str:
         """The clause a marker cites, as text."""
