@@ -384,3 +384,19 @@ def test_a_source_stating_the_claims_figure_in_other_words_is_partial_not_about_
     assert stated.support == PARTIAL and stated.evidence == "funding: USD 41.2M"
     assert "about something else" not in stated.reason and "USD 41.2M" in stated.reason
     assert absent.support == UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "expected"),
+    [
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in Q2 2024.", PARTIAL),  # another quarter
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in 2024.", PARTIAL),  # the year does not say which
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in the third quarter of 2024.", SUPPORTED),
+        ("Revenue grew 45% in 2024.", "Revenue grew 45% in Q3 2024.", SUPPORTED),
+    ],
+)
+def test_a_quarter_in_the_claim_must_be_the_sources_quarter(claim, passage, expected):
+    v = supports_text(claim, passage)
+    assert v.support == expected
+    if expected == PARTIAL:
+        assert "Q3 not in the source" in v.reason

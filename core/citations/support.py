@@ -330,6 +330,22 @@ class Verdict(NamedTuple):
 _NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
 
 
+_QUARTER = re.compile(
+    r"(?i)\b(?:q([1-4])(?=$|\W|fy)|([1-4])q(?=\d\d\b)|(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter)"
+)
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def quarters(text: str) -> frozenset[int]:
+    """The quarters ``text`` names: Q3, 3Q24, "third quarter"."""
+    if "q" not in text and "Q" not in text:
+        return frozenset()
+    found = set()
+    for m in _QUARTER.finditer(text):
+        found.add(int(m.group(1) or m.group(2)) if (m.group(1) or m.group(2)) else _QUARTER_WORDS[m.group(3).lower()])
+    return frozenset(found)
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` says something is not so (English negation words)."""
     return _NEGATION.search(text) is not None
@@ -449,6 +465,7 @@ class SupportScorer:
         self._claims: dict[str, Claim] = {}
         self._common: frozenset[str] | None = None
         self._names_known: frozenset[str] | None = None
+        self._quarters: dict[int, frozenset[int]] = {}  # source → the quarters its text names
         self._used: frozenset[str] | None = None  # every term of the ground truth, and the subject's
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
@@ -587,6 +604,7 @@ class SupportScorer:
                 return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
             unconfirmed = found.unconfirmed
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
+        absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
         if index in self.strangers and self._names_subject(claim):
             absent.append(self.subject_name)
         complete = not missing and not absent and not unconfirmed
@@ -702,6 +720,17 @@ class SupportScorer:
             out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
         return out
 
+    def _missing_quarters(self, claim: Claim, index: int) -> frozenset[int]:
+        """The quarters the claim names ("Q3 2024", "third quarter") that the source never does: a
+        year alone does not say which quarter, and another quarter is another figure."""
+        wanted = quarters(claim.text) if claim.figures else frozenset()
+        if not wanted:
+            return wanted
+        have = self._quarters.get(index)
+        if have is None:
+            have = self._quarters[index] = quarters(" ".join(p.text for p in self.evidence[index].passages))
+        return wanted - have
+
     def _names_subject(self, claim: Claim) -> bool:
         return bool(self.subject) and not self.subject.isdisjoint(claim.terms)
 
@@ -712,6 +741,8 @@ class SupportScorer:
             if not ev.states(f):
                 return False
         if index in self.strangers and self._names_subject(claim):
+            return False
+        if self._missing_quarters(claim, index):
             return False
         return not claim.names or all(t <= ev.terms for _, t in claim.names)
 
