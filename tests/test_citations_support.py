@@ -400,3 +400,22 @@ def test_a_quarter_in_the_claim_must_be_the_sources_quarter(claim, passage, expe
     assert v.support == expected
     if expected == PARTIAL:
         assert "Q3 not in the source" in v.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "expected"),
+    [
+        ("Cresta has over 400 employees.", "Cresta has 450 employees.", SUPPORTED),
+        ("Cresta has over 400 employees.", "Cresta has 350 employees.", UNSUPPORTED),
+        ("Cresta raised about $125 million in a Series D.", "Cresta raised $126 million in a Series D.", SUPPORTED),
+        ("Cresta raised about $125 million in a Series D.", "Cresta raised $150 million in a Series D.", UNSUPPORTED),
+        ("Churn is under 5% per year.", "Churn is 3% per year.", SUPPORTED),
+        ("Nearly 500 customers use Cresta.", "480 customers use Cresta.", SUPPORTED),
+        ("Cresta has 400 employees.", "Cresta has 450 employees.", UNSUPPORTED),  # no bound: another value
+        ("It was founded around 2017.", "It was founded in 2016.", UNSUPPORTED),  # a year is no amount
+    ],
+)
+def test_a_bound_or_an_approximation_is_stated_by_a_value_it_admits(claim, passage, expected):
+    """'over 400 employees' is true of 450 and 'about $125 million' of $126 million: no contradiction,
+    no weak flag; a value outside the bound still contradicts."""
+    assert supports_text(claim, passage).support == expected

@@ -346,6 +346,43 @@ def quarters(text: str) -> frozenset[int]:
     return frozenset(found)
 
 
+# Words before a figure that make it a bound or an approximation, and what they admit.
+_BOUND = re.compile(
+    r"(?i)(?:\b(?P<above>over|more\s+than|above|exceeding|in\s+excess\s+of|at\s+least|upwards\s+of)"
+    r"|\b(?P<below>under|less\s+than|fewer\s+than|below|up\s+to|at\s+most)"
+    r"|\b(?P<near>nearly|almost|close\s+to|just\s+under)"
+    r"|(?P<about>\babout|\baround|\bapproximately|\broughly|\bsome|\bcirca|~))\s*\Z"
+)
+APPROXIMATION = 0.10  # "about $125M" admits what rounds to it: within 10%
+
+
+def _within_bound(figure: Figure, claim: str, evidence: Sequence[Figure]) -> bool:
+    """Whether the claim writes ``figure`` as a bound or an approximation ("over 400 employees",
+    "about $125 million") that a figure of the same quantity in the evidence satisfies."""
+    if figure.kind not in ("money", "number", "count", "percent"):
+        return False  # a year or a date is no amount to be over or about
+    norm = normalise_text(claim)
+    m = _BOUND.search(norm, max(0, figure.start - 30), figure.start)
+    if m is None:
+        return False
+    value = amount(figure)
+    if value <= 0:
+        return False
+    for g in evidence:
+        if not same_quantity(figure, g):
+            continue
+        x = amount(g)
+        if m.group("above") and x >= value:
+            return True
+        if m.group("below") and 0 < x <= value:
+            return True
+        if m.group("near") and value * (1 - APPROXIMATION) <= x <= value:
+            return True
+        if m.group("about") and abs(x - value) <= APPROXIMATION * value:
+            return True
+    return False
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` says something is not so (English negation words)."""
     return _NEGATION.search(text) is not None
@@ -587,6 +624,8 @@ class SupportScorer:
         else:
             evidence = _excerpt(" ".join([passages[i].text for i in best])) if best else None
         missing = [f for f in claim.figures if not ev.states(f)] if claim.figures else []
+        if missing:  # "over 400 employees" is stated by "450 employees", "about $125M" by "$126M"
+            missing = [f for f in missing if not _within_bound(f, claim.text, ev.figures)]
         window = [f for i in best for f in passages[i].figures] if missing else []
         for f in missing:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
