@@ -718,3 +718,28 @@ def test_a_headquarters_fact_split_into_city_and_country_supports_where_the_comp
     ]
     plain = reconcile("NATS is headquartered in Pleasanton. [^E1]\n", sources, subject=["NATS", "Synadia"])
     assert row(plain, "E1")["support"] == "supported"
+
+
+def test_an_amount_the_source_gives_as_something_else_is_a_contradiction_not_support():
+    """'raised $1.6 billion' where the article says it raised $125 million at a $1.6 billion
+    valuation: every figure is in the source, in another role — dropped, never substituted, and
+    weak when cited as retrieved; the same amounts in their own roles still are supported."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://techcrunch.com/cresta-d",
+            "title": "Cresta raises $125M Series D",
+            "snippet": "Cresta raised $125 million in a Series D round, valuing the company at $1.6 billion.",
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = (
+        "Cresta raised $1.6 billion in a Series D [^1]. Cresta's valuation is $125 million [^2]. "
+        "Cresta, valued at $1.6 billion, raised $125 million [^3].\n\n"
+        "[^1]: https://x.test/1\n[^2]: https://x.test/2\n[^3]: https://x.test/3\n"
+    )
+    result = reconcile(draft, sources, subject=["Cresta"])
+    assert [row(result, k)["status"] for k in "123"] == ["dropped", "dropped", "substituted"]
+    kept = row(reconcile("Cresta raised $1.6 billion in a Series D. [^E1]\n", sources, subject=["Cresta"]), "E1")
+    assert kept["weak"] is True
+    assert kept["reason"] == "the source gives $1.6 billion as the valuation, not as the amount raised"

@@ -383,6 +383,68 @@ def _within_bound(figure: Figure, claim: str, evidence: Sequence[Figure]) -> boo
     return False
 
 
+# What an amount of money is, by the word nearest it: raised, a valuation, revenue.
+_ROLE_CUES = {
+    "raised": "raise raised raises raising funding funded round secured secures closed closes investment "
+    "invested series",
+    "valuation": "valuation valued valuing values value worth",
+    "revenue": "revenue revenues sales arr turnover income earnings bookings",
+}
+_ROLE_OF = {word: role for role, words in _ROLE_CUES.items() for word in words.split()}
+_ROLE_NAMES = {"raised": "the amount raised", "valuation": "the valuation", "revenue": "revenue"}
+_WORD = re.compile(r"[A-Za-z]+")
+_PHRASE_END = re.compile(r"[,;:]|\.(?!\d)")
+ROLE_WINDOW = (5, 3)  # words looked at before and after an amount
+
+
+def _role(text: str, start: int, end: int) -> str | None:
+    """The role of the amount at [start, end) of ``text`` (normalised): the role of its nearest cue
+    word within ``ROLE_WINDOW``, one before it winning a tie."""
+    lo = max(0, start - 80)
+    stop = max(text.rfind(";", lo, start), text.rfind(". ", lo, start))
+    before = list(_WORD.finditer(text, max(lo, stop + 1), start))[-ROLE_WINDOW[0] :]
+    cut = _PHRASE_END.search(text, end, end + 60)  # "valued at $1.6 billion, raised …": the comma ends it
+    after = list(_WORD.finditer(text, end, cut.start() if cut else min(len(text), end + 60)))[: ROLE_WINDOW[1]]
+    best: tuple[int, str] | None = None
+    for distance, m in enumerate(reversed(before)):
+        role = _ROLE_OF.get(m.group().lower())
+        if role is not None:
+            best = (distance * 2, role)
+            break
+    for distance, m in enumerate(after):
+        role = _ROLE_OF.get(m.group().lower())
+        if role is not None:
+            if best is None or distance * 2 + 3 < best[0]:  # a cue before the amount weighs more
+                best = (distance * 2 + 3, role)
+            break
+    return best[1] if best is not None else None
+
+
+def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
+    """A claim amount the source states as something else ("raised $1.6 billion" where the page
+    gives $1.6 billion as the valuation): ``(the passage, why)``, or None. Only when both sides say
+    what the amount is and no mention in the source agrees."""
+    norm = normalise_text(claim.text)
+    for f in claim.figures:
+        if f.kind != "money":
+            continue
+        said = _role(norm, f.start, f.end)
+        if said is None:
+            continue
+        roles: list[tuple[str, str]] = []
+        for p in ev.passages:
+            for g in p.figures:
+                if g.kind == "money" and matches(f, g):
+                    role = _role(normalise_text(p.text), g.start, g.end)
+                    if role is None or role == said:
+                        return None  # the source also states it as the claim does, or does not say
+                    roles.append((p.text, role))
+        if roles:
+            passage, role = roles[0]
+            return passage, f"the source gives {f.text} as {_ROLE_NAMES[role]}, not as {_ROLE_NAMES[said]}"
+    return None
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` says something is not so (English negation words)."""
     return _NEGATION.search(text) is not None
@@ -633,6 +695,9 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
+        swapped = _swapped_role(claim, ev) if claim.figures else None
+        if swapped is not None:
+            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
         unconfirmed: tuple[Relation, ...] = ()
         if claim.relations:
             found = check(claim.relations, self.stated(index), self.subject)
