@@ -327,6 +327,7 @@ class Verdict(NamedTuple):
 
 # Words that reverse what a sentence says; "no" only before a word ("no longer", "no revenue"),
 # not in "No. 1".
+_OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
 _NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
 
 
@@ -445,9 +446,16 @@ def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
     return None
 
 
+_NEGATION_WORDS = frozenset(["not", "never", "neither", "nor", "cannot", "none", "nobody", "nothing", "no"])
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
 def negated(text: str) -> bool:
     """Whether ``text`` says something is not so (English negation words)."""
-    return _NEGATION.search(text) is not None
+    low = text.lower()
+    if "'t" in low or "’t" in low or not _NEGATION_WORDS.isdisjoint(_LOWER_WORD.findall(low)):
+        return _NEGATION.search(text) is not None  # the words are there: read them in place ("No. 1")
+    return False
 
 
 def verdict_rank(v: Verdict) -> tuple[int, float]:
@@ -615,7 +623,12 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            names = tuple((name, t - skip) for name, t in _names_in(text, self.names_known) if t - skip)
+            spotted = _names_in(text, self.known)
+            opening = _OPENING_WORD.match(text)
+            word = opening.group(1) if opening is not None else ""
+            if word[:1].isupper() and not (term_set(word) & self.known) and term_set(word) & self._df.keys():
+                spotted = _names_in(text, self.names_known)  # is the opening word a name the sources use?
+            names = tuple((name, t - skip) for name, t in spotted if t - skip)
             if row:
                 if self._used is None:  # a label opening its cell is a name when the sources use it
                     self._used = self.known | frozenset(self._df)
