@@ -33,6 +33,7 @@ import httpx
 from pydantic import SecretStr
 
 from core.bounded_http import ResponseTooLarge, describe_seconds, fetch_bounded
+from core.costs import reported_dollars, unusable_amount
 from core.deadline import DeadlineExceeded, budget, current_deadline
 from core.errors import RetrievalError
 from core.facts import decode_json_object
@@ -61,6 +62,10 @@ RETIRED_FIELDS = frozenset(
     {"useAutoprompt", "numSentences", "highlightsPerUrl", "livecrawl", "startCrawlDate", "endCrawlDate"}
 )
 CHARS_PER_SENTENCE = 1333
+# Exa's search types (``type``); Exa answers 400 to any other value.
+SEARCH_TYPES = ("auto", "fast", "instant", "neural", "keyword", "hybrid", "deep", "deep-lite", "deep-reasoning", "lite")
+# What ``contents.highlights`` takes today; the deprecated knobs above are dropped or mapped.
+HIGHLIGHT_OPTIONS = ("query", "maxCharacters")
 # Exa answers 400 when excludeDomains, excludeText or date filters are combined with these categories.
 CATEGORIES_WITHOUT_FILTERS = frozenset({"company", "people"})
 MAX_EXCLUDE_TEXT_WORDS = 5
@@ -124,6 +129,7 @@ class ExaSearchResult:
     request_id: str | None = None
     requests: int = 1  # HTTP requests this call made (retries included)
     skipped: int = 0  # result items without a usable URL
+    cost_problem: str | None = None  # costDollars held an amount that could not be counted
     controls_removed: int = 0  # results whose strings carried control sequences or bidi overrides
     keys_redacted: int = 0  # results that echoed an API key back
 
@@ -149,8 +155,16 @@ def category_notice(category: str) -> str | None:
     )
 
 
+def exa_option_name(key: str) -> str:
+    """An option as Exa spells it: memo.yaml's ``max-characters`` or ``max_characters``
+    is ``maxCharacters`` (Exa 400s a name it does not know)."""
+    head, *rest = key.replace("_", "-").split("-")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest if part)
+
+
 def _highlights(value: dict[str, Any]) -> dict[str, Any]:
-    """Highlight options without the retired knobs (``numSentences`` → ``maxCharacters``)."""
+    """Highlight options in Exa's spelling, without the retired knobs (``numSentences`` → ``maxCharacters``)."""
+    value = {exa_option_name(k) if isinstance(k, str) else k: v for k, v in value.items()}
     out = {k: v for k, v in value.items() if v is not None and k not in RETIRED_FIELDS}
     sentences = value.get("numSentences")
     if "maxCharacters" not in out and isinstance(sentences, int) and not isinstance(sentences, bool) and sentences > 0:
@@ -308,27 +322,47 @@ def _parse_result(raw: Any, secrets: list[str]) -> ExaResult | None:
     )
 
 
-def _numeric_leaves(v: Any) -> float:
-    if isinstance(v, bool):
-        return 0.0
-    if isinstance(v, (int, float)):
-        return float(v)
+_COST_DEPTH = 4  # a breakdown is {"search": {"neural": 0.005}}; nothing deeper is read
+
+
+def _numeric_leaves(v: Any, depth: int = 0) -> float:
     if isinstance(v, dict):
-        return sum(_numeric_leaves(x) for x in v.values())
-    return 0.0
+        return sum(_numeric_leaves(x, depth + 1) for x in v.values()) if depth < _COST_DEPTH else 0.0
+    return reported_dollars(v) or 0.0
+
+
+def _bad_amounts(v: Any, depth: int = 0) -> list[str]:
+    if isinstance(v, dict):
+        return [bad for x in v.values() for bad in _bad_amounts(x, depth + 1)] if depth < _COST_DEPTH else []
+    bad = unusable_amount(v)
+    return [bad] if bad else []
 
 
 def parse_cost(cost: Any) -> float:
     """``costDollars`` comes as ``{"total": …, "search": {…}}``, a bare number, or a
-    breakdown without ``total``; ``total`` wins, else the breakdown is summed."""
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        return float(cost)
+    breakdown without ``total``; ``total`` wins, else the breakdown is summed. Only
+    finite, non-negative amounts count (``core.costs``)."""
     if isinstance(cost, dict):
         total = cost.get("total")
         if isinstance(total, (int, float)) and not isinstance(total, bool):
-            return float(total)
+            return reported_dollars(total) or 0.0
         return _numeric_leaves(cost)
-    return 0.0
+    return reported_dollars(cost) or 0.0
+
+
+def cost_problem(cost: Any) -> str | None:
+    """A warning when ``costDollars`` holds an amount that cannot be counted (NaN, negative…)."""
+    total = cost.get("total") if isinstance(cost, dict) else None
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        bad = [b for b in [unusable_amount(total)] if b]
+    else:
+        bad = _bad_amounts(cost)
+    if not bad:
+        return None
+    return (
+        f"Exa reported a cost of {', '.join(bad[:3])}, which is not a dollar amount; it was counted as $0, "
+        "so this run's total may be low"
+    )
 
 
 def parse_warnings(value: Any, secrets: list[str] | None = None) -> list[str]:
@@ -363,6 +397,7 @@ def parse_search_response(data: Any, *, secrets: list[str] | None = None) -> Exa
         results=results,
         warnings=parse_warnings(data.get("warnings"), keys),
         cost_total=parse_cost(data.get("costDollars")),
+        cost_problem=cost_problem(data.get("costDollars")),
         search_time_ms=float(search_time) if isinstance(search_time, (int, float)) else None,
         request_id=_str_or_none(data.get("requestId"), keys),
         skipped=len(parsed) - len(results),
@@ -378,7 +413,7 @@ def _exa_error_text(response: httpx.Response, secret: str | None) -> str:
     """Exa's own error sentence (``{"error": …}``), never an HTML page; short and key-free."""
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
         return ""
     msg: Any = None
     if isinstance(data, dict):
@@ -449,6 +484,8 @@ def _transport_error(
     tries = f" ({attempts} attempts)" if attempts > 1 else ""
     stopped = f"; {outcome.stopped}" if outcome is not None and outcome.stopped else ""
     if isinstance(exc, DeadlineExceeded):
+        if exc.what and exc.what in stopped:  # the deadline that stopped the retries is already named
+            stopped = ""
         return ExaError("timeout", None, f"{exc}{tries}{stopped}", requests=attempts)
     if isinstance(exc, httpx.TimeoutException):
         return ExaError(
@@ -544,11 +581,14 @@ class ExaClient:
             self.base_url, self.rate_per_s, 1.0, burst=max(int(self.rate_per_s) - RESERVED_TOKENS, 1)
         )
 
+        spent_on: list[DeadlineExceeded] = []  # what the section's time went on, for the warning
+
         async def send() -> httpx.Response:
             seconds = budget(self.timeout)
             section = current_deadline() if seconds < self.timeout else None
             if section is not None and seconds <= 0:
-                raise section.exceeded()
+                # A retry with no time left: the cause is the try that used the time up.
+                raise spent_on[-1] if spent_on else section.exceeded()
             request = self._http.build_request("POST", url, json=body, headers=headers, timeout=self.timeout)
             try:
                 return await fetch_bounded(
@@ -561,13 +601,17 @@ class ExaClient:
                 )
             except DeadlineExceeded as exc:
                 if section is None:
+                    spent_on.append(exc)
                     raise
-                raise DeadlineExceeded(
-                    f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
-                    seconds=section.seconds,
-                    what=section.what,
-                    received=exc.received,
-                ) from None
+                spent_on.append(
+                    DeadlineExceeded(
+                        f"{exc}; {section.what} ran out ({describe_seconds(section.seconds)})",
+                        seconds=section.seconds,
+                        what=section.what,
+                        received=exc.received,
+                    )
+                )
+                raise spent_on[-1] from None
 
         tried = 0
 
@@ -598,8 +642,10 @@ class ExaClient:
             raise _status_error(response, attempts, self._key, outcome, self.retry)
         try:
             data = response.json()
-        except (ValueError, UnicodeDecodeError) as exc:
-            if not response.content.strip():
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            if isinstance(exc, RecursionError):
+                kind = "a body nested too deeply to read"
+            elif not response.content.strip():
                 kind = "an empty body"
             elif "html" in response.headers.get("content-type", ""):
                 kind = "an HTML page"

@@ -423,6 +423,8 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                         problems.append(
                             Problem(line, shown, f"{value!r} {wrong}", "write an ISO date, e.g. 2024-01-31")
                         )
+                problems += _highlight_problems(entry, root, base)
+                problems += _search_type_problems(entry, root, base)
                 summary = entry.contents.summary
                 if isinstance(summary, SummarySpec) and summary.query is not None and not summary.query.strip():
                     line, shown, _ = locate(root, (*base, "contents", "summary", "query"))
@@ -437,6 +439,42 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                     problems.append(
                         Problem(line, shown, "the glob is empty", 'name the files to read, e.g. glob: "notes/*.md"')
                     )
+    return problems
+
+
+def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
+    """A search type Exa does not know is a 400 at run time: say so at load."""
+    from core.exa import SEARCH_TYPES
+
+    if entry.type is None or entry.type in SEARCH_TYPES:
+        return []
+    line, shown, _ = locate(root, (*base, "type"))
+    close = difflib.get_close_matches(entry.type.strip().lower(), SEARCH_TYPES, n=1)
+    hint = (f"did you mean {close[0]!r}? " if close else "") + f"Exa's search types: {', '.join(SEARCH_TYPES)}"
+    return [Problem(line, shown, f"{entry.type!r} is not an Exa search type (Exa would refuse the search)", hint)]
+
+
+def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
+    """A highlights option Exa does not know is a 400 at run time: say so at load."""
+    from core.exa import HIGHLIGHT_OPTIONS, RETIRED_FIELDS, exa_option_name
+
+    highlights = entry.contents.highlights
+    if not isinstance(highlights, dict):
+        return []
+    problems: list[Problem] = []
+    for key in highlights:
+        name = exa_option_name(key) if isinstance(key, str) else None
+        if name in HIGHLIGHT_OPTIONS or name in RETIRED_FIELDS:
+            continue
+        line, shown, _ = locate(root, (*base, "contents", "highlights", key))
+        problems.append(
+            Problem(
+                line,
+                shown,
+                f"{key!r} is not an Exa highlights option (Exa would refuse the search)",
+                'use query and max-characters, e.g. highlights: {query: "funding", max-characters: 2000}',
+            )
+        )
     return problems
 
 
@@ -469,13 +507,15 @@ def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]
 
 
 def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
-    from core.exa import RETIRED_FIELDS, category_notice
+    from core.exa import RETIRED_FIELDS, category_notice, exa_option_name
     from core.writers.choice import api_notices, legacy_notices
 
     notices: list[str] = []
     api = memo.writer.api or writer_api or "perplexity"
     if api == "perplexity":
-        notices += [f"{shown}: {n}" for n in legacy_notices(memo)]
+        for place, legacy in legacy_notices(memo):
+            line, _, _ = locate(root, place)
+            notices.append(f"{shown}:{line}: {legacy}")
     notices += [f"{shown}: {n}" for n in api_notices(memo, api)]
     for i, section in enumerate(memo.sections):
         for j, entry in enumerate(section.include_sources):
@@ -485,9 +525,12 @@ def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | N
                     line, where, _ = locate(root, ("sections", i, "include-sources", j, "category"))
                     notices.append(f"{shown}:{line}: {where}: {note}")
             highlights = entry.contents.highlights if isinstance(entry, ExaEntry) else None
-            for key in sorted(set(highlights) & RETIRED_FIELDS) if isinstance(highlights, dict) else []:
+            for key in sorted(highlights, key=str) if isinstance(highlights, dict) else []:
+                name = exa_option_name(key) if isinstance(key, str) else key
+                if name not in RETIRED_FIELDS:
+                    continue
                 line, where, _ = locate(root, ("sections", i, "include-sources", j, "contents", "highlights", key))
-                instead = "sent as maxCharacters" if key == "numSentences" else "not sent"
+                instead = "sent as maxCharacters" if name == "numSentences" else "not sent"
                 notices.append(f"{shown}:{line}: {where}: {key} is deprecated by Exa; {instead}")
     return notices
 

@@ -211,12 +211,25 @@ def _why_stale(
             was = f"v{older.version}" if older is not None else "an unknown set"
             return f"the sources changed since the note was written ({was} → v{latest.version}); re-run (r)"
     if view.fingerprint_now and view.fingerprint_now != latest.fingerprint:
+        # A run reuses the newest good set retrieved for exactly this request (a pin toggled
+        # back, say) while it is within the TTL: it searches again only when there is none.
+        earlier = store.latest_source_set(view.id, fingerprint=view.fingerprint_now, degraded=False)
+        if earlier is not None and not _past_ttl(earlier, ttl_hours, now):
+            return (
+                f"memo.yaml changed since the sources were retrieved; a run (r) reuses {earlier.id}, "
+                "retrieved earlier for these settings (R searches again)"
+            )
         return "memo.yaml changed since the sources were retrieved; a run retrieves again"
-    if ttl_hours is not None:
-        age = _aware(now or datetime.now(UTC)) - _aware(latest.created_at)
-        if age >= timedelta(hours=ttl_hours):
-            return f"the sources are older than the {ttl_hours:g} h TTL; a run retrieves again"
+    if _past_ttl(latest, ttl_hours, now):
+        return f"the sources are older than the {ttl_hours:g} h TTL; a run retrieves again"
     return ""
+
+
+def _past_ttl(source_set: SourceSet, ttl_hours: float | None, now: datetime | None) -> bool:
+    if ttl_hours is None:
+        return False
+    age = _aware(now or datetime.now(UTC)) - _aware(source_set.created_at)
+    return age >= timedelta(hours=ttl_hours)
 
 
 def _last_run(store: MemoStorage, section_id: str) -> RunRecord | None:

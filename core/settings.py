@@ -82,8 +82,13 @@ class _ConfigFile(YamlConfigSettingsSource):
                 f"not a {type(data).__name__}",
                 hint="e.g. `budget-chars: 12000`; " + _PATH_HINT,
             )
+        _FILE_KEYS[Path(str(file_path))] = {str(k) for k in data}
         return {str(k).replace("-", "_"): v for k, v in data.items()}
 
+
+# The keys each config file held when last read, checked against every settings model's
+# fields once they are all known (a provider's keys share the file).
+_FILE_KEYS: dict[Path, set[str]] = {}
 
 _PATH_HINT = "`sourcedesk config path` shows where it is"
 
@@ -137,15 +142,14 @@ class Settings(_SettingsSources):
     )
     writer_model: str | None = None  # None: the backend's default (perplexity/sonar on the Agent API)
     retrieval_enabled: bool = True
-    budget_chars: int = 12_000
-    source_ttl_hours: float = 24 * 7
+    budget_chars: int = Field(default=12_000, gt=0)
+    source_ttl_hours: float = Field(default=24 * 7, ge=0)
     aggregators: list[str] = Field(default_factory=lambda: list(DEFAULT_AGGREGATORS))
-    writer_requests_per_minute: float = 50.0
-    writer_domain_filter_cap: int = (
-        20  # search_domain_filter entries sent (Perplexity takes 20); the rest is enforced on results
-    )
+    writer_requests_per_minute: float = Field(default=50.0, ge=0)  # 0: the writer is not paced
+    # search_domain_filter entries sent (Perplexity takes 20); the rest is enforced on results
+    writer_domain_filter_cap: int = Field(default=20, ge=0)
     writer_stream: bool = False  # stream the writer's answer (the workbench shows it as it arrives)
-    max_concurrent_sections: int = 12
+    max_concurrent_sections: int = Field(default=12, ge=1)
     # Total time one retrieval request (an Exa search) may take — connecting, waiting and every
     # byte of the answer, not per read: a server trickling one byte a second is cut off here.
     # Timeouts are retried.
@@ -164,8 +168,8 @@ class Settings(_SettingsSources):
     # Longest answer text a note may hold (characters); a longer answer — one a byte cap
     # cannot catch, or one a stream keeps extending — fails the section, previous note kept.
     writer_max_answer_chars: int = Field(default=1_000_000, gt=0)
-    max_retries: int = 4
-    retry_max_wait_s: float = 60.0
+    max_retries: int = Field(default=4, ge=0)
+    retry_max_wait_s: float = Field(default=60.0, ge=0)
     # check-urls: liveness requests are bounded and never reach private, loopback or
     # link-local addresses unless allowed here (or with --allow-private).
     check_timeout_s: float = Field(default=10.0, gt=0)  # one request, in all (not per read)
@@ -173,8 +177,8 @@ class Settings(_SettingsSources):
     check_deadline_s: float = Field(default=300.0, gt=0)  # the whole check; URLs not reached by then are listed
     # Bytes of a page read for the soft-404/paywall sniff; a longer page is judged on its start.
     check_max_page_bytes: int = Field(default=512 * 1024, gt=0)
-    check_concurrency: int = 8
-    check_max_retries: int = 2
+    check_concurrency: int = Field(default=8, ge=1)
+    check_max_retries: int = Field(default=2, ge=0)
     allow_private_urls: bool = False
 
     @field_validator("writer_api")
@@ -322,7 +326,14 @@ def _expected(name: str, model: type[BaseSettings]) -> str:
         from core.writers import writer_apis
 
         return "one of " + ", ".join(repr(api) for api in writer_apis())
-    annotation = str(model.model_fields[name].annotation)
+    info = model.model_fields[name]
+    annotation = str(info.annotation)
+    bounds = "".join(
+        f" {words} {getattr(m, attr)}"
+        for m in info.metadata
+        for attr, words in (("gt", "above"), ("ge", "of at least"))
+        if getattr(m, attr, None) is not None
+    )
     for kind, words in (
         ("bool", "true or false"),
         ("int", "a whole number"),
@@ -334,7 +345,7 @@ def _expected(name: str, model: type[BaseSettings]) -> str:
         ),
     ):
         if kind in annotation:
-            return words
+            return words + bounds
     return "a valid value"
 
 
@@ -386,4 +397,34 @@ def load_settings(**overrides: Any) -> Settings:
     except (ValidationError, SettingsError, ValueError) as exc:
         raise _problem(exc, Settings) from None
     settings.load_providers()
+    _check_file_keys(settings)
     return settings
+
+
+def _check_file_keys(settings: Settings) -> None:
+    """A key in config.yaml that no setting reads (``budget-char`` for ``budget-chars``) is an
+    error: silently ignored, the analyst would believe the setting took effect."""
+    if not type(settings).reads_outside:
+        return
+    path = config_path()
+    seen = _FILE_KEYS.get(path)
+    if not seen:
+        return
+    from core.providers import PROVIDERS
+
+    models: list[type[BaseSettings]] = [type(settings)]
+    models += [p.settings_model for p in PROVIDERS.values() if p.settings_model is not None]
+    known = {name.lower() for model in models for name in _argument_names(model)}
+    unknown = sorted(k for k in seen if k.replace("-", "_").lower() not in known)
+    if not unknown:
+        return
+    import difflib
+
+    key = unknown[0]
+    close = difflib.get_close_matches(key.replace("-", "_").lower(), sorted(n for n in known if n.islower()), n=1)
+    more = f" (and {len(unknown) - 1} more: {', '.join(unknown[1:])})" if len(unknown) > 1 else ""
+    suggestion = f"did you mean {close[0].replace('_', '-')}? Fix" if close else "fix"
+    raise SettingsProblem(
+        f"unknown setting {key!r} in the config file {path}{more}",
+        hint=f"{suggestion} or remove it; {_PATH_HINT}",
+    )

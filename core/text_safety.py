@@ -84,21 +84,46 @@ def clean_text(text: str, *, multiline: bool = False, secrets: Iterable[str] | N
     return text
 
 
+# A server can nest a JSON value hundreds of levels deep (``[[[[…]]]]`` in a usage block):
+# walking it, storing it or printing it would exceed Python's recursion limit. No answer
+# we read needs more than a few levels, so a deeper branch is kept as this marker.
+MAX_TREE_DEPTH = 64
+TOO_DEEP = "[nested too deeply; not kept]"
+
+
 def clean_tree(value: object, *, secrets: Iterable[str] | None = None) -> object:
     """A copy of a JSON-like value (facts, entity records, a whole document) with every
-    string cleaned — keys as one-line text, values as multi-line text."""
+    string cleaned — keys as one-line text, values as multi-line text — and every branch
+    deeper than ``MAX_TREE_DEPTH`` replaced by ``TOO_DEEP``."""
     keys = _secrets(secrets)
 
-    def walk(v: object) -> object:
+    def walk(v: object, depth: int) -> object:
         if isinstance(v, str):
             return clean_text(v, multiline=True, secrets=keys)
+        if isinstance(v, (Mapping, list, tuple)) and depth >= MAX_TREE_DEPTH:
+            return TOO_DEEP
         if isinstance(v, Mapping):
-            return {(clean_text(k, secrets=keys) if isinstance(k, str) else k): walk(x) for k, x in v.items()}
+            return {
+                (clean_text(k, secrets=keys) if isinstance(k, str) else k): walk(x, depth + 1) for k, x in v.items()
+            }
         if isinstance(v, (list, tuple)):
-            return [walk(x) for x in v]
+            return [walk(x, depth + 1) for x in v]
         return v
 
-    return walk(value)
+    return walk(value, 0)
+
+
+def too_deep(value: object, limit: int = MAX_TREE_DEPTH) -> bool:
+    """Whether a JSON-like value nests deeper than ``limit`` (what ``clean_tree`` cuts off)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (Mapping, list, tuple)):
+            if depth >= limit:
+                return True
+            children = v.values() if isinstance(v, Mapping) else v
+            stack.extend((x, depth + 1) for x in children)
+    return False
 
 
 def clean_document(document: Mapping[str, object], *, secrets: Iterable[str] | None = None) -> dict[str, object]:
@@ -233,6 +258,8 @@ def clean_mapped(text: str, *, multiline: bool = True, secrets: Iterable[str] | 
 
 __all__ = [
     "HOSTILE_CHARACTER",
+    "MAX_TREE_DEPTH",
+    "TOO_DEEP",
     "UNSAFE_CHARACTER",
     "Cleaned",
     "OffsetMap",
@@ -240,4 +267,5 @@ __all__ = [
     "clean_text",
     "clean_tree",
     "tainted",
+    "too_deep",
 ]

@@ -48,7 +48,9 @@ from sandbox.http import (
 from sandbox.search import rank, terms
 
 MAX_DOMAINS = 1200
-SEARCH_TYPES = frozenset({"auto", "neural", "keyword", "fast", "instant", "lite", "hybrid", "deep", "deep-reasoning"})
+SEARCH_TYPES = frozenset(
+    {"auto", "neural", "keyword", "fast", "instant", "lite", "hybrid", "deep", "deep-lite", "deep-reasoning"}
+)
 CATEGORIES = frozenset({"company", "publication", "news", "personal site", "financial report", "people"})
 CHARS_PER_SENTENCE = 1333
 DEPRECATED = {

@@ -198,7 +198,7 @@ def _value_text(value: Any) -> str:
         parts = [_value_text(v) for v in value.values()]
         return ", ".join(p for p in parts if p)
     if isinstance(value, list):
-        parts = [_value_text(v) for v in value if _value_text(v)]
+        parts = [t for t in (_value_text(v) for v in value) if t]  # once per item: twice is 2**depth
         return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1] if parts else ""
     text = " ".join(str(value).split()).strip()
     return "" if text.lower() in ABSENT else text

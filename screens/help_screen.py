@@ -21,7 +21,7 @@ KEYS = {
     ],
     "Memo screen": [
         ("↑ ↓, enter", "highlight a section, open it"),
-        ("r", "run the section against its frozen source set"),
+        ("r", "run the section: reuses its frozen source set unless memo.yaml changed or it expired"),
         ("R", "refresh retrieval (new search), then run"),
         ("a", "run every section"),
         ("c", "cancel the highlighted section's run"),
@@ -40,7 +40,7 @@ KEYS = {
         ("u", "un-reject a rejected source's domain or name, or restore a dropped source"),
         ("N", "the memo's namesakes (d removes a learned one)"),
         ("k", "keep a web result in the frozen set (as a W source)"),
-        ("f", "filter the report by status"),
+        ("f", "filter the report: by status, support, weak or uncited"),
         ("escape", "back to the memo"),
     ],
 }

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Static
@@ -25,6 +27,7 @@ from core.section_state import SectionView
 from core.text_safety import clean_text
 from screens.workbench import WorkbenchScreen
 from tui.widgets.cells import (
+    BAR_WIDTH,
     citations_bar,
     cost_cell,
     flags_cell,
@@ -44,6 +47,20 @@ COLUMNS = (
     ("flags", "Flags", 13),
     ("cost", "Cost", 7),
 )
+# A narrow terminal: the same columns, the section's title alone (cut to what is left), the
+# counts without the bar, shorter headers — so flags and costs stay on screen at 100 columns.
+COMPACT_COLUMNS = (
+    ("num", "#", 2),
+    ("section", "Section", None),
+    ("status", "Status", 13),  # "⠋ reconciling"
+    ("pin", "Pin", 6),
+    ("sources", "Src", 3),
+    ("citations", "Citations", 17),  # "12✓ 3≈ 4✗ 2 weak"
+    ("flags", "Flags", 14),  # "✂1 ⚠6 ✗1 ?4 ⚑3"
+    ("cost", "Cost", 7),
+)
+CELL_PADDING = 2  # a DataTable's padding around each cell (one column either side)
+MIN_SECTION_WIDTH = 12
 
 
 class MemoScreen(WorkbenchScreen):
@@ -62,6 +79,7 @@ class MemoScreen(WorkbenchScreen):
         self.views: dict[str, SectionView] = {}
         self.namesake_cites: dict[str, list[tuple[str, About]]] = {}  # section -> citations of namesake sources
         self._frame = 0
+        self._compact = False  # the columns in place are the compact ones
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="§")
@@ -72,15 +90,41 @@ class MemoScreen(WorkbenchScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#sections", DataTable)
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
+        self._add_columns()
         # No reload here: ScreenResume follows the mount (and every return to this screen).
         self.set_interval(0.12, self._spin)
         table.focus()
 
     def on_screen_resume(self) -> None:
         self.sd_app.reload_if_changed()
+        if self._compact != self._too_narrow():
+            self._add_columns()
         self.reload()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # (the footer is fitted by WorkbenchScreen's handler, which Textual calls too)
+        if self.is_mounted and self._compact != self._too_narrow():
+            self._add_columns()
+            self.reload()
+
+    def _too_narrow(self) -> bool:
+        """Whether the wide columns, with the longest "title  id", overflow the terminal."""
+        sections = self.sd_app.loaded.memo.sections
+        longest = max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
+        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + longest
+        return self.app.size.width < wide
+
+    def _add_columns(self) -> None:
+        """The wide or the compact columns, as the terminal's width allows."""
+        table = self.query_one("#sections", DataTable)
+        table.clear(columns=True)
+        self._compact = self._too_narrow()
+        columns = COMPACT_COLUMNS if self._compact else COLUMNS
+        fixed = sum(w or 0 for _k, _l, w in columns) + CELL_PADDING * len(columns) + 2  # + a scrollbar
+        for key, label, width in columns:
+            if width is None and self._compact:
+                width = max(MIN_SECTION_WIDTH, self.app.size.width - fixed)
+            table.add_column(label, key=key, width=width)
 
     # ------------------------------------------------------------------ data → table
 
@@ -103,9 +147,10 @@ class MemoScreen(WorkbenchScreen):
         status = (
             status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(view.status, palette)
         )
-        title = Text()
-        title.append(view.section.title)
-        title.append(f"  {view.id}", style="dim")
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append(clean_text(view.section.title))
+        if not self._compact:
+            title.append(f"  {view.id}", style="dim")
         sources = Text("—", style="dim") if view.source_count is None else Text(str(view.source_count), justify="right")
         omitted = len(view.source_set.omitted) if view.source_set is not None else 0
         counts = view.counts if view.note_path is not None and not view.note_error else None
@@ -115,7 +160,7 @@ class MemoScreen(WorkbenchScreen):
             status,
             pin_cell(view.pin_modes),
             sources,
-            citations_bar(counts, palette),
+            citations_bar(counts, palette, width=0 if self._compact else BAR_WIDTH),
             flags_cell(
                 omitted,
                 len(view.warnings),

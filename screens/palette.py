@@ -16,7 +16,11 @@ class SourcedeskCommands(Provider):
     def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
         app = workbench_app(self.app)
         commands: list[tuple[str, Callable[[], Any], str]] = [
-            ("Run all sections", app.action_run_all, "run every section against its frozen sources"),
+            (
+                "Run all sections",
+                app.action_run_all,
+                "run every section (each reuses its frozen sources unless memo.yaml changed or they expired)",
+            ),
             ("Export memo.md", app.action_export, "assemble the section notes into memo.md"),
             ("Toggle light/dark theme", app.action_toggle_theme, "switch between the two themes"),
             ("Namesakes", app.action_namesakes, "what the subject is not: declared in memo.yaml or learned"),
@@ -25,7 +29,11 @@ class SourcedeskCommands(Provider):
             label = f"{section.title} ({section.id})"
             commands += [
                 (f"Open section: {label}", partial(app.open_section, section.id), "show sources, report and note"),
-                (f"Run section: {label}", partial(app.start_run, section.id), "write it against the frozen set"),
+                (
+                    f"Run section: {label}",
+                    partial(app.start_run, section.id),
+                    "write it (reusing the frozen set unless memo.yaml changed or it expired)",
+                ),
                 (
                     f"Refresh retrieval and run: {label}",
                     partial(app.start_run, section.id, refresh=True),

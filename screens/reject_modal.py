@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
@@ -17,6 +17,7 @@ from core.hosts import excluded_by
 from core.models import Source
 from core.reject_domains import canonical_domain
 from tui.widgets.cells import plain
+from tui.widgets.choice_button import ChoiceButton
 
 Preview = Callable[[str], dict[str, list[Source]]]
 MAX_LISTED = 8
@@ -31,6 +32,8 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
         Binding("m", "scope('memo')", "This memo"),
         Binding("g", "scope('global')", "All memos"),
     ]
+    # A short terminal (under 40 rows) gets a shorter preview, so the buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # noqa: RUF012 - typed by Textual's Screen
 
     def __init__(
         self, domain: str, preview: Preview, titles: dict[str, str], subject_hosts: Sequence[str] = ()
@@ -54,9 +57,10 @@ class RejectScreen(ModalScreen[tuple[str, str] | None]):
             )
             yield Input(value=self.domain, id="reject-domain", placeholder="domain, e.g. example.com")
             with RadioSet(id="reject-scope"):
-                yield RadioButton("This memo only (m)", value=True, id="scope-memo")
-                yield RadioButton("All memos — global (g)", id="scope-global")
-            yield Static(id="reject-preview", markup=False)
+                yield ChoiceButton("This memo only (m)", value=True, id="scope-memo")
+                yield ChoiceButton("All memos — global (g)", id="scope-global")
+            with VerticalScroll(id="reject-preview-box"):
+                yield Static(id="reject-preview", markup=False)
             with Horizontal(id="reject-buttons"):
                 yield Button("Reject", variant="error", id="reject-ok")
                 yield Button("Cancel", id="reject-cancel")

@@ -14,7 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
@@ -24,6 +24,7 @@ from core.models import Source
 from core.name_rejects import canonical_name
 from core.phrases import normalise_phrase
 from tui.widgets.cells import plain
+from tui.widgets.choice_button import ChoiceButton
 
 Preview = Callable[[str], dict[str, list[Source]]]
 MAX_LISTED = 8
@@ -38,6 +39,8 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
         Binding("m", "scope('memo')", "This memo"),
         Binding("g", "scope('global')", "All memos"),
     ]
+    # A short terminal (under 40 rows) gets a shorter preview, so the buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # noqa: RUF012 - typed by Textual's Screen
 
     def __init__(
         self,
@@ -71,9 +74,10 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
             )
             yield Input(value=self.phrase, id="reject-name", placeholder='a phrase, e.g. "Kestra Medical"')
             with RadioSet(id="reject-scope"):
-                yield RadioButton("This memo only (m)", value=True, id="scope-memo")
-                yield RadioButton("All memos — global (g)", id="scope-global")
-            yield Static(id="reject-preview", markup=False)
+                yield ChoiceButton("This memo only (m)", value=True, id="scope-memo")
+                yield ChoiceButton("All memos — global (g)", id="scope-global")
+            with VerticalScroll(id="reject-preview-box"):
+                yield Static(id="reject-preview", markup=False)
             with Horizontal(id="reject-buttons"):
                 yield Button("Reject", variant="error", id="reject-ok")
                 yield Button("Cancel", id="reject-cancel")
@@ -92,6 +96,10 @@ class RejectNameScreen(ModalScreen[tuple[str, str] | None]):
         """``(shown, key)`` of the phrase in the field, or None (the reason is put on screen)."""
         raw = self.query_one("#reject-name", Input).value
         out = Text()
+        if not raw.strip():  # nothing typed yet: not an error, a prompt
+            out.append("Type the name a namesake goes by; its matching sources are listed here.", style="dim")
+            self.query_one("#reject-preview", Static).update(out)
+            return None
         try:
             shown, key = canonical_name(raw)
         except UserError as exc:

@@ -66,10 +66,13 @@ class SectionActions(WorkbenchScreen):
             app.say_error(exc, "pin mode")
             return
         app.reload_memo()
+        # What the next run does, as the section's state works it out: it may reuse a set
+        # already retrieved with this pin rather than search again.
+        now = app.describe(self.section_id)
+        then = now.why if now.status == "stale" and now.why else "the next run (r) retrieves with it"
         app.say(
             f"{self.section_id}: pin: {edit.new} written to memo.yaml ({edit.changed} entr"
-            f"{'y' if edit.changed == 1 else 'ies'}). The frozen set was retrieved with the old pin: "
-            "R refreshes retrieval with the new one."
+            f"{'y' if edit.changed == 1 else 'ies'}); {then}."
         )
         app.section_changed(None)
 

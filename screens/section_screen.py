@@ -50,7 +50,7 @@ REPORT_SUPPORTS = ("supported", "partial", "unsupported", "unchecked")
 REPORT_FILTERS = (*REPORT_STATUSES, "weak", *REPORT_SUPPORTS, "uncited")
 REPORT_COLUMNS = (
     ("key", "Key", 5),
-    ("status", "Status", 18),
+    ("status", "Status", 19),  # "verified (retitled)" whole
     ("support", "Support", 12),
     ("about", "About", 10),
     ("claim", "Claim", 30),
@@ -119,6 +119,7 @@ class SectionScreen(SectionActions):
         Binding("N", "namesakes", "Namesakes", key_display="N", show=False),
         *[Binding(str(i + 1), f"tab('{tab}')", tab[4:].title(), show=False) for i, tab in enumerate(TABS)],
     ]
+    NARROW_FOOTER_HIDES = frozenset({"toggle_pin", "drop", "unreject", "keep", "toggle_theme"})
 
     def __init__(self, section_id: str) -> None:
         super().__init__()
@@ -474,6 +475,7 @@ class SectionScreen(SectionActions):
 
     def _fill_web(self) -> None:
         table = self.query_one("#web", DataTable)
+        keep = table.cursor_row  # the result just kept or rejected stays highlighted
         table.clear()
         ss = self.view.source_set if self.view else None
         in_set = {normalise_url(s.url): s.marker for s in (ss.sources if ss else [])}
@@ -493,6 +495,8 @@ class SectionScreen(SectionActions):
                 reason_cell(about),
                 key=f"web:{i}",
             )
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1))
 
     def _fill_history(self) -> None:
         table = self.query_one("#history", DataTable)
@@ -615,7 +619,11 @@ class SectionScreen(SectionActions):
             if row is not None and row.source is not None:
                 out = about_block(self.abouts.get(key), palette)
                 out.append_text(
-                    source_detail(row.source, palette, state="included" if row.kind == "kept" else "omitted by budget")
+                    source_detail(
+                        row.source,
+                        palette,
+                        state="included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)",
+                    )
                 )
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))

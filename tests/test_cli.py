@@ -145,6 +145,33 @@ def test_a_broken_config_file_names_the_file_and_line_in_every_command_but_confi
     assert f"invalid setting budget_chars in the config file {path}" in err and "'lots'" in err
 
 
+def test_a_misspelt_or_out_of_range_config_value_stops_every_command_with_a_hint(memo, tmp_path, capsys):
+    """A typo'd key was silently ignored and a negative budget or zero concurrency accepted:
+    the analyst believed a setting took effect that never did."""
+    from core.settings import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("budget_char: 5000\n")
+    for name, argv in _every_command(memo, tmp_path).items():
+        assert main(argv) == 2, name
+        err = capsys.readouterr().err
+        assert f"unknown setting 'budget_char' in the config file {path}" in err, (name, err)
+        assert "did you mean budget-chars?" in err and "Traceback" not in err
+    assert main(["config", "path"]) == 0
+    capsys.readouterr()
+    path.write_text("budget-chars: -5\n")
+    assert main(["export", str(memo)]) == 2
+    err = capsys.readouterr().err
+    assert "invalid setting budget_chars" in err and "(got -5)" in err and "a whole number above 0" in err
+    path.write_text("max-concurrent-sections: 0\n")
+    assert main(["export", str(memo)]) == 2
+    assert "a whole number of at least 1" in capsys.readouterr().err
+    # every provider's own keys, and keys written as their variable, are known
+    path.write_text("exa-url: http://127.0.0.1:1\nPERPLEXITY_API_KEY: k\nbudget_chars: 9000\n")
+    assert main(["export", str(memo)]) == 0
+
+
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_as_one_line(memo, monkeypatch, capsys):
     import core.export
 

@@ -164,6 +164,34 @@ def test_a_retry_that_could_not_finish_in_time_is_not_started():
     assert out.attempts[0].retry_after_s == 5.0
 
 
+def test_a_retry_left_with_no_time_reports_what_used_the_time_up(server):
+    """The warning must name the cause (a trickling server), not only 'did not finish in time'."""
+    from core.exa import ExaClient, ExaError
+
+    body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
+    server.reset()
+    server.serve("exa", Reply(body=body, drip_s=0.2))
+
+    async def go() -> ExaError:
+        section = Deadline(1.0, "the section's retrieval (retrieval_deadline_s)")
+
+        async def use_up_the_rest(_wait: float) -> None:  # a backoff that ends as the section's time does
+            await asyncio.sleep(max(section.remaining, 0) + 0.01)
+
+        client = ExaClient(server.url, "exa-deadline-test-key", timeout=0.5, sleep=use_up_the_rest)
+        try:
+            with deadline_scope(section):
+                await client.search({"query": "acme", "numResults": 1})
+        except ExaError as exc:
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("the search should have failed")
+
+    error = asyncio.run(go())
+    assert "trickling" in str(error), str(error)
+
+
 def test_the_deadline_settings_have_bounded_defaults():
     s = Settings()
     assert s.retrieval_deadline_s <= 60 and s.writer_deadline_s <= 240
@@ -210,6 +238,30 @@ def test_a_slow_entry_uses_up_the_sections_deadline_and_later_ones_say_so(server
     assert section["degraded"]
     assert any("exa entry 2" in w and "retrieval_deadline_s" in w for w in warnings), warnings
     assert [s["provider"] for s in section["sources"]] == ["exa", "files"]  # local files are still read
+
+
+def test_a_trickling_exa_that_outlasts_the_retry_names_the_cause_and_the_deadline_once(
+    server, tmp_path, monkeypatch, capsys
+):
+    """The retry's own deadline message and the retry loop's 'would have run out' said the same thing twice."""
+    body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
+    server.reset()
+    server.serve("exa", Reply(body=body, drip_s=0.2))
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    (memo / "memo.yaml").write_text(TWO_ENTRIES.replace('      - {provider: files, glob: "notes/*.md"}\n', ""))
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", server.url)
+    monkeypatch.setenv("EXA_API_KEY", "exa-deadline-test-key")
+    monkeypatch.setenv("SOURCEDESK_REQUEST_TIMEOUT_S", "0.6")
+    monkeypatch.setenv("SOURCEDESK_RETRIEVAL_DEADLINE_S", "1.0")
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "2")
+    started = time.monotonic()
+    assert main(["retrieve", str(memo), "--json"]) == 0
+    assert time.monotonic() - started < 1.0 + 1.5
+    section = json.loads(capsys.readouterr().out)["sections"][0]
+    warnings = [w["message"] for w in section["warnings"]]
+    assert section["degraded"] and any("trickling" in w for w in warnings), warnings
+    assert all(w.count("retrieval_deadline_s") == 1 for w in warnings if "retrieval_deadline_s" in w), warnings
 
 
 def test_check_urls_stops_at_its_global_deadline_and_lists_what_it_did_not_reach(server, tmp_path, monkeypatch, capsys):

@@ -377,6 +377,21 @@ def test_retired_fields_are_never_sent_and_num_sentences_becomes_max_characters(
 
 
 @pytest.mark.parametrize(
+    "written, sent",
+    [
+        ({"max-characters": 500, "query": "funding"}, {"maxCharacters": 500, "query": "funding"}),
+        ({"max_characters": 500}, {"maxCharacters": 500}),
+        ({"num-sentences": 2, "highlights-per-url": 3}, {"maxCharacters": 2 * 1333}),
+        ({"num_sentences": 1, "max-characters": 300}, {"maxCharacters": 300}),
+    ],
+)
+def test_highlight_options_written_as_memo_yaml_spells_keys_go_out_in_exas_spelling(written, sent):
+    """memo.yaml's keys are kebab-case everywhere; Exa 400s ``max-characters`` as an unknown option."""
+    body = build_search_body("nats", highlights=written)
+    assert body["contents"]["highlights"] == sent
+
+
+@pytest.mark.parametrize(
     "category, sent",
     [
         ("company", "company"),
@@ -411,3 +426,24 @@ def test_responses_without_removed_fields_parse_and_exa_warnings_are_kept():
         "category 'github' was ignored",
     ]
     assert parse_search_response({"results": []}).warnings == []
+
+
+@pytest.mark.parametrize(
+    "cost, counted, warned",
+    [
+        ({"total": 0.005}, 0.005, False),
+        ({"search": {"neural": 0.004}, "contents": {"text": 0.001}}, 0.005, False),
+        ({"total": float("nan")}, 0.0, True),
+        ({"total": -3}, 0.0, True),
+        (float("inf"), 0.0, True),
+        (10**400, 0.0, True),
+        ({"search": {"neural": -1}, "contents": {"text": 0.001}}, 0.001, True),
+        ("0.5", 0.0, False),
+    ],
+)
+def test_a_cost_exa_reports_counts_only_as_a_finite_non_negative_amount(cost, counted, warned):
+    parsed = parse_search_response({"results": [{"url": "https://nats.io/"}], "costDollars": cost})
+    assert parsed.cost_total == pytest.approx(counted)
+    assert (parsed.cost_problem is not None) is warned
+    if warned:
+        assert "not a dollar amount" in parsed.cost_problem and "counted as $0" in parsed.cost_problem

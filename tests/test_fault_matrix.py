@@ -127,6 +127,9 @@ MIXED_SHAPES = [
 ]
 
 
+_DEEP = json.loads("[" * 600 + "]" * 600)  # deep enough to break a recursive walk, shallow enough to parse
+
+
 def _rate_limited(retry_after: str | None) -> Reply:
     headers = (*JSON, ("Retry-After", retry_after)) if retry_after else JSON
     return Reply(status=429, body=b'{"error": "Rate limit exceeded", "tag": "RATE_LIMIT"}', headers=headers)
@@ -268,6 +271,11 @@ EXA_CASES = [
     Case("run-drip", "exa", Reply(body=_exa(GOOD_RESULTS), headers=JSON, drip_s=1.0), "trickling", command="run"),
     Case("run-control-sequences", "exa", Reply(body=_exa(HOSTILE_TEXT), headers=JSON), "control sequences", command="run", degraded=False),
     Case("run-reflected-key", "exa", Reply(body=_exa(REFLECTED), headers=JSON), "echoed the API key", command="run", degraded=False),
+    Case("deep-json", "exa", Reply(body=b'{"results": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", headers=JSON), "nested too deeply to read"),
+    Case("error-body-deep-json", "exa", Reply(400, b"[" * 5_000 + b"]" * 5_000, JSON), "rejected the search request (400)"),
+    Case("run-deep-fields", "exa", Reply(body=_exa([{**GOOD_RESULTS[0], "entities": [{"x": _DEEP}], "summary": {"y": _DEEP}}], costDollars={"total": 0.005, "search": _DEEP}), headers=JSON), "", command="run", degraded=False),
+    Case("run-cost-nan", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars={"total": float("nan")}), headers=JSON), "not a dollar amount", command="run", degraded=False),
+    Case("cost-negative", "exa", Reply(body=_exa(GOOD_RESULTS, costDollars=-3), headers=JSON), "not a dollar amount", degraded=False),
 ]
 def W(id: str, reply: Reply, cause: str, exit_code: int = 1, **kw) -> Case:
     """A writer row: ``run`` against the hostile writer; a failure keeps the note, a success writes one."""
@@ -311,6 +319,10 @@ WRITER_CASES = [
     # failures inside HTTP 200, and a truncated answer
     W("writer-failed-in-200", Reply(200, _agent(status="failed", error={"message": "model overloaded"}), JSON), "run failed: model overloaded"),
     W("writer-cancelled-in-200", Reply(200, _agent(status="cancelled"), JSON), "run cancelled"),
+    W("writer-deep-json", Reply(200, b'{"status": "completed", "output": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", JSON), "nested too deeply to read"),
+    W("writer-deep-usage", Reply(200, _agent(usage={"cost": {"total_cost": 0.002}, "detail": _DEEP}), JSON), "nested more than 64 levels deep", exit_code=0, note_has="warehouse robots"),
+    W("writer-stream-deep-event", Reply(200, b"data: " + b"[" * 5_000 + b"]" * 5_000 + b"\n\n", SSE), "not JSON", settings=STREAM),
+    W("writer-cost-negative", Reply(200, _agent(usage={"cost": {"total_cost": -5.0}}), JSON), "not a dollar amount", exit_code=0, note_has="warehouse robots"),
     W("writer-incomplete", Reply(200, _agent(status="incomplete", incomplete_details={"reason": "max_output_tokens"}), JSON), "incomplete (max_output_tokens)", exit_code=0, note_has="warehouse robots"),
     # hostile text: cleaned where it enters, said in a warning
     W("writer-control-text", Reply(200, _agent(HOSTILE_ANSWER), JSON), "control sequences", exit_code=0, note_has="Acme Robotics builds warehouse robots"),
@@ -520,6 +532,10 @@ def _stored_sets(memo: Path) -> list:
     return versions
 
 
+def _not_json(constant: str) -> float:
+    raise AssertionError(f"the JSON output holds {constant}, which is not JSON")
+
+
 @pytest.mark.parametrize("case", EXA_CASES + WRITER_CASES, ids=lambda c: c.id)
 def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path, monkeypatch, capsys, caplog):
     memo = tmp_path / "memo"
@@ -546,7 +562,7 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     assert elapsed < deadline, f"{case.id} took {elapsed:.1f} s"
     assert code == case.exit_code, (out, err)
     assert "Traceback" not in err + log
-    document = json.loads(out)
+    document = json.loads(out, parse_constant=_not_json)  # NaN/Infinity are not JSON: a reader would refuse it
     if case.command == "retrieve":
         section = document["sections"][0]
         messages = [w["message"] for w in section["warnings"]]
@@ -556,6 +572,7 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     else:
         outcome = document[0]
         messages = [*outcome["warnings"], outcome["message"]]
+        assert all(v >= 0 for v in outcome["cost"].values()), outcome["cost"]  # what a server said is never a refund
     assert any(case.cause.lower() in m.lower() for m in messages), messages
     _assert_no_leaks(seen)
 

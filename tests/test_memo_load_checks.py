@@ -63,6 +63,16 @@ def test_a_query_whose_variables_are_all_empty_fails_at_load(exa, tmp_path, caps
         ),
         ('        end-published-date: "2024-02-30"\n', "not a real calendar date"),
         ('        contents: {summary: {query: ""}}\n', "the summary query is empty"),
+        (
+            "        type: nueral\n",
+            "memo.yaml:9: sections[0].include-sources[0].type: 'nueral' is not an Exa search type",
+        ),
+        ("        type: Fast\n", "did you mean 'fast'?"),
+        (
+            "        contents: {highlights: {max-chars: 500}}\n",
+            "memo.yaml:9: sections[0].include-sources[0].contents.highlights.max-chars: 'max-chars' is not an "
+            "Exa highlights option",
+        ),
     ],
 )
 def test_values_exa_would_refuse_fail_at_load(exa, tmp_path, capsys, extra, words):
@@ -124,3 +134,23 @@ def test_a_temperature_in_range_loads(tmp_path, temperature):
     text = WRITER_MEMO.format(writer=f"{{temperature: {temperature}}}", section_writer="{}")
     (memo / "memo.yaml").write_text(text, encoding="utf-8")
     assert load_memo(memo).memo.writer.temperature == float(temperature)
+
+
+def test_highlight_options_in_memo_yaml_spelling_reach_exa_as_options_it_takes(exa, tmp_path, capsys):
+    """``max-characters`` (the memo's kebab-case) used to go out as written and come back a 400."""
+    import json
+
+    memo = tmp_path / "memo"
+    memo.mkdir()
+    text = (
+        "title: NATS\nsubject: {name: NATS, url: https://nats.io}\nsections:\n  - id: overview\n    title: Overview\n"
+        "    include-sources:\n      - provider: exa\n        query: NATS JetStream overview\n"
+        "        contents: {highlights: {query: JetStream, max-characters: 300, num-sentences: 2}}\n"
+    )
+    (memo / "memo.yaml").write_text(text, encoding="utf-8")
+    code = main(["retrieve", "--json", str(memo)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "num-sentences is deprecated by Exa; sent as maxCharacters" in err
+    [section] = json.loads(out)["sections"]
+    assert section["degraded"] is False and section["sources"], section["warnings"]
+    assert not any("400" in str(w) for w in section["warnings"])

@@ -123,11 +123,31 @@ def test_old_sonar_model_names_load_with_a_notice_and_run_on_their_mapping(env, 
     memo_dir = _memo(tmp_path, text.replace("    writer: {preset: low}\n", ""))
     [notice] = load_memo(memo_dir).notices
     assert "sonar-pro is a retired Sonar model" in notice and "preset: low" in notice
+    assert "memo.yaml:4: writer.model: sonar-pro is a retired" in notice  # file:line, like every load notice
     assert "perplexity/sonar on strict sections" in notice
     assert load_memo(memo_dir, writer_api="perplexity-sonar").notices == []  # the legacy API still knows it
     _, bodies = _bodies(env, memo_dir, COMPLETED)
     assert bodies["pinned"]["preset"] == "low" and "model" not in bodies["pinned"]
     assert bodies["strict"]["model"] == "perplexity/sonar" and "preset" not in bodies["strict"]
+
+
+def test_a_retired_model_in_the_writer_model_setting_runs_with_a_notice_naming_the_mapping(
+    env, tmp_path, capsys, monkeypatch
+):
+    """Not only a memo: an old config's writer_model: sonar-pro is mapped too, and says so."""
+    from tui.cli import main
+
+    text = MODES_MEMO.replace("api: perplexity, model: perplexity/sonar, ", "").replace(
+        "    writer: {preset: low}\n", ""
+    )
+    memo_dir = _memo(tmp_path, text)
+    monkeypatch.setenv("SOURCEDESK_WRITER_MODEL", "sonar-pro")
+    assert main(["run", str(memo_dir), "--section", "pinned"]) == 0
+    err = capsys.readouterr().err
+    assert "the writer_model setting (sonar-pro) is a retired Sonar model" in err and "preset: low" in err
+    monkeypatch.setenv("SOURCEDESK_WRITER_MODEL", "perplexity/sonar")
+    assert main(["run", str(memo_dir), "--section", "pinned"]) == 0
+    assert "retired" not in capsys.readouterr().err
 
 
 def test_the_demo_memo_loads_clean_with_the_new_names():

@@ -439,3 +439,15 @@ def test_a_burst_of_connections_is_not_dropped_by_a_short_listen_backlog():
     with _Server(port=0) as server:
         took = _asyncio.run(burst(server.url))
     assert max(took) < 0.9, sorted(took)[-5:]
+
+
+def test_the_sandbox_help_names_the_agent_api_it_serves(capsys):
+    """The demo runs on /v1/agent: the command's description says so, not only the legacy endpoint."""
+    import pytest
+
+    from tui.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["sandbox", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "/v1/agent" in out and "/chat/completions" in out

@@ -98,6 +98,8 @@ def test_a_hostile_source_never_reaches_the_terminal(tmp_path):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 170, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "TEXTUAL_ANIMATIONS": "none"}
     env.pop("TEXTUAL", None)
+    for fixed in ("COLUMNS", "LINES"):  # set by pytest-xdist; the terminal's size is the pty's
+        env.pop(fixed, None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "open", str(memo)],
         cwd=ROOT,
@@ -168,6 +170,8 @@ def test_the_workbench_quits_when_its_terminal_goes_away(tmp_path):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 170, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
     env.pop("TEXTUAL", None)
+    for fixed in ("COLUMNS", "LINES"):  # set by pytest-xdist; the terminal's size is the pty's
+        env.pop(fixed, None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tui.cli", "open", str(memo)],
         cwd=ROOT,

@@ -398,6 +398,15 @@ def test_unknown_events_and_keep_alives_are_ignored_and_garbage_is_malformed():
     assert isinstance(bad, WriterError) and bad.kind == "malformed"
 
 
+def test_a_named_event_the_api_never_sends_is_ignored_even_when_its_data_is_not_json():
+    """A gateway's ``event: ping`` / ``data: keep-alive`` between the API's events is an unknown event."""
+    pings = "event: ping\ndata: keep-alive\n\n" + "event: heartbeat\ndata: {\n\n"
+    result, _ = _stream(pings + STREAM)
+    assert not isinstance(result, WriterError) and result.content.startswith("NATS is")
+    bad, _ = _stream("event: response.output_text.delta\ndata: {oops\n\n" + STREAM)
+    assert isinstance(bad, WriterError) and bad.kind == "malformed"  # the API's own event, broken
+
+
 # ---------------------------------------------------------------- against the sandbox
 
 

@@ -364,8 +364,20 @@ class SourcedeskApp(CheckRunner, App[None]):
         writer = writer_from_settings(self.settings, self.loaded.memo, http=self._http)
         return writer, self._clients
 
-    def start_run(self, section_id: str, *, refresh: bool = False) -> bool:
-        """Run one section in its own worker; False when it is already running or unknown."""
+    def _memo_runnable(self) -> bool:
+        """A run uses memo.yaml as it is on disk, as ``sourcedesk run`` does: edited into a
+        file that no longer loads, it stops the run (silently running the last version that
+        loaded would ignore the analyst's edits)."""
+        if self._mtime() == self._memo_mtime or self.reload_memo():
+            return True
+        self.say("Nothing was run: memo.yaml does not load (see above) — fix it, then run again.", "error")
+        return False
+
+    def start_run(self, section_id: str, *, refresh: bool = False, checked: bool = False) -> bool:
+        """Run one section in its own worker; False when it is already running or unknown, or
+        memo.yaml no longer loads (``checked``: the caller has just made sure it does)."""
+        if not checked and not self._memo_runnable():
+            return False
         if section_id not in {s.id for s in self.loaded.memo.sections}:
             self.say(f"There is no section {section_id!r} in memo.yaml.", "error")
             return False
@@ -385,9 +397,11 @@ class SourcedeskApp(CheckRunner, App[None]):
         return True
 
     def run_all(self, *, refresh: bool = False) -> int:
+        if not self._memo_runnable():
+            return 0
         started = 0
         for section in self.loaded.memo.sections:
-            if section.id not in self.jobs and self.start_run(section.id, refresh=refresh):
+            if section.id not in self.jobs and self.start_run(section.id, refresh=refresh, checked=True):
                 started += 1
         if not started:
             self.say("Every section is already running.", "warning")

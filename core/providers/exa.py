@@ -320,6 +320,8 @@ def _exa_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int
 
 def _cleaning_notices(warnings: list[RunWarning], answer: ExaSearchResult, entry: int) -> None:
     """What cleaning Exa's answer took out (control sequences, an echoed key, unusable results)."""
+    if answer.cost_problem:
+        warnings.append(RunWarning(code="info", message=answer.cost_problem, entry=entry))
     if answer.controls_removed:
         warnings.append(
             RunWarning(

@@ -51,7 +51,7 @@ from httpx_sse import ServerSentEvent
 from core.secrets import secret_values
 from core.text_safety import Cleaned, clean_mapped, clean_text, clean_tree, tainted
 from core.writers.base import DEFAULT_MAX_ANSWER_CHARS, TextCallback, WriteRequest, WriterError, WriterResponse
-from core.writers.chat import cleaning_notices, cost_of
+from core.writers.chat import cleaning_notices, cost_notices, cost_of, depth_notices
 from core.writers.results import WebResults, read_results
 from core.writers.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long, error_message
 
@@ -146,6 +146,8 @@ class AgentWriter(HttpWriter):
             try:
                 done = folder.feed(event.data)
             except WriterError as exc:
+                if _foreign(event.event):  # a named event this API never sends (a proxy's ping): ignored
+                    continue
                 raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
             progress.chars = folder.chars
             if folder.chars > self.max_answer_chars:
@@ -167,6 +169,12 @@ class AgentWriter(HttpWriter):
             raise WriterError(exc.kind, exc.status, scrub(exc.message), requests=requests) from None
         response.raw = {**response.raw, "stream": {"events": folder.events, "terminal": folder.terminal}}
         return response
+
+
+def _foreign(name: str) -> bool:
+    """An SSE ``event:`` name outside the API's typed events (``response.*``, ``error``): unknown
+    events are to be ignored, even when their data is not the API's JSON."""
+    return bool(name) and name != "message" and name != "error" and not name.startswith("response.")
 
 
 # ---------------------------------------------------------------- reading a response object
@@ -245,6 +253,7 @@ def read_response(
         raise WriterError("malformed", 200, f"the writer {what}", requests=requests)
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
+    warnings += cost_notices(usage) + depth_notices(data)
     served = data.get("model")
     return WriterResponse(
         content=text,
@@ -393,7 +402,7 @@ class _StreamFolder:
         self.text_changed = False
         try:
             event = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise WriterError("malformed", 200, "the writer's stream contained an event that is not JSON") from None
         if not isinstance(event, dict):
             raise WriterError("malformed", 200, "the writer's stream contained an event that is not a JSON object")

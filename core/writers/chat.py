@@ -28,8 +28,9 @@ from typing import Any
 
 from httpx_sse import ServerSentEvent
 
+from core.costs import reported_dollars, unusable_amount
 from core.secrets import secret_values
-from core.text_safety import clean_text, clean_tree, tainted
+from core.text_safety import MAX_TREE_DEPTH, clean_text, clean_tree, tainted, too_deep
 from core.writers.base import DEFAULT_MAX_ANSWER_CHARS, TextCallback, WriteRequest, WriterError, WriterResponse
 from core.writers.results import read_results
 from core.writers.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long
@@ -79,7 +80,7 @@ class StreamAccumulator:
             return
         try:
             chunk = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise WriterError("malformed", 200, "the writer's stream contained a chunk that is not JSON") from None
         self.feed_chunk(chunk)
 
@@ -154,13 +155,29 @@ def cleaning_notices(controls: bool, echoed: bool) -> list[str]:
     return notes
 
 
-def cost_of(usage: dict[str, Any]) -> float:
+def _reported_cost(usage: dict[str, Any]) -> object:
     cost = usage.get("cost")
-    if isinstance(cost, dict):
-        cost = cost.get("total_cost")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        return float(cost)
-    return 0.0
+    return cost.get("total_cost") if isinstance(cost, dict) else cost
+
+
+def cost_of(usage: dict[str, Any]) -> float:
+    """``usage.cost.total_cost`` (or a bare ``usage.cost``) when it is a usable amount, else 0."""
+    return reported_dollars(_reported_cost(usage)) or 0.0
+
+
+def depth_notices(data: object) -> list[str]:
+    """A warning when part of the answer nested too deeply to keep (it was cut off, the rest read)."""
+    if not too_deep(data):
+        return []
+    return [f"writer: part of its answer was nested more than {MAX_TREE_DEPTH} levels deep; that part was not kept"]
+
+
+def cost_notices(usage: dict[str, Any]) -> list[str]:
+    """A warning when the writer reported a cost that cannot be counted (NaN, negative…)."""
+    bad = unusable_amount(_reported_cost(usage))
+    if bad is None:
+        return []
+    return [f"writer: it reported a cost of {bad}, which is not a dollar amount; it was counted as $0"]
 
 
 _THINK_RE = re.compile(r"^\s*<think>(.*?)(</think>\s*|$)", re.DOTALL)
@@ -223,7 +240,7 @@ def read_completion(
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
-    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings)
+    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + cost_notices(usage) + depth_notices(data)
     if truncated:
         warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
     served = data.get("model")

@@ -62,23 +62,42 @@ def choose(memo: Memo, section: Section, *, has_presets: bool, default_model: st
     return WriterChoice(None if preset else model, preset, legacy)
 
 
-def legacy_notices(memo: Memo) -> list[str]:
-    """One line per retired Sonar name the memo uses, naming the mapping (Agent API only)."""
-    names: dict[str, list[str]] = {}
+def legacy_notices(memo: Memo) -> list[tuple[tuple[str | int, ...], str]]:
+    """One line per retired Sonar name the memo uses, naming the mapping (Agent API only),
+    with where in memo.yaml it is first written (``("writer", "model")``, ``("sections", i, …)``)."""
+    names: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
     if memo.writer.model and memo.writer.model.strip().lower() in LEGACY_MODELS:
-        names.setdefault(memo.writer.model.strip().lower(), []).append("writer.model")
-    for section in memo.sections:
+        names.setdefault(memo.writer.model.strip().lower(), []).append(("writer.model", ("writer", "model")))
+    for i, section in enumerate(memo.sections):
         if section.writer and section.writer.model and section.writer.model.strip().lower() in LEGACY_MODELS:
-            names.setdefault(section.writer.model.strip().lower(), []).append(f"section {section.id}")
-    out = []
-    for name, where in names.items():
+            where = ("sections", i, "writer", "model")
+            names.setdefault(section.writer.model.strip().lower(), []).append((f"section {section.id}", where))
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for name, places in names.items():
         model, preset = LEGACY_MODELS[name]
         target = f"preset: {preset}" if preset else f"{model} with web search"
-        out.append(
-            f"{', '.join(where)}: {name} is a retired Sonar model; on the Agent API it runs as {target} "
-            f"({AGENT_MODEL} on strict sections) — write the new name in memo.yaml to silence this"
+        text = (
+            f"{', '.join(label for label, _ in places)}: {name} is a retired Sonar model; on the Agent API it runs "
+            f"as {target} ({AGENT_MODEL} on strict sections) — write the new name in memo.yaml to silence this"
         )
+        out.append((places[0][1], text))
     return out
+
+
+def setting_notices(memo: Memo, api: str, writer_model: str | None) -> list[str]:
+    """The ``writer_model`` setting naming a retired Sonar model, when a section of this memo
+    runs on it on the Agent API (a memo's own ``writer.model``/``preset`` wins over the setting)."""
+    name = (writer_model or "").strip().lower()
+    if api != "perplexity" or name not in LEGACY_MODELS or memo.writer.model or memo.writer.preset:
+        return []
+    if all(s.writer is not None and (s.writer.model or s.writer.preset) for s in memo.sections):
+        return []
+    model, preset = LEGACY_MODELS[name]
+    target = f"preset: {preset}" if preset else f"{model} with web search"
+    return [
+        f"the writer_model setting ({writer_model}) is a retired Sonar model; on the Agent API it runs as {target} "
+        f"({AGENT_MODEL} on strict sections) — set writer_model to {AGENT_MODEL}, or unset it, to silence this"
+    ]
 
 
 def api_notices(memo: Memo, api: str) -> list[str]:

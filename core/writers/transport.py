@@ -134,7 +134,7 @@ def _detail(body: str) -> str | None:
     (a JSON body without a message says nothing)."""
     try:
         return error_message(json.loads(body))
-    except (json.JSONDecodeError, ValueError):
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
         return body.strip() or None
 
 
@@ -286,6 +286,8 @@ def decode_answer(response: httpx.Response, attempts: int) -> Any:
         raise malformed(f"a body that is not {_shown(charset)} text (byte {exc.start:,})") from None
     try:
         json.loads(text)
+    except RecursionError:
+        raise malformed("a JSON body nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             raise malformed(f"a truncated JSON body (it breaks off after {len(body):,} bytes)") from None

@@ -116,7 +116,11 @@ def _run(args) -> int:
     from tui.headless import run_memo_folder
 
     settings = args.settings  # loaded once by the CLI entry point
-    for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
+    from core.writers.choice import setting_notices
+
+    loaded = load_memo(args.dir, writer_api=settings.writer_api)
+    api = loaded.memo.writer.api or settings.writer_api
+    for notice in [*loaded.notices, *setting_notices(loaded.memo, api, settings.writer_model)]:
         print(f"sourcedesk: notice: {clean_text(notice)}", file=sys.stderr)
     done: list[Any] = []
     progress = TerminalProgress(sys.stderr) if sys.stderr.isatty() else None

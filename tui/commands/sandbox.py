@@ -19,8 +19,8 @@ def register(sub) -> None:
     p = sub.add_parser(
         "sandbox",
         help="run the offline Exa/Perplexity sandbox server",
-        description="Serve Exa's /search and Perplexity's /chat/completions over the bundled corpus, "
-        "on loopback, with optional latency and faults.",
+        description="Serve Exa's /search and Perplexity's Agent API (/v1/agent, /v1/responses; the legacy "
+        "/chat/completions too) over the bundled corpus, on loopback, with optional latency and faults.",
         epilog="Fault kinds: "
         + "; ".join(f"{k} = {v}" for k, v in FAULT_KINDS.items())
         + ". Spec: [exa:|writer:]KIND[*N] — *N fails only the next N requests, then recovers.",

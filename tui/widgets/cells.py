@@ -87,9 +87,9 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     if total == 0:
         return Text("no citations", style=palette.dim)
     cells = [round(width * n / total) for n in (verified, substituted, dropped)]
-    # Every non-zero part stays visible; the bar keeps its width.
+    # Every non-zero part stays visible; the bar keeps its width (0: the counts alone).
     for i, n in enumerate((verified, substituted, dropped)):
-        if n and not cells[i]:
+        if n and not cells[i] and width:
             cells[i] = 1
     while sum(cells) > width:
         cells[cells.index(max(cells))] -= 1
@@ -98,7 +98,7 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     bar = Text()
     for n, style in zip(cells, (palette.success, palette.warning, palette.error), strict=False):
         bar.append("█" * n, style=style)
-    bar.append(f" {verified}✓ {substituted}≈ {dropped}✗")
+    bar.append(f"{' ' if width else ''}{verified}✓ {substituted}≈ {dropped}✗")
     weak = int(counts.get("weak", 0) or 0)
     if weak:
         bar.append(f" {weak} weak", style=f"bold {palette.error}")

@@ -28,9 +28,9 @@ from tui.commands.check_urls import clean
 from tui.widgets.cells import Palette, block, plain
 
 COLUMNS = (
-    ("key", "Key", 5),
+    ("key", "Key", 7),  # "[^E12]" whole: cut, it reads as another marker
     ("check", "Check", 9),
-    ("status", "Status", 15),
+    ("status", "Status", 17),  # "blocked (private)"
     ("what", "URL / text", 42),
     ("detail", "Detail", 30),
 )

@@ -28,7 +28,7 @@ COLUMNS = (
     ("about", "About", 10),
     ("why", "Why", 20),
     ("pin", "Pin", 10),
-    ("state", "State", 20),
+    ("state", "State", 22),  # "name rejected (global)", "excluded by the entry" whole
 )
 
 REASON_WORDS = {
@@ -133,7 +133,7 @@ def _state_text(row: SourceRow, palette: Palette) -> Text:
     if row.kind == "kept":
         return Text("included", style=palette.success)
     if row.kind == "omitted":
-        return Text(f"omitted by budget ({row.size:,} chars)", style=palette.warning)
+        return Text("omitted (budget)", style=palette.warning)  # its size: in the detail pane
     reason = row.removed.reason if row.removed else ""
     if row.dropped:
         return Text("dropped (this set)", style=palette.warning)
