@@ -203,6 +203,28 @@ def _disclaimed(text: WordText, hit: Hit) -> bool:
     return any(w in DISCLAIMERS for w in before)
 
 
+def _longer_name(text: WordText, bare: list[Hit], title_end: int) -> str | None:
+    """The longer name every mention of the subject's name is part of ("Kestra Financial" when the
+    page says "Kestra Financial" each time): the name followed by one capitalised word that is
+    not a generic one, the same each time. Read in the text after the title (a headline
+    capitalises every word); None when any mention stands alone, or none is outside the title."""
+    found: str | None = None
+    in_body = [h for h in bare if text.spans[h.first][1] > title_end]
+    for hit in in_body:
+        if hit.last >= len(text.spans):
+            return None
+        word, start, end = text.spans[hit.last]
+        gap = text.text[text.spans[hit.last - 1][2] : start]
+        written = text.text[start:end]
+        if gap not in (" ", "-") or not written[:1].isupper() or word in GENERIC:
+            return None
+        name = f"{hit.written}{gap}{written}"
+        if found is not None and normalise_phrase(found) != normalise_phrase(name):
+            return None
+        found = found or name
+    return found
+
+
 def _quoted(items: Iterable[str]) -> str:
     return ", ".join(f"'{i}'" for i in dict.fromkeys(items))
 
@@ -372,6 +394,13 @@ class AboutJudge:
         need_s = 1 if any(t in stems for t in self.described) else MIN_EVIDENCE
         need_n = 1 if namesake.terms else MIN_EVIDENCE
         if bare and not subject.names and not namesake_hits and s < need_s and n < need_n:
+            longer = _longer_name(text, bare, len(title.text))
+            if longer is not None:
+                # Every mention is part of one longer name ("Kestra Financial"): probably another
+                # organisation, but no namesake is known to say so. Offered for "reject this name".
+                return About(
+                    "unclear", f"names '{bare[0].written}' only as '{longer}', never {self.shown_host}", longer
+                )
             return About("unclear", f"names '{bare[0].written}' but nothing tells which {self.name} it means")
         if s >= need_s and s >= MARGIN * n:
             return About("subject", self._subject_reason(subject, bare))

@@ -85,6 +85,27 @@ def test_the_bare_name_with_nothing_to_tell_which_is_unclear():
     assert about.verdict == "unclear" and "nothing tells which Kestra" in about.reason
 
 
+def test_a_name_always_part_of_a_longer_unknown_name_says_so_and_offers_it():
+    """No namesake declared or learned yet: a page that writes "Kestra Financial" at every mention
+    stays unclear (nothing known says it is another company), but the analyst reads why and
+    "reject this name" offers the longer name; a headline's capitals are not read as one."""
+    about = kestra(namesakes=[]).judge(
+        SourceText(
+            "https://www.wealthmanagement.com/kf",
+            "Kestra Financial's recruiting push",
+            "Kestra Financial is recruiting advisors. Kestra Financial was bought by Warburg Pincus.",
+        )
+    )
+    assert about.verdict == "unclear"
+    assert about.reason == "names 'Kestra' only as 'Kestra Financial', never kestra.io"
+    assert about.phrase == "Kestra Financial"
+    headline = kestra(namesakes=[]).judge(
+        SourceText("https://example.org/h", "Kestra Unveils New Engine", "Kestra shipped it.")
+    )
+    assert headline.verdict == "unclear" and "nothing tells which Kestra" in headline.reason
+    assert headline.phrase is None
+
+
 def test_the_subjects_name_in_a_namesakes_context_is_the_namesake():
     nats = AboutJudge(
         "NATS",

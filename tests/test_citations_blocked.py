@@ -58,3 +58,29 @@ def test_evidence_of_a_page_seen_in_both_namespaces_is_merged():
     out = reconcile(draft, retrieved, search_results=web)
     row = out.report.to_json()["citations"][0]
     assert row["status"] == "substituted" and row["resolved_url"].rstrip("/").endswith("synadia.com/about")
+
+
+def test_a_citation_of_a_result_naming_a_rejected_name_says_so_not_rejected_domain():
+    """A web result removed because it names a rejected name is on no rejected domain: the warning
+    names the phrase (the analyst looking for the domain in their rejects would find none)."""
+    from core.name_rejects import assemble
+
+    names = assemble(memo_names=["NATS air traffic"])
+    results = [
+        RESULTS[0],
+        {"url": "https://www.theguardian.com/nats-outage", "title": "NATS air traffic outage", "snippet": "x y"},
+    ]
+    draft = "NATS is a connective technology. [1]\n\nFlights were delayed by an outage. [2]\n"
+    out = reconcile(
+        draft, [], search_results=results, exclude=lambda u: names.match(results[1]) if "guardian" in u else None
+    )
+    report = out.report.to_json()
+    rows = {c["key"]: c for c in report["citations"]}
+    assert rows["1"]["status"] == "verified" and rows["2"]["status"] == "dropped"
+    (warning,) = [w for w in report["warnings"] if "theguardian.com" in w]
+    assert "rejected name 'NATS air traffic'" in warning and "rejected domain" not in warning
+    assert "rejected name 'NATS air traffic'" in rows["2"]["reason"]
+    assert {
+        "claim": "Flights were delayed by an outage.",
+        "reason": "citation dropped: " + rows["2"]["reason"],
+    } in report["uncited"]

@@ -108,6 +108,11 @@ def test_credentials_and_variants_of_a_retrieved_page_never_reach_the_note():
     assert "pw@" not in result.text
 
 
+def test_an_image_of_a_retrieved_page_keeps_no_credentials_or_tracking():
+    result = run('A chart: ![chart](https://editor:pw@nats.io/about/?utm_source=x "NATS").\n')
+    assert result.text == 'A chart: ![chart](https://nats.io/about "NATS").\n'
+
+
 def test_a_list_item_or_paragraph_that_was_only_a_url_goes_with_its_line():
     draft = "Links we found:\n\n- https://fake.io/a\n- a real item\n- **<https://fake.io/b>**\n\nhttps://fake.io/c\n\nEnd.\n"
     result = run(draft)
@@ -367,6 +372,10 @@ def test_an_indented_continuation_is_still_part_of_its_definition():
         ('<a href="https:\\\\evil.io\\z">about</a>', "<a>about</a>"),
         ('<meta http-equiv="refresh" content="0; url=https://evil.io/r">', '<meta http-equiv="refresh">'),
         ('<div data-href="https://evil.io/d">x</div>', "<div>x</div>"),
+        # a browser drops tabs and newlines from a URL before reading it: these are https://evil.io
+        ('<a href="ht&#x09;tps://evil.io/t">about</a>', "<a>about</a>"),
+        ('<a href="ht&NewLine;tps://evil.io/n">about</a>', "<a>about</a>"),
+        ('<img src="//evil&#9;.io/i.png" alt="i">', '<img alt="i">'),
     ],
 )
 def test_every_url_bearing_attribute_in_an_html_block_is_screened(html, kept):

@@ -621,3 +621,125 @@ def test_one_claim_cited_as_retrieved_and_under_an_invented_url_is_judged_the_sa
     if fabricated["status"] == "substituted":  # to the page that states it, with the same verdict and evidence
         assert fabricated["resolved_url"] == kept["resolved_url"]
         assert (fabricated["score"], fabricated["evidence"]) == (kept["score"], kept["evidence"])
+
+
+def test_a_figure_inside_a_url_is_no_uncited_claim():
+    """A year or number in a bare URL or an autolink is part of an address, not a claim the
+    analyst must source; a figure in the prose around it still is."""
+    dated = [
+        {"url": f"https://nats.io/blog/{n}/2023-review", "title": "Review", "summary": "A review."}
+        for n in (2019, 2024)
+    ]
+    draft = (
+        "More at https://nats.io/blog/2024/2023-review today.\n\n"
+        "See <https://nats.io/blog/2019/2023-review> for details.\n\n"
+        "Read https://nats.io/blog/2024/2023-review: usage grew 45%.\n"
+    )
+    result = reconcile(draft, SOURCES + dated)
+    assert "<https://nats.io/blog/2019/2023-review>" in result.text  # retrieved: the links stay
+    uncited = [(u.claim, u.reason) for u in result.report.uncited]
+    assert uncited == [("Read https://nats.io/blog/2024/2023-review: usage grew 45%.", "states 45% with no citation")]
+
+
+TABLE_SOURCES = [
+    {
+        "marker": "E1",
+        "url": "https://cresta.com/about",
+        "title": "About Cresta",
+        "snippet": "Cresta was founded in 2017 by Zayd Enam and Tim Shi. Employees: 400.",
+    },
+    {
+        "marker": "E2",
+        "url": "https://observe.ai/about",
+        "title": "About Observe.AI",
+        "snippet": "Observe.AI was founded in 2017 by Swapnil Jain. It has 250 employees.",
+    },
+]
+
+
+def test_a_table_cell_is_about_its_rows_company_and_a_bare_number_is_a_count_of_its_column():
+    """A table cell's claim includes its row's first cell: the row's company must be in the cited
+    source (a page about Cresta does not support Observe.AI's founding year), and a cell holding
+    only a number is a figure of its column ("400" under "Employees" is 400 employees)."""
+    draft = (
+        "| Company | Founded | Employees |\n|---|---|---|\n"
+        "| Cresta | 2017 [^1] | 400 [^2] |\n"
+        "| Observe.AI | 2017 [^3] | 400 [^4] |\n\n"
+        "[^1]: https://invented.example.net/1\n[^2]: https://invented.example.net/2\n"
+        "[^3]: https://invented.example.net/3\n[^4]: https://invented.example.net/4\n"
+    )
+    result = reconcile(draft, TABLE_SOURCES)
+    got = {k: (row(result, k)["status"], row(result, k)["resolved_url"]) for k in "1234"}
+    assert got == {
+        "1": ("substituted", "https://cresta.com/about"),
+        "2": ("substituted", "https://cresta.com/about"),
+        "3": ("substituted", "https://observe.ai/about"),  # the only source naming the row's company
+        "4": ("dropped", None),  # Observe.AI has 250 employees: the Cresta page is about another company
+    }
+    assert row(result, "2")["claim"] == "Cresta; Employees; 400"
+    wrong = reconcile("| Company | Founded |\n|---|---|\n| Observe.AI | 2017 [^E1] |\n", TABLE_SOURCES)
+    verdict = row(wrong, "E1")
+    assert verdict["status"] == "verified" and verdict["support"] != "supported"
+    assert "Observe.AI not in the source" in verdict["reason"]
+
+
+def test_versions_labels_and_names_with_numbers_are_no_uncited_figures():
+    """A count is a whole number of something: "Python 3.11 and", "Figure 3 for", "COVID-19 like",
+    "24/7 support" and a phone number are no figures to source; "Over 300 customers" still is."""
+    draft = (
+        "Kestra 1.0 brings declarative flows.\n\n"
+        "It supports Python 3.11 and Java 21.\n\n"
+        "The team offers 24/7 support.\n\n"
+        "It was hit by COVID-19 like everyone.\n\n"
+        "See Figure 3 for details.\n\n"
+        "Its ISO 27001 certification helps.\n\n"
+        "Call +1 415 555 0100 today.\n\n"
+        "Over 300 customers use it.\n\n"
+        "It has 40 employees.\n"
+    )
+    uncited = [(u.claim, u.reason) for u in reconcile(draft, SOURCES).report.uncited]
+    assert uncited == [
+        ("Over 300 customers use it.", "states 300 customers with no citation"),
+        ("It has 40 employees.", "states 40 employees with no citation"),
+    ]
+
+
+def test_a_headquarters_fact_split_into_city_and_country_supports_where_the_company_is():
+    """Exa gives headquarters as {city, postal_code, country}: read together, as a page writes an
+    address, it supports 'headquartered in Pleasanton' (it was 'the source does not say …')."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://www.synadia.com/",
+            "title": "Synadia | The company behind NATS",
+            "summary": "Synadia builds NATS.",
+            "facts": {"headquarters": {"city": "Pleasanton", "postal_code": "94588", "country": "US"}},
+        }
+    ]
+    plain = reconcile("NATS is headquartered in Pleasanton. [^E1]\n", sources, subject=["NATS", "Synadia"])
+    assert row(plain, "E1")["support"] == "supported"
+
+
+def test_an_amount_the_source_gives_as_something_else_is_a_contradiction_not_support():
+    """'raised $1.6 billion' where the article says it raised $125 million at a $1.6 billion
+    valuation: every figure is in the source, in another role — dropped, never substituted, and
+    weak when cited as retrieved; the same amounts in their own roles still are supported."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://techcrunch.com/cresta-d",
+            "title": "Cresta raises $125M Series D",
+            "snippet": "Cresta raised $125 million in a Series D round, valuing the company at $1.6 billion.",
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = (
+        "Cresta raised $1.6 billion in a Series D [^1]. Cresta's valuation is $125 million [^2]. "
+        "Cresta, valued at $1.6 billion, raised $125 million [^3].\n\n"
+        "[^1]: https://x.test/1\n[^2]: https://x.test/2\n[^3]: https://x.test/3\n"
+    )
+    result = reconcile(draft, sources, subject=["Cresta"])
+    assert [row(result, k)["status"] for k in "123"] == ["dropped", "dropped", "substituted"]
+    kept = row(reconcile("Cresta raised $1.6 billion in a Series D. [^E1]\n", sources, subject=["Cresta"]), "E1")
+    assert kept["weak"] is True
+    assert kept["reason"] == "the source gives $1.6 billion as the valuation, not as the amount raised"

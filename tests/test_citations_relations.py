@@ -44,6 +44,8 @@ def judge(claim: str, *sources: str) -> tuple[str, str]:
         ("Quillstone was founded in Leeds and is now headquartered in Manchester.", PEOPLE),
         ("Hana Ito is the chief executive of Trellix Robotics.", RIVAL),
         ("Pickwell was acquired by Ostrava Logistics for $15 million.", DEAL),
+        # a headline's passive, "was" left out: the company was founded, it founded nothing
+        ("Quillstone founded in Leeds by Amara Osei.", PEOPLE),
     ],
 )
 def test_the_same_relation_with_the_same_arguments_is_supported(claim, source):
@@ -219,3 +221,23 @@ def test_any_text_reads_without_error_and_every_relation_names_someone(text):
     for r in relations(text) + tuple(stated_relations([("summary", text), ("summary", text[::-1])])):
         assert r.agent is not None or r.theme is not None
         assert r.describe()
+
+
+def test_a_facts_headquarters_is_the_pages_own_company_not_the_state_after_the_city():
+    """'headquarters: Pleasanton, CA' (an Exa company fact) says where the page's company is based;
+    'CA' is no company. A claim that the subject is based there is supported; another city contradicts."""
+    scorer = SupportScorer(
+        [
+            Evidence.build(
+                [
+                    ("title", "Synadia | The company behind NATS"),
+                    ("summary", "Synadia builds NATS."),
+                    ("facts", "headquarters: Pleasanton, CA"),
+                ]
+            )
+        ],
+        ["NATS", "Synadia"],
+    )
+    assert scorer.judge(scorer.claim("NATS is headquartered in Pleasanton."), 0).support == SUPPORTED
+    denver = scorer.judge(scorer.claim("Synadia is headquartered in Denver."), 0)
+    assert denver.support == UNSUPPORTED and denver.contradicted

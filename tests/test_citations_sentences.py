@@ -47,6 +47,13 @@ def test_cjk_full_stops_end_sentences_without_a_space():
     assert got == {"[^1]": "云舟科技成立于2016年。", "[^2]": "星河数据裁员15%。"}
 
 
+def test_a_clause_after_a_cjk_or_arabic_comma_does_not_start_with_it():
+    got = claims("云舟科技于2016年成立[^1]，2023年完成1.25亿美元C轮融资[^2]。")
+    assert got == {"[^1]": "云舟科技于2016年成立", "[^2]": "2023年完成1.25亿美元C轮融资"}
+    arabic = claims("تأسست كريستا عام 2017 [^1]، وجمعت 125 مليون دولار [^2].")
+    assert arabic["[^2]"] == "وجمعت 125 مليون دولار"
+
+
 @pytest.mark.parametrize(
     ("text", "claim"),
     [

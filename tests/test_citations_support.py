@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.citations import reconcile
 from core.citations.figures import figures
 from core.citations.support import (
     PARTIAL,
@@ -295,3 +296,126 @@ def test_a_date_in_another_month_or_year_still_contradicts():
     ]:
         v = supports_text(claim, passage)
         assert v.support == UNSUPPORTED and v.contradicted
+
+
+def test_a_negated_claim_is_never_supported_by_a_source_saying_the_opposite_in_the_same_words():
+    """'did not raise a Series D' shares every word with 'raised a Series D' but says the reverse:
+    never supported, so a fabricated citation of it is dropped, never substituted."""
+    sources = [
+        {
+            "marker": "E1",
+            "url": "https://techcrunch.com/cresta-d",
+            "title": "Cresta raises $125M Series D",
+            "snippet": "Cresta raised $125 million in a Series D round led by World Innovation Lab.",
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = "Cresta did not raise a Series D [^1]. Cresta raised a Series D [^2].\n\n[^1]: https://x.test/1\n[^2]: https://x.test/2\n"
+    rows = {c["key"]: c for c in reconcile(draft, sources).report.to_json()["citations"]}
+    assert rows["1"]["status"] == "dropped"
+    assert rows["2"]["status"] == "substituted" and rows["2"]["resolved_url"] == "https://techcrunch.com/cresta-d"
+    verified = reconcile("Cresta never raised a Series D round. [^E1]\n", sources).report.to_json()["citations"][0]
+    assert verified["support"] == "partial" and "'not'" in verified["reason"]
+
+
+def test_a_page_that_never_names_the_subject_does_not_support_the_subjects_figure():
+    """The subject's name is not required of its own pages ("the startup raised …"), but a page
+    whose about verdict says it never names the subject — a competitor's layoffs — does not
+    support the subject's layoffs for stating the same figure: verified, it is not supported;
+    invented, it is no substitute."""
+    sources: list[dict[str, object]] = [
+        {
+            "marker": "E1",
+            "url": "https://www.reuters.com/observe-layoffs",
+            "title": "Observe.AI cuts staff",
+            "snippet": "Observe.AI laid off 20% of its workforce in March 2024 amid slowing growth.",
+            "about": {"verdict": "other", "reason": "never names Cresta"},
+        },
+        {"marker": "E2", "url": "https://cresta.com/about", "title": "About Cresta", "snippet": "Cresta sells AI."},
+    ]
+    draft = (
+        "Cresta laid off 20% of its workforce in March 2024 [^E1]. "
+        "Cresta cut 20% of its workforce in March 2024 [^9].\n\n[^9]: https://invented.test/cresta-layoffs\n"
+    )
+    rows = {c["key"]: c for c in reconcile(draft, sources, subject=["Cresta"]).report.to_json()["citations"]}
+    assert rows["E1"]["support"] != "supported" and "Cresta not in the source" in rows["E1"]["reason"]
+    assert rows["9"]["status"] == "dropped"
+    own = [{**sources[0], "snippet": "The startup laid off 20% of its workforce in March 2024.", "about": None}]
+    kept = reconcile("Cresta laid off 20% of its workforce in March 2024 [^E1].\n", own, subject=["Cresta"])
+    assert kept.report.to_json()["citations"][0]["support"] == "supported"  # its own page need not name it
+
+
+def test_a_name_opening_the_claim_is_a_name_when_the_sources_only_ever_capitalise_it():
+    """ "Observe.AI was founded in 2017" cited to Cresta's About page (founded in 2017 too): the
+    sources write Observe.AI only at the start of sentences, yet it is a name — and not in that page."""
+    scorer = SupportScorer(
+        [
+            Evidence.build([("text", "Cresta was founded in 2017 by Zayd Enam and Tim Shi.")]),
+            Evidence.build([("text", "Observe.AI was founded in 2017 by Swapnil Jain.")]),
+        ]
+    )
+    claim = scorer.claim("Observe.AI was founded in 2017.")
+    wrong, right = scorer.judge(claim, 0), scorer.judge(claim, 1)
+    assert wrong.support != SUPPORTED and "Observe.AI not in the source" in wrong.reason
+    assert right.support == SUPPORTED
+    assert scorer.claim("Founded in 2017, it grew.").names == ()  # "founded" is written in lower case: no name
+
+
+def test_a_source_stating_the_claims_figure_in_other_words_is_partial_not_about_something_else():
+    """'NATS has raised USD 41.2M to date' cited to the company page whose facts say 'funding: USD
+    41.2M': few words in common, but the figure is there — partial (never a weak citation saying
+    'the source is about something else'); a page without the figure stays unsupported."""
+    scorer = SupportScorer(
+        [
+            Evidence.build(
+                [
+                    ("title", "Synadia | The company behind NATS"),
+                    ("summary", "Synadia builds and supports the NATS messaging system for edge and cloud."),
+                    ("facts", "funding: USD 41.2M"),
+                    ("facts", "headquarters: Pleasanton, CA"),
+                ]
+            ),
+            Evidence.build([("title", "NATS docs"), ("summary", "NATS is a messaging system for the edge.")]),
+        ],
+        ["NATS", "Synadia"],
+    )
+    claim = scorer.claim("NATS has reportedly raised USD 41.2M from venture investors over its lifetime.")
+    stated, absent = scorer.judge(claim, 0), scorer.judge(claim, 1)
+    assert stated.support == PARTIAL and stated.evidence == "funding: USD 41.2M"
+    assert "about something else" not in stated.reason and "USD 41.2M" in stated.reason
+    assert absent.support == UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "expected"),
+    [
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in Q2 2024.", PARTIAL),  # another quarter
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in 2024.", PARTIAL),  # the year does not say which
+        ("Revenue grew 45% in Q3 2024.", "Revenue grew 45% in the third quarter of 2024.", SUPPORTED),
+        ("Revenue grew 45% in 2024.", "Revenue grew 45% in Q3 2024.", SUPPORTED),
+    ],
+)
+def test_a_quarter_in_the_claim_must_be_the_sources_quarter(claim, passage, expected):
+    v = supports_text(claim, passage)
+    assert v.support == expected
+    if expected == PARTIAL:
+        assert "Q3 not in the source" in v.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "expected"),
+    [
+        ("Cresta has over 400 employees.", "Cresta has 450 employees.", SUPPORTED),
+        ("Cresta has over 400 employees.", "Cresta has 350 employees.", UNSUPPORTED),
+        ("Cresta raised about $125 million in a Series D.", "Cresta raised $126 million in a Series D.", SUPPORTED),
+        ("Cresta raised about $125 million in a Series D.", "Cresta raised $150 million in a Series D.", UNSUPPORTED),
+        ("Churn is under 5% per year.", "Churn is 3% per year.", SUPPORTED),
+        ("Nearly 500 customers use Cresta.", "480 customers use Cresta.", SUPPORTED),
+        ("Cresta has 400 employees.", "Cresta has 450 employees.", UNSUPPORTED),  # no bound: another value
+        ("It was founded around 2017.", "It was founded in 2016.", UNSUPPORTED),  # a year is no amount
+    ],
+)
+def test_a_bound_or_an_approximation_is_stated_by_a_value_it_admits(claim, passage, expected):
+    """'over 400 employees' is true of 450 and 'about $125 million' of $126 million: no contradiction,
+    no weak flag; a value outside the bound still contradicts."""
+    assert supports_text(claim, passage).support == expected

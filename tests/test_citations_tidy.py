@@ -27,6 +27,10 @@ from core.citations.tidy import _UNTIDY, needs_tidy, untidy_marker
         ("([^1]) stays.", "([^1]) stays."),
         ("[^1] at the start stays.", "[^1] at the start stays."),
         ('Quote "said so"[^1].', 'Quote "said so". [^1]'),
+        # the sentence ends after the quotation it closes: the marker never lands inside the quote
+        ('He said "we won[^1]." Next.', 'He said "we won." [^1] Next.'),
+        ("He said “we won[^1].” Next.", "He said “we won.” [^1] Next."),
+        ("She said 'no[^1].'", "She said 'no.' [^1]"),
     ],
 )
 def test_spacing_and_punctuation(before, after):

@@ -286,9 +286,102 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
         return Figure("year", float(m.group("year")), "", text)
     if m.group("count_num"):
         rest = written[m.start("count_rest") : m.end("count_rest")].strip()
+        if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
+            return None
         unit = terms(rest)
         return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
     return None
+
+
+# Words that follow a number without being what it counts ("Python 3.11 and Java", "see Figure 3
+# for details", "hit by COVID-19 like everyone"): the number is a version, a label or part of a name.
+_NOT_COUNTED = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "nor",
+        "so",
+        "yet",
+        "for",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "as",
+        "than",
+        "like",
+        "into",
+        "onto",
+        "via",
+        "per",
+        "since",
+        "until",
+        "after",
+        "before",
+        "about",
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "is",
+        "was",
+        "are",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "should",
+        "today",
+        "tomorrow",
+        "yesterday",
+        "now",
+        "then",
+        "also",
+        "only",
+        "just",
+    ]
+)
+_WORD_BEFORE = re.compile(r"([A-Z][\w.+-]*)[ \t]+\Z")  # the word right before a number, capitalised
+_OPENING = ".!?:;(\"“‘'\n"  # after these (or at the start) a capitalised word opens a sentence or clause
+
+
+def _counts(written: str, start: int, number: str, counted: str) -> bool:
+    """Whether a number followed by a word counts that word: a whole number (a decimal before a
+    word is a version, "1.0 brings"), not glued to a name or a fraction ("COVID-19", "24/7"), not
+    a label's number ("Figure 3", "ISO 27001"), not zero-led ("0100", a phone number), and the
+    next word a noun-like word, not "and" or "for"."""
+    if counted.lower() in _NOT_COUNTED:
+        return False
+    if number[:1].isdigit() and ("." in number or (number[0] == "0" and len(number) > 1)):
+        return False
+    before = written[start - 1] if start > 0 else ""
+    if before == "/" or (before == "-" and start > 1 and written[start - 2].isalpha()):
+        return False
+    label = _WORD_BEFORE.search(written, max(0, start - 40), start)
+    if label is None:
+        return True
+    j = label.start() - 1
+    while j >= 0 and written[j] in " \t":
+        j -= 1
+    return j < 0 or written[j] in _OPENING  # "Over 300 customers" opens a sentence: a count
 
 
 @lru_cache(maxsize=8192)

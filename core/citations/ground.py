@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from core.errors import UserError
+from core.name_rejects import NameReject
 from core.urls import normalise_url
 
 MARKER_RE = re.compile(r"^([A-Z])(\d+)$")
@@ -62,7 +63,10 @@ class GroundSource:
     marker: str | None = None
     rank: int = 0  # position in ground-truth order (retrieved first, then web)
     index: int | None = None  # 1-based position in the indexed web results
-    blocked: bool = False  # a web result on a domain the analyst rejected: never citable
+    blocked: bool = (
+        False  # a web result the section does not accept (rejected domain or name, outside the pin): never citable
+    )
+    blocked_why: str = ""  # why, in words ("naming the rejected name 'Kestra Medical'")
     facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
     text: str = ""  # the stored page text, when the frozen set holds it
     about: dict[str, str] | None = None  # the source's about verdict ({"verdict", "reason"}), when given
@@ -165,14 +169,23 @@ def _fact_lines(value: object, key: str = "") -> list[str]:
         for k, v in value.items():
             label = str(k).replace("_", " ")
             out += _fact_lines(v, f"{key} {label}".strip())
+        parts = [str(v).strip() for v in value.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+        if key and len(parts) == len(value) > 1 and all(parts):
+            # Also read as one line, as a page writes it: "headquarters: Pleasanton, 94588, US"
+            # (an address split into city, postal code and country says where the company is).
+            out.append(f"{_spaced(key)}: {', '.join(parts)}")
         return out
     if isinstance(value, (list, tuple)):
         return [line for v in value for line in _fact_lines(v, key)]
     text = str(value).strip()
     if not text:
         return []
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    spaced = _spaced(key)
     return [f"{spaced}: {text}" if spaced else text]
+
+
+def _spaced(key: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
 
 
 ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
@@ -218,7 +231,8 @@ class GroundTruth:
         *,
         exclude: Callable[[str], object] | None = None,
     ) -> GroundTruth:
-        """``exclude(url)`` truthy marks a web result as blocked (a rejected domain the
+        """``exclude(url)`` truthy marks a web result as blocked, and its value says why
+        (``block_cause``: a rejected name, a rejected domain, e.g. one the
         writer's capped domain filter let through): it keeps its ``[N]`` slot, so other
         numbers do not shift, but nothing can be verified or substituted by it."""
         if isinstance(sources, (str, Mapping)) or (sources is not None and not isinstance(sources, Iterable)):
@@ -294,7 +308,19 @@ class GroundTruth:
 
 
 def _blocked(src: GroundSource, exclude: Callable[[str], object] | None) -> GroundSource:
-    return replace(src, blocked=True) if exclude is not None and exclude(src.url) else src
+    cause = exclude(src.url) if exclude is not None else None
+    return replace(src, blocked=True, blocked_why=block_cause(cause)) if cause else src
+
+
+def block_cause(cause: object) -> str:
+    """Why ``exclude`` refused a result, in words: a name reject names its phrase (the result is
+    on no rejected domain); a text is the rejected domain that matched (``hosts.excluded_by``);
+    anything else is the section's domain rules, which a truthy flag does not tell apart."""
+    if isinstance(cause, NameReject):
+        return f"naming the rejected name '{cause.phrase}'"
+    if isinstance(cause, str):
+        return f"on the rejected domain {cause}"
+    return "on a rejected domain, outside the entity pin or on an aggregator"
 
 
 def _merge_evidence(sources: list[GroundSource]) -> list[GroundSource]:

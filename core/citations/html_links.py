@@ -164,9 +164,18 @@ def scan_html(source: str) -> HtmlScan:
     return tokenizer.scan
 
 
+# A browser's URL parser drops every ASCII tab and newline before it reads a URL:
+# ``ht&#x09;tps://host`` and ``ht<newline>tps://host`` are ``https://host``.
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
+
+
+def _as_parsed(value: str) -> str:
+    return value.translate(_TAB_OR_NEWLINE)
+
+
 def attribute_urls(attribute: Attribute) -> list[str]:
     """The web URLs an attribute carries, as a browser would read them."""
-    value = attribute.value.strip()
+    value = _as_parsed(attribute.value).strip()
     if attribute.name in URL_ATTRIBUTES:
         if attribute.name in _LISTS:
             parts = [c.strip().split()[0] for c in value.split(",") if c.strip()]
@@ -204,12 +213,12 @@ def screen_html(
                 continue
             if exact is None:
                 continue
-            value = attr.value
+            value = _as_parsed(attr.value)
             for url in urls:
                 to = exact(url)
                 if to is not None and to != url:
                     value = value.replace(url, to)
-            if value != attr.value:
+            if value != _as_parsed(attr.value):
                 quoted = value.replace("&", "&amp;").replace('"', "&quot;")
                 edits.append(HtmlEdit(attr.start, attr.end, f' {attr.name}="{quoted}"'))
     return edits

@@ -431,7 +431,7 @@ class _BlockScreen:
                 if not href.startswith(url)
             )
         if not bad:
-            if s.rule == "link" and is_web_url(href) and block.definition is None:
+            if is_web_url(href) and block.definition is None:  # a link's or an image's destination
                 inner += self._link_destination(s, href)
             return inner, []
         start, end = block.src_start(la), block.src_end(lb)

@@ -141,7 +141,12 @@ class _Decider:
         self.claims = ClaimIndex(doc)
         self.candidates = truth.candidates()
         self.position = {id(s): i for i, s in enumerate(self.candidates)}
-        self.scorer = SupportScorer([Evidence.build(s.evidence_fields()) for s in self.candidates], subject)
+        # Sources whose about verdict says they never name the subject: a claim about the subject
+        # needs its name there (a competitor's layoffs page does not support the subject's).
+        strangers = [i for i, s in enumerate(self.candidates) if (s.about or {}).get("verdict") == "other"]
+        self.scorer = SupportScorer(
+            [Evidence.build(s.evidence_fields()) for s in self.candidates], subject, strangers=strangers
+        )
         self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
         self._claims: dict[int, Claim] = {}  # marker → its claim
         self._winners: dict[int, tuple[Verdict, int] | None] = {}  # id(claim) → its substitute
@@ -152,9 +157,10 @@ class _Decider:
         found = self._claims.get(occ)
         if found is None:
             context = self.claims.context(occ)
-            found = self.scorer.claim(self.claims.clause(occ), context)
+            row, header = self.claims.labels(occ)
+            found = self.scorer.claim(self.claims.clause(occ), context, row=row, unit=header)
             if not found.checkable:
-                found = self.scorer.claim(self.claims.sentence(occ), context)
+                found = self.scorer.claim(self.claims.sentence(occ), context, row=row, unit=header)
             self._claims[occ] = found
         return found
 
@@ -220,11 +226,11 @@ class _Decider:
     def _bare(self, c: _Citation) -> None:
         n, indexed = int(c.label), self.truth.indexed
         if 1 <= n <= len(indexed) and indexed[n - 1].blocked:
-            c.status, c.cited_url = "dropped", indexed[n - 1].url
-            c.reason = "it cites a web result this section does not accept (rejected, outside the pin, or unusable)"
-            self.report.warn(
-                "rejected_domain", f"[{c.label}] cites {indexed[n - 1].url}, on a rejected domain; removed"
-            )
+            result = indexed[n - 1]
+            c.status, c.cited_url = "dropped", result.url
+            c.reason = f"it cites a web result this section does not accept ({result.blocked_why})"
+            code = "rejected_name" if result.blocked_why.startswith("naming the rejected name") else "rejected_domain"
+            self.report.warn(code, f"[{c.label}] cites {result.url}, {result.blocked_why}; removed")
             return
         if 1 <= n <= len(indexed):
             c.status, c.source, c.cited_url = "verified", indexed[n - 1], indexed[n - 1].url

@@ -712,11 +712,17 @@ def _person_before(s: _Sentence, start: int) -> tuple[int | None, int | None]:
     return None, company
 
 
+_WHEN_OR_WHERE = frozenset(["in", "on", "at", "during", "around", "circa"])
+
+
 def _founding(s: _Sentence, i: int, j: int) -> list[_Pending]:
     prev = s.tok(i - 1)
     end = s.clause_end(j)
     by_next = (n := s.tok(j)) is not None and n.low == "by"  # "the company behind NATS founded by Collison"
-    passive = prev is None or by_next or prev.low in _BE or (prev.low == "," and s.object_after(j) is None)
+    # "Cresta founded in 2017 …", "Kestra, founded in Paris": a headline's or a clause's passive
+    # ("was" left out) — an active "founded" names what was founded right after it.
+    when_next = n is not None and n.low in _WHEN_OR_WHERE
+    passive = prev is None or by_next or when_next or prev.low in _BE or (prev.low == "," and s.object_after(j) is None)
     persons: list[int] = []
     company: int | None
     if passive:
@@ -942,6 +948,10 @@ def stated_relations(
         if name != field:
             carry, field = Carry(), name
         found, carry = sentence_relations(text, known, common, carry)
+        if name == "facts":
+            # "headquarters: Pleasanton, CA" is about the page's own company, named nowhere in it:
+            # the place has no agent ("CA" is the state, not who is based there).
+            found = [replace(r, agent=None) if r.kind in (FOUNDED_IN, BASED_IN) else r for r in found]
         out += [replace(r, passage=index) for r in found]
     return out
 

@@ -33,6 +33,7 @@ _HWS = " \t"
 _PUNCT = re.compile(r"[.!?…。！？]+")
 _OPENERS = "([{“‘«"
 _AFTER_PUNCT_OK = "\"'”’)]»*_"
+_CLOSING_QUOTES = "\"'”’»"  # after a sentence's full stop, these can only close a quotation
 _GLUE_BEFORE = "$€£¥#@(“‘«[<`"  # a word or figure, or a link, image, autolink or code span, follows
 
 
@@ -179,8 +180,10 @@ def _hygienic(block: InlineBlock, cs: int, ce: int, text: str, starts: set[int],
     punct = _PUNCT.match(c, ce)
     if punct and not line_start:
         pe = punct.end()
+        while pe < len(c) and c[pe] in _CLOSING_QUOTES:
+            pe += 1  # the sentence ends after the quotation it closes: the marker goes outside it
         if pe == len(c) or c[pe].isspace() or c[pe] in _AFTER_PUNCT_OK or pe in starts:
-            end, replacement, moved = pe, punct.group() + " " + text, True
+            end, replacement, moved = pe, c[punct.start() : pe] + " " + text, True
     if replacement is None:
         lead = c[ls:cs] if line_start or _opens(c, ls - 1) else " "
         replacement = lead + text

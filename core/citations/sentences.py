@@ -141,7 +141,7 @@ class SentenceIndex:
         last_break = max(c.rfind(";", start, end), c.rfind("；", start, end))  # the clause breaks
         if last_break >= 0:
             start = last_break + 1
-        if not c[start:end].strip(" \t\n,;:—–-"):
+        if not c[start:end].strip(" \t\n,;:—–-，、；：،؛"):
             return s_start, s_end  # nothing before the marker: it cites the sentence it opens
         return start, end
 
@@ -179,7 +179,7 @@ class SentenceIndex:
             for spaced, mark in _SPACED_PUNCTUATION:
                 if spaced in text:
                     text = text.replace(spaced, mark)
-        return text.strip(" ,;:—–-")
+        return text.strip(" ,;:—–-，、；：،؛")  # the clause's separator, in any script, is not its text
 
     def claim_for(self, cstart: int) -> str:
         """The clause a marker cites, as text."""
@@ -261,15 +261,17 @@ class ClaimIndex:
 
     def context(self, marker_index: int) -> str:
         """Labels that frame a table cell's claim: its row's first cell and its column's header."""
+        return "; ".join(dict.fromkeys(t for t in self.labels(marker_index) if t))
+
+    def labels(self, marker_index: int) -> tuple[str, str]:
+        """A table cell's ``(row's first cell, column's header)``, each "" when there is none (or
+        the cell is that label itself); ``("", "")`` outside a table."""
         block = self.doc.blocks[self.doc.markers[marker_index].block]
         if not block.cell or block.table is None:
-            return ""
-        labels = []
-        if block.col > 0:
-            labels.append(self._cell_text(block.table, block.row, 0))
-        if block.row > 0:
-            labels.append(self._cell_text(block.table, 0, block.col))
-        return "; ".join(dict.fromkeys(t for t in labels if t))
+            return "", ""
+        row = self._cell_text(block.table, block.row, 0) if block.col > 0 else ""
+        header = self._cell_text(block.table, 0, block.col) if block.row > 0 else ""
+        return row, header
 
     def text(self, marker_index: int) -> str:
         """The claim a marker cites, as the analyst reads it: a table cell's labels, then its clause."""

@@ -29,7 +29,8 @@ a fact is one passage). Four things decide, in this order:
    (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
 Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
-found), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
+found, and no "not" in the claim that its best passage lacks: the same words negated say the
+reverse), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
 nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
 title, or a claim with nothing to check). The thresholds and the substitution
 margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
@@ -83,6 +84,9 @@ _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+
 _MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 _CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
 _CLAUSE_OPENERS = ".!?;:。！？\n"
+# Figures too particular to be stated by chance (a year or a round letter is not).
+_SPECIFIC = frozenset(["money", "percent", "date", "count", "number"])
+_BARE_NUMBER = re.compile(r"\s*\d[\d,.]*\s*")  # a table cell holding only a number
 
 
 def _opens_clause(text: str, i: int) -> bool:
@@ -321,6 +325,139 @@ class Verdict(NamedTuple):
         return self.support == SUPPORTED
 
 
+# Words that reverse what a sentence says; "no" only before a word ("no longer", "no revenue"),
+# not in "No. 1".
+_OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
+_NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
+
+
+_QUARTER = re.compile(
+    r"(?i)\b(?:q([1-4])(?=$|\W|fy)|([1-4])q(?=\d\d\b)|(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter)"
+)
+_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+def quarters(text: str) -> frozenset[int]:
+    """The quarters ``text`` names: Q3, 3Q24, "third quarter"."""
+    if "q" not in text and "Q" not in text:
+        return frozenset()
+    found = set()
+    for m in _QUARTER.finditer(text):
+        found.add(int(m.group(1) or m.group(2)) if (m.group(1) or m.group(2)) else _QUARTER_WORDS[m.group(3).lower()])
+    return frozenset(found)
+
+
+# Words before a figure that make it a bound or an approximation, and what they admit.
+_BOUND = re.compile(
+    r"(?i)(?:\b(?P<above>over|more\s+than|above|exceeding|in\s+excess\s+of|at\s+least|upwards\s+of)"
+    r"|\b(?P<below>under|less\s+than|fewer\s+than|below|up\s+to|at\s+most)"
+    r"|\b(?P<near>nearly|almost|close\s+to|just\s+under)"
+    r"|(?P<about>\babout|\baround|\bapproximately|\broughly|\bsome|\bcirca|~))\s*\Z"
+)
+APPROXIMATION = 0.10  # "about $125M" admits what rounds to it: within 10%
+
+
+def _within_bound(figure: Figure, claim: str, evidence: Sequence[Figure]) -> bool:
+    """Whether the claim writes ``figure`` as a bound or an approximation ("over 400 employees",
+    "about $125 million") that a figure of the same quantity in the evidence satisfies."""
+    if figure.kind not in ("money", "number", "count", "percent"):
+        return False  # a year or a date is no amount to be over or about
+    norm = normalise_text(claim)
+    m = _BOUND.search(norm, max(0, figure.start - 30), figure.start)
+    if m is None:
+        return False
+    value = amount(figure)
+    if value <= 0:
+        return False
+    for g in evidence:
+        if not same_quantity(figure, g):
+            continue
+        x = amount(g)
+        if m.group("above") and x >= value:
+            return True
+        if m.group("below") and 0 < x <= value:
+            return True
+        if m.group("near") and value * (1 - APPROXIMATION) <= x <= value:
+            return True
+        if m.group("about") and abs(x - value) <= APPROXIMATION * value:
+            return True
+    return False
+
+
+# What an amount of money is, by the word nearest it: raised, a valuation, revenue.
+_ROLE_CUES = {
+    "raised": "raise raised raises raising funding funded round secured secures closed closes investment "
+    "invested series",
+    "valuation": "valuation valued valuing values value worth",
+    "revenue": "revenue revenues sales arr turnover income earnings bookings",
+}
+_ROLE_OF = {word: role for role, words in _ROLE_CUES.items() for word in words.split()}
+_ROLE_NAMES = {"raised": "the amount raised", "valuation": "the valuation", "revenue": "revenue"}
+_WORD = re.compile(r"[A-Za-z]+")
+_PHRASE_END = re.compile(r"[,;:]|\.(?!\d)")
+ROLE_WINDOW = (5, 3)  # words looked at before and after an amount
+
+
+def _role(text: str, start: int, end: int) -> str | None:
+    """The role of the amount at [start, end) of ``text`` (normalised): the role of its nearest cue
+    word within ``ROLE_WINDOW``, one before it winning a tie."""
+    lo = max(0, start - 80)
+    stop = max(text.rfind(";", lo, start), text.rfind(". ", lo, start))
+    before = list(_WORD.finditer(text, max(lo, stop + 1), start))[-ROLE_WINDOW[0] :]
+    cut = _PHRASE_END.search(text, end, end + 60)  # "valued at $1.6 billion, raised …": the comma ends it
+    after = list(_WORD.finditer(text, end, cut.start() if cut else min(len(text), end + 60)))[: ROLE_WINDOW[1]]
+    best: tuple[int, str] | None = None
+    for distance, m in enumerate(reversed(before)):
+        role = _ROLE_OF.get(m.group().lower())
+        if role is not None:
+            best = (distance * 2, role)
+            break
+    for distance, m in enumerate(after):
+        role = _ROLE_OF.get(m.group().lower())
+        if role is not None:
+            if best is None or distance * 2 + 3 < best[0]:  # a cue before the amount weighs more
+                best = (distance * 2 + 3, role)
+            break
+    return best[1] if best is not None else None
+
+
+def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
+    """A claim amount the source states as something else ("raised $1.6 billion" where the page
+    gives $1.6 billion as the valuation): ``(the passage, why)``, or None. Only when both sides say
+    what the amount is and no mention in the source agrees."""
+    norm = normalise_text(claim.text)
+    for f in claim.figures:
+        if f.kind != "money":
+            continue
+        said = _role(norm, f.start, f.end)
+        if said is None:
+            continue
+        roles: list[tuple[str, str]] = []
+        for p in ev.passages:
+            for g in p.figures:
+                if g.kind == "money" and matches(f, g):
+                    role = _role(normalise_text(p.text), g.start, g.end)
+                    if role is None or role == said:
+                        return None  # the source also states it as the claim does, or does not say
+                    roles.append((p.text, role))
+        if roles:
+            passage, role = roles[0]
+            return passage, f"the source gives {f.text} as {_ROLE_NAMES[role]}, not as {_ROLE_NAMES[said]}"
+    return None
+
+
+_NEGATION_WORDS = frozenset(["not", "never", "neither", "nor", "cannot", "none", "nobody", "nothing", "no"])
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` says something is not so (English negation words)."""
+    low = text.lower()
+    if "'t" in low or "’t" in low or not _NEGATION_WORDS.isdisjoint(_LOWER_WORD.findall(low)):
+        return _NEGATION.search(text) is not None  # the words are there: read them in place ("No. 1")
+    return False
+
+
 def verdict_rank(v: Verdict) -> tuple[int, float]:
     return ({SUPPORTED: 3, PARTIAL: 2, UNSUPPORTED: 1}.get(v.support, 0), v.score)
 
@@ -410,14 +547,22 @@ class SupportScorer:
         *,
         supported_min: float = SUPPORTED_MIN,
         partial_min: float = PARTIAL_MIN,
+        strangers: Iterable[int] = (),
     ):
+        """``strangers``: the sources known never to name the subject (their about verdict is
+        "other"). The subject's name is no distinctive name — its own pages say "the startup" —
+        but a claim about the subject is not supported by a page about another company that
+        states the same figure: for those sources the subject's name must be there too."""
         self.evidence = list(evidence)
+        self.strangers = frozenset(strangers)
         self.supported_min, self.partial_min = supported_min, partial_min
         passages = [p for ev in self.evidence for p in ev.passages]
         self._df: Counter[str] = Counter(chain.from_iterable(p.terms for p in passages))
         self._n = len(passages)
         self._idf: dict[str, float] = {}  # claims of one section share most of their terms
+        subject = [" ".join(name.split()) for name in subject if name and name.strip()]
         self.subject = frozenset(t for name in subject for t in terms(name))
+        self.subject_name = subject[0] if subject else ""
         self.proper = proper_terms(p.text for p in passages)
         self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
@@ -426,6 +571,9 @@ class SupportScorer:
         self._ubiquitous = frozenset(t for t, k in source_df.items() if k * 2 > many) if many >= 4 else frozenset()
         self._claims: dict[str, Claim] = {}
         self._common: frozenset[str] | None = None
+        self._names_known: frozenset[str] | None = None
+        self._quarters: dict[int, frozenset[int]] = {}  # source → the quarters its text names
+        self._used: frozenset[str] | None = None  # every term of the ground truth, and the subject's
         self._stated: dict[int, list[Relation]] = {}
         self._weights: dict[int, dict[str, float]] = {}  # id(claim) → term weights
         self._verdicts: dict[tuple[int, int], tuple[Claim, Verdict]] = {}  # (id(claim), source) → its verdict
@@ -463,17 +611,45 @@ class SupportScorer:
             found = self._idf[term] = math.log(1.0 + (self._n + 1) / (max(self._df.get(term, 0), 1) + 0.5))
         return found
 
-    def claim(self, text: str, context: str = "") -> Claim:
-        """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column)."""
-        key = f"{context}\x00{text}"
+    def claim(self, text: str, context: str = "", *, row: str = "", unit: str = "") -> Claim:
+        """A claim to judge; ``context`` holds labels that frame it (a table cell's row and column).
+
+        A table cell's ``row`` label (its row's first cell) is who or what the cell is about: a
+        name in it that the section's sources use must be in the evidence too, or the cited page
+        about another company would support "| Gong | 2017 |" for saying Cresta was founded in
+        2017. A cell that is a bare number takes its column header as its ``unit``: "400" under
+        "Employees" is a count of 400 employees, a figure to find."""
+        key = f"{context}\x00{row}\x00{unit}\x00{text}"
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            names = tuple((name, t - skip) for name, t in _names_in(text, self.known) if t - skip)
+            spotted = _names_in(text, self.known)
+            opening = _OPENING_WORD.match(text)
+            word = opening.group(1) if opening is not None else ""
+            if word[:1].isupper() and not (term_set(word) & self.known) and term_set(word) & self._df.keys():
+                spotted = _names_in(text, self.names_known)  # is the opening word a name the sources use?
+            names = tuple((name, t - skip) for name, t in spotted if t - skip)
+            if row:
+                if self._used is None:  # a label opening its cell is a name when the sources use it
+                    self._used = self.known | frozenset(self._df)
+                had = {t for _, t in names}
+                names += tuple((n, t - skip) for n, t in _names_in(row, self._used) if t - skip and t - skip not in had)
             core = term_set(text)
+            figs = figures(text)
+            if not figs and unit and _BARE_NUMBER.fullmatch(text):
+                figs = figures(f"{text.strip()} {unit}")
             rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
-            found = self._claims[key] = Claim(text, core, figures(text), names, term_set(context) - core, rels)
+            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels)
         return found
+
+    @property
+    def names_known(self) -> frozenset[str]:
+        """Terms known as names: written capitalised mid-sentence, the subject's, or used by the
+        sources only ever capitalised (a name that opens every sentence naming it, "Observe.AI
+        was founded …", is still a name when a claim opens with it)."""
+        if self._names_known is None:
+            self._names_known = self.known | (frozenset(self._df) - self.common)
+        return self._names_known
 
     @property
     def common(self) -> frozenset[str]:
@@ -523,6 +699,8 @@ class SupportScorer:
         else:
             evidence = _excerpt(" ".join([passages[i].text for i in best])) if best else None
         missing = [f for f in claim.figures if not ev.states(f)] if claim.figures else []
+        if missing:  # "over 400 employees" is stated by "450 employees", "about $125M" by "$126M"
+            missing = [f for f in missing if not _within_bound(f, claim.text, ev.figures)]
         window = [f for i in best for f in passages[i].figures] if missing else []
         for f in missing:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
@@ -530,6 +708,9 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
+        swapped = _swapped_role(claim, ev) if claim.figures else None
+        if swapped is not None:
+            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
         unconfirmed: tuple[Relation, ...] = ()
         if claim.relations:
             found = check(claim.relations, self.stated(index), self.subject)
@@ -540,10 +721,17 @@ class SupportScorer:
                 return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
             unconfirmed = found.unconfirmed
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
+        absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
+        if index in self.strangers and self._names_subject(claim):
+            absent.append(self.subject_name)
         complete = not missing and not absent and not unconfirmed
         # One shared word is a coincidence, not support: two terms, or a figure, must carry it.
         substantial = matched >= MIN_SHARED_TERMS or bool(claim.figures)
         if score >= self.supported_min and complete and substantial:
+            if negated(claim.text) and not negated(" ".join(passages[i].text for i in best)):
+                # Same words, opposite sense ("did not raise a Series D" against "raised a Series
+                # D"): never support, and never a substitute — a drop is safer than a reversal.
+                return Verdict(PARTIAL, score, evidence, "the claim says 'not' where the source does not", complete)
             return Verdict(SUPPORTED, score, evidence, complete=True)
         why = "; ".join(
             [f"{f.text} not in the source" for f in missing]
@@ -552,6 +740,15 @@ class SupportScorer:
         )
         if score >= self.partial_min:
             return Verdict(PARTIAL, score, evidence, why or "only part of the claim is in the source", complete)
+        specific = [f for f in claim.figures if f.kind in _SPECIFIC]
+        if complete and specific:
+            # Every figure, name and relation is there, in other words ("funding: USD 41.2M" for
+            # "has raised USD 41.2M"): not a source about something else, if not support either.
+            passage = next(
+                (p.text for p in ev.passages if any(matches(f, g) for f in specific for g in p.figures)), None
+            )
+            why = f"states {', '.join(f.text for f in specific)}, in other words than the claim"
+            return Verdict(PARTIAL, score, _excerpt(passage) if passage else evidence, why, complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
 
     def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
@@ -631,7 +828,7 @@ class SupportScorer:
                         near |= indexed
                 stating = near if stating is None else stating & near
             pool = [i for i in pool if i in stating] if stating is not None else pool
-            pool = [i for i in pool if self._states_all(claim, self.evidence[i])]
+            pool = [i for i in pool if self._states_all(claim, self.evidence[i], i)]
         else:
             bound = self._upper_bounds(claim)
             pool = [i for i in pool if bound.get(i, 0.0) >= self.partial_min]
@@ -640,12 +837,30 @@ class SupportScorer:
             out.sort(key=lambda vi: (verdict_rank(vi[0]), -vi[1]), reverse=True)
         return out
 
-    @staticmethod
-    def _states_all(claim: Claim, ev: Evidence) -> bool:
-        """Whether a source states every figure and names every distinctive name of the claim."""
+    def _missing_quarters(self, claim: Claim, index: int) -> frozenset[int]:
+        """The quarters the claim names ("Q3 2024", "third quarter") that the source never does: a
+        year alone does not say which quarter, and another quarter is another figure."""
+        wanted = quarters(claim.text) if claim.figures else frozenset()
+        if not wanted:
+            return wanted
+        have = self._quarters.get(index)
+        if have is None:
+            have = self._quarters[index] = quarters(" ".join(p.text for p in self.evidence[index].passages))
+        return wanted - have
+
+    def _names_subject(self, claim: Claim) -> bool:
+        return bool(self.subject) and not self.subject.isdisjoint(claim.terms)
+
+    def _states_all(self, claim: Claim, ev: Evidence, index: int) -> bool:
+        """Whether a source states every figure and names every distinctive name of the claim
+        (and the subject, for a source known never to name it)."""
         for f in claim.figures:
             if not ev.states(f):
                 return False
+        if index in self.strangers and self._names_subject(claim):
+            return False
+        if self._missing_quarters(claim, index):
+            return False
         return not claim.names or all(t <= ev.terms for _, t in claim.names)
 
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:

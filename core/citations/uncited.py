@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.citations.bare_urls import find_bare_urls
 from core.citations.figures import figures
 from core.citations.parse import ParsedDoc
 from core.citations.sentences import ClaimIndex
@@ -24,6 +25,10 @@ from core.verify.claims import find_quotations
 
 
 def _reason(text: str) -> str | None:
+    """Why ``text`` needs a citation, or None. A bare URL in it is an address, not a claim: the
+    year or number in its path is no figure to source."""
+    for start, end in reversed(find_bare_urls(text)):
+        text = text[:start] + " " + text[end:]
     if find_quotations(text):
         return "a quotation with no citation"
     found = figures(text)
