@@ -37,3 +37,34 @@ def test_a_repeated_token_answer_reconciles_in_seconds(shape):
     took = time.perf_counter() - t0
     assert took < BOUND_S, f"{shape!r} x {REPEAT}: {took:.1f} s"
     assert "NATS raised money" in result.text
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "7" * 40_000,  # a long digit run: every figure alternative read it to its end from each digit
+        "٧" * 40_000,  # the same in Arabic-Indic digits, which are read as digits too
+        "1,000" * 8_000,
+    ],
+)
+def test_a_long_numeral_run_in_the_answer_or_the_source_reconciles_in_seconds(run):
+    """A writer answer or an Exa page carrying a numeral run took 17 s at 10,000 digits and
+    about 4 minutes at 40,000; the amounts on either side of it are still read."""
+    draft = f"NATS raised USD 41.2M in 2021, then {run} [1].\n"
+    source = Source(provider="exa", url=URL, title="A page", summary=f"NATS raised USD 41.2M in 2021. {run}")
+    t0 = time.perf_counter()
+    result = reconcile(draft, [source], search_results=[{"url": URL, "title": "A"}])
+    took = time.perf_counter() - t0
+    assert took < BOUND_S, f"{len(run)} numerals: {took:.1f} s"
+    (citation,) = result.report.citations
+    assert citation.status == "verified"
+    assert citation.support == "supported"
+
+
+def test_an_amount_after_a_long_numeral_run_is_still_checked():
+    """Skipping an unreadable run must not blind the checker to the amounts around it."""
+    draft = "NATS raised USD 41.2M in 2021 [1].\n"
+    source = Source(provider="exa", url=URL, title="A page", summary="7" * 20_000 + " NATS raised USD 90M in 2021.")
+    result = reconcile(draft, [source], search_results=[{"url": URL, "title": "A"}])
+    (citation,) = result.report.citations
+    assert citation.support != "supported"

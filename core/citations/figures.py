@@ -384,12 +384,25 @@ def _counts(written: str, start: int, number: str, counted: str) -> bool:
     return j < 0 or written[j] in _OPENING  # "Over 300 customers" opens a sentence: a count
 
 
+# A run of digits, commas and points far longer than any amount ("1,000,000,000,000.00" is 20).
+# The figure pattern tries each of its alternatives from every digit of a run and reads the run to
+# its end each time, so a page or answer with a 10,000-digit run took 17 s; no figure is read there.
+_NUMERAL_RUN = re.compile(r"[\d.,]{48,}")
+
+
+def _blank_numeral_runs(text: str) -> str:
+    """``text`` with overlong numeral runs replaced by "_" (a word character that is neither a letter
+    nor a digit, so nothing around them reads differently), keeping every offset."""
+    return _NUMERAL_RUN.sub(lambda m: "_" * len(m.group()), text)
+
+
 @lru_cache(maxsize=8192)
 def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order (offsets refer to ``normalise_text(text)``)."""
     norm = normalise_text(text)
     out: list[Figure] = []
-    found = _FIGURE_ASCII.finditer(norm.lower()) if norm.isascii() else _FIGURE.finditer(norm)
+    scan = _blank_numeral_runs(norm)
+    found = _FIGURE_ASCII.finditer(scan.lower()) if scan.isascii() else _FIGURE.finditer(scan)
     for m in found:
         glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"
         if glued and not _cjk_boundary(norm, m.start()):
