@@ -357,12 +357,12 @@ _BOUND = re.compile(
 APPROXIMATION = 0.10  # "about $125M" admits what rounds to it: within 10%
 
 
-def _within_bound(figure: Figure, claim: str, evidence: Sequence[Figure]) -> bool:
-    """Whether the claim writes ``figure`` as a bound or an approximation ("over 400 employees",
+def _within_bound(figure: Figure, norm: str, evidence: Sequence[Figure]) -> bool:
+    """Whether the claim (``norm``, normalised once by the caller: a claim may carry thousands of
+    figures) writes ``figure`` as a bound or an approximation ("over 400 employees",
     "about $125 million") that a figure of the same quantity in the evidence satisfies."""
     if figure.kind not in ("money", "number", "count", "percent"):
         return False  # a year or a date is no amount to be over or about
-    norm = normalise_text(claim)
     m = _BOUND.search(norm, max(0, figure.start - 30), figure.start)
     if m is None:
         return False
@@ -426,6 +426,7 @@ def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
     gives $1.6 billion as the valuation): ``(the passage, why)``, or None. Only when both sides say
     what the amount is and no mention in the source agrees."""
     norm = normalise_text(claim.text)
+    passage_norms: dict[int, str] = {}
     for f in claim.figures:
         if f.kind != "money":
             continue
@@ -433,10 +434,12 @@ def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
         if said is None:
             continue
         roles: list[tuple[str, str]] = []
-        for p in ev.passages:
+        for i, p in enumerate(ev.passages):
             for g in p.figures:
                 if g.kind == "money" and matches(f, g):
-                    role = _role(normalise_text(p.text), g.start, g.end)
+                    if i not in passage_norms:  # once per passage, not per figure: a page may state thousands
+                        passage_norms[i] = normalise_text(p.text)
+                    role = _role(passage_norms[i], g.start, g.end)
                     if role is None or role == said:
                         return None  # the source also states it as the claim does, or does not say
                     roles.append((p.text, role))
@@ -700,7 +703,8 @@ class SupportScorer:
             evidence = _excerpt(" ".join([passages[i].text for i in best])) if best else None
         missing = [f for f in claim.figures if not ev.states(f)] if claim.figures else []
         if missing:  # "over 400 employees" is stated by "450 employees", "about $125M" by "$126M"
-            missing = [f for f in missing if not _within_bound(f, claim.text, ev.figures)]
+            norm = normalise_text(claim.text)
+            missing = [f for f in missing if not _within_bound(f, norm, ev.figures)]
         window = [f for i in best for f in passages[i].figures] if missing else []
         for f in missing:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
