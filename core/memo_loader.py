@@ -12,7 +12,10 @@ can contain produces a traceback.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -30,6 +33,7 @@ __all__ = ["MEMO_FILENAME", "LoadedMemo", "MemoValidationError", "Problem", "loa
 
 MEMO_FILENAME = "memo.yaml"
 MAX_REPORTED = 5
+MAX_MEMO_BYTES = 2_000_000  # an outline with queries is a few KB; a larger file is a mistake or an attack
 INIT_HINT = "run `sourcedesk init DIR --subject NAME --url URL` to create one"
 
 
@@ -87,7 +91,7 @@ def memo_file(memo_dir_or_file: Path) -> Path:
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11's resolve)
         return str(path)
 
 
@@ -137,26 +141,67 @@ def load_memo(memo_dir_or_file: Path, *, writer_api: str | None = None) -> Loade
 
 
 def _read(path: Path, shown: str) -> str:
+    raw = _read_bytes(path, shown)
     try:
-        raw = path.read_bytes()
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise MemoError(f"{shown}:{line}: not valid UTF-8 text", hint="save the file as UTF-8") from None
+
+
+def _read_bytes(path: Path, shown: str) -> bytes:
+    """The file's bytes, read only from a regular file and only up to ``MAX_MEMO_BYTES``: a FIFO
+    would block the open forever and a link to /dev/zero would be read until memory runs out."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         folder = path.parent
         if path.name != MEMO_FILENAME:
             what = f"{shown} does not exist"
         elif not folder.exists():
             what = f"{_display(folder)} does not exist (no {MEMO_FILENAME} there)"
+        elif path.is_symlink():
+            what = f"{os.path.join(_display(folder), path.name)} is a symbolic link to {os.readlink(path)}, which does not exist"
         else:
             what = f"no {MEMO_FILENAME} in {_display(folder)}"
         raise MemoError(what, hint=INIT_HINT) from None
     except IsADirectoryError:
         raise MemoError(f"{shown} is a directory, not a memo file", hint=INIT_HINT) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise MemoError(
+                f"{shown} is a symbolic link that leads back to itself",
+                hint=f"replace the link with the {MEMO_FILENAME} file itself",
+            ) from None
         raise MemoError(f"cannot read {shown}: {exc.strerror or exc}", hint="check the file's permissions") from None
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise MemoError(f"{shown}:{line}: not valid UTF-8 text", hint="save the file as UTF-8") from None
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise MemoError(f"{shown} is a directory, not a memo file", hint=INIT_HINT)
+        if not stat.S_ISREG(info.st_mode):
+            raise MemoError(
+                f"{shown} is not a regular file (a pipe, socket or device)",
+                hint=f"make {MEMO_FILENAME} an ordinary text file ({INIT_HINT})",
+            )
+        if info.st_size > MAX_MEMO_BYTES:
+            raise _too_large(shown, info.st_size)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            raw = stream.read(MAX_MEMO_BYTES + 1)  # the size may have grown since fstat
+    except OSError as exc:
+        raise MemoError(f"cannot read {shown}: {exc.strerror or exc}", hint="check the file's permissions") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_MEMO_BYTES:
+        raise _too_large(shown, len(raw))
+    return raw
+
+
+def _too_large(shown: str, size: int) -> MemoError:
+    return MemoError(
+        f"{shown} is {size / 1_000_000:.1f} MB; a memo file may be at most {MAX_MEMO_BYTES // 1_000_000} MB",
+        hint="memo.yaml holds the outline and queries: keep long material in notes that a `provider: files` entry reads",
+    )
 
 
 def _parse(text: str, shown: str) -> tuple[yaml.Node | None, Any]:
@@ -169,11 +214,16 @@ def _parse(text: str, shown: str) -> tuple[yaml.Node | None, Any]:
 
 
 def _parse_with(loader_cls: type, text: str, shown: str) -> tuple[yaml.Node | None, Any]:
-    loader = loader_cls(text)
+    try:
+        loader = loader_cls(text)  # the pure loader checks the characters here
+    except yaml.reader.ReaderError as exc:
+        raise _unreadable_character(exc, text, shown) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
         return node, data
+    except yaml.reader.ReaderError as exc:
+        raise _unreadable_character(exc, text, shown) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -189,6 +239,16 @@ def _parse_with(loader_cls: type, text: str, shown: str) -> tuple[yaml.Node | No
         raise MemoError(f"{shown}: could not read the YAML ({exc})", hint="check the values near the error") from None
     finally:
         loader.dispose()
+
+
+def _unreadable_character(exc: yaml.reader.ReaderError, text: str, shown: str) -> MemoError:
+    """A character YAML refuses (a NUL byte, a control character): its line and code point."""
+    line = text[: exc.position].count("\n") + 1 if isinstance(exc.position, int) else 1
+    code = exc.character if isinstance(exc.character, int) else 0
+    return MemoError(
+        f"{shown}:{line}: contains the control character U+{code:04X}, which YAML does not allow",
+        hint="remove it (NUL bytes usually mean the file was damaged or is not a text file)",
+    )
 
 
 def _opened(context: str | None) -> str:
