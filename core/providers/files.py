@@ -13,11 +13,14 @@ an absolute glob get a ``file:///…`` URI.
 
 from __future__ import annotations
 
+import codecs
 import glob as globlib
+import os
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.memo import FilesEntry
 from core.models import RunWarning, Source
@@ -76,16 +79,40 @@ def summary_of(body: str) -> str:
     return summary
 
 
-def _read_text(path: Path) -> str:
+# Enough bytes for MAX_FILE_CHARS characters of UTF-8 (at most 4 bytes each) and a BOM: a file
+# is read only this far, so a 2 GB log matched by a glob costs no more than a note.
+MAX_READ_BYTES = MAX_FILE_CHARS * 4 + 3
+
+
+class _Read(NamedTuple):
+    text: str
+    size: int  # the file's size in bytes
+    cut: bool  # the file goes on past MAX_READ_BYTES
+
+
+def _read_text(path: Path) -> _Read:
     """UTF-8 text, cleaned like any outside text (no terminal control sequences, bidi
     overrides or API keys), or ValueError for something that is not text."""
-    raw = path.read_bytes()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO swapped in must not block
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            raw = stream.read(MAX_READ_BYTES + 1)
+    finally:
+        os.close(fd)
+    cut = len(raw) > MAX_READ_BYTES
+    raw = raw[:MAX_READ_BYTES]
     if b"\x00" in raw[:8192]:
         raise ValueError("looks binary")
     try:
-        return clean_text(raw.decode("utf-8-sig"), multiline=True)
+        # A cut file may end inside a character: the decoder keeps that partial one back.
+        text = codecs.getincrementaldecoder("utf-8-sig")().decode(raw, final=not cut)
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+    return _Read(clean_text(text, multiline=True), max(info.st_size, len(raw)), cut)
 
 
 class FilesProvider(Provider):
@@ -104,6 +131,7 @@ class FilesProvider(Provider):
     def _matches(self, entry: FilesEntry, ctx: ProviderContext, warnings: list[RunWarning]) -> list[Path]:
         root = ctx.memo_dir.resolve()
         found: list[Path] = []
+        seen: set[Path] = set()
         for pattern in entry.glob:
             absolute = Path(pattern).expanduser().is_absolute()
             if absolute:
@@ -112,14 +140,35 @@ class FilesProvider(Provider):
                 hits = [str(root / h) for h in globlib.glob(pattern, root_dir=root, recursive=True)]
             outside = 0
             for hit in sorted(hits):
-                path = Path(hit).resolve()
+                try:
+                    path = Path(hit).resolve()
+                except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11's resolve)
+                    shown = clean_text(file_url(Path(hit), root))
+                    warnings.append(
+                        RunWarning(
+                            code="info",
+                            message=f"skipped {shown}: a symbolic link that leads back to itself",
+                            entry=ctx.entry_index,
+                        )
+                    )
+                    continue
                 if not absolute and not path.is_relative_to(root):
                     outside += 1
                     continue
                 if path.is_relative_to(root) and ".sourcedesk" in path.relative_to(root).parts:
                     continue
-                if path.is_file() and path not in found:
+                if path.is_file() and path not in seen:  # a set: a glob may match tens of thousands
+                    seen.add(path)
                     found.append(path)
+                elif path.exists() and not path.is_dir():
+                    warnings.append(
+                        RunWarning(
+                            code="info",
+                            message=f"skipped {clean_text(file_url(path, root))}: not a regular file "
+                            "(a pipe, socket or device)",
+                            entry=ctx.entry_index,
+                        )
+                    )
             if outside:
                 warnings.append(
                     RunWarning(
@@ -159,7 +208,7 @@ class FilesProvider(Provider):
                 )
                 continue
             try:
-                body = _read_text(path)
+                read = _read_text(path)
                 mtime = path.stat().st_mtime
             except (OSError, ValueError) as exc:
                 why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -167,11 +216,13 @@ class FilesProvider(Provider):
                     RunWarning(code="info", message=f"skipped {shown}: cannot read it ({why})", entry=ctx.entry_index)
                 )
                 continue
-            if len(body) > MAX_FILE_CHARS:
+            body = read.text
+            if read.cut or len(body) > MAX_FILE_CHARS:
+                size = f"{read.size:,} bytes" if read.cut else f"{len(body):,} characters"
                 result.warnings.append(
                     RunWarning(
                         code="info",
-                        message=f"{shown} is {len(body):,} characters; only the first {MAX_FILE_CHARS:,} are used",
+                        message=f"{shown} is {size}; only the first {MAX_FILE_CHARS:,} characters are used",
                         entry=ctx.entry_index,
                     )
                 )
