@@ -10,6 +10,7 @@ in-memory views of one database would overwrite each other's changes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -21,7 +22,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from core.atomic_file import atomic_write_text
-from core.errors import StoreLocked
+from core.errors import StoreLocked, UserError
 
 _held: set[str] = set()
 _held_lock = threading.Lock()
@@ -39,6 +40,14 @@ def _owner_text(owner_file: Path) -> str:
     return f"pid {pid}"
 
 
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.EISDIR:
+        return "is a directory, not a lock file"
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link that leads back to itself"
+    return f"cannot be opened ({exc.strerror or exc})"
+
+
 class ProcessLock:
     """Exclusive hold on ``lock_path`` for the lifetime of the object (until ``release``)."""
 
@@ -48,7 +57,10 @@ class ProcessLock:
         self.what = what
         self.hint = hint
         self._lock = FileLock(str(self.lock_path), thread_local=False)
-        self._key = str(self.lock_path.resolve())
+        try:
+            self._key = str(self.lock_path.resolve())
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11); acquire reports it
+            self._key = os.path.abspath(self.lock_path)
         self._held = False
 
     def acquire(self, wait_s: float = 0.0) -> None:
@@ -67,6 +79,12 @@ class ProcessLock:
             self._forget()
             raise StoreLocked(
                 f"{self.what} is open elsewhere ({_owner_text(self.owner_path)})", hint=self.hint
+            ) from None
+        except OSError as exc:  # the lock file cannot be opened: a directory or a loop in its place, no access
+            self._forget()
+            raise UserError(
+                f"cannot lock {self.what}: {self.lock_path} {_why(exc)}",
+                hint=f"remove {self.lock_path} (sourcedesk recreates it) or check the folder's permissions",
             ) from None
         except BaseException:
             self._forget()

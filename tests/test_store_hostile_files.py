@@ -1,0 +1,98 @@
+"""Something other than a store file where the store expects one is a clear error, at once.
+
+A FIFO in place of db.json hung every command on the memo; a link to /dev/zero was read until
+memory ran out; a symlink loop, or a directory where the lock file belongs, ended in "unexpected
+error" (exit 1, traceback in the log) instead of the exit-2 message naming the file."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from core.errors import UserError
+from store.memo_store import MemoStore
+from tui.cli import main
+
+
+@pytest.fixture
+def memo_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "memo"
+    d.mkdir()
+    with MemoStore(d) as store:
+        store.add_reject("kestra.com")
+    return d
+
+
+def _open_refused(memo_dir: Path) -> UserError:
+    """MemoStore's error, given a few seconds (a FIFO used to block its open forever)."""
+    outcome: list[object] = []
+
+    def open_store() -> None:
+        try:
+            MemoStore(memo_dir).close()
+            outcome.append("opened")
+        except BaseException as exc:  # handed to the test thread to assert on
+            outcome.append(exc)
+
+    worker = threading.Thread(target=open_store, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        os.close(os.open(memo_dir / ".sourcedesk" / "db.json", os.O_WRONLY))  # unblock the open
+        worker.join(10)
+        pytest.fail("opening the store blocked")
+    (result,) = outcome
+    assert isinstance(result, UserError), result
+    return result
+
+
+def _replace_db(memo_dir: Path, make) -> Path:
+    db = memo_dir / ".sourcedesk" / "db.json"
+    db.unlink()
+    make(db)
+    return db
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (os.mkfifo, "it is not a regular file (a pipe, socket or device)"),
+        (lambda p: p.symlink_to("/dev/zero"), "it is not a regular file (a pipe, socket or device)"),
+        (lambda p: p.symlink_to(p.name), "it is a symbolic link that leads back to itself, not a store file"),
+        (lambda p: p.mkdir(), "it is a directory, not a store file"),
+    ],
+    ids=["fifo", "dev-zero", "symlink-loop", "directory"],
+)
+def test_a_db_json_that_is_no_file_is_named_with_a_hint(memo_dir, make, what):
+    db = _replace_db(memo_dir, make)
+    err = _open_refused(memo_dir)
+    assert f"cannot read memo store {db}: {what}" in str(err)
+    assert "move db.json out of the way" in (err.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda p: p.mkdir(), "is a directory, not a lock file"),
+        (lambda p: p.symlink_to(p.name), "is a symbolic link that leads back to itself"),
+    ],
+    ids=["directory", "symlink-loop"],
+)
+def test_a_lock_that_cannot_be_opened_is_named_with_a_hint(memo_dir, make, what):
+    lock = memo_dir / ".sourcedesk" / "lock"
+    lock.unlink()
+    make(lock)
+    err = _open_refused(memo_dir)
+    assert f"{lock} {what}" in str(err)
+    assert f"remove {lock}" in (err.hint or "")
+
+
+def test_the_cli_reports_a_store_that_is_no_file_as_bad_input(memo_dir, capsys):
+    (memo_dir / "memo.yaml").write_text("title: T\nsubject: {name: NATS, url: https://nats.io}\nsections: []\n")
+    _replace_db(memo_dir, lambda p: p.symlink_to(p.name))
+    assert main(["rejects", "--memo", str(memo_dir)]) == 2
+    out = capsys.readouterr()
+    assert "leads back to itself" in out.err and "unexpected error" not in out.err
