@@ -230,6 +230,13 @@ class MemoSettings(_Model):
     one_marker_per_source_per_paragraph: bool = False
 
 
+def _as_text(number: int | float | bool) -> str:
+    try:
+        return str(number)
+    except ValueError:  # an int Python will not print (over 4300 digits, e.g. a long 0x… run)
+        raise ValueError("a number thousands of digits long: quote it if it is meant as text") from None
+
+
 class Memo(_Model):
     title: str
     subject: Subject
@@ -244,7 +251,7 @@ class Memo(_Model):
     def _scalars_as_text(cls, v: Any) -> Any:
         """``vars: {year: 2024}`` means the text "2024"; YAML just typed it."""
         if isinstance(v, dict):
-            return {k: str(x) if isinstance(x, (int, float, bool)) else x for k, x in v.items()}
+            return {k: _as_text(x) if isinstance(x, (int, float, bool)) else x for k, x in v.items()}
         return v
 
     @model_validator(mode="after")

@@ -236,18 +236,31 @@ def _parse_with(loader_cls: type, text: str, shown: str) -> tuple[yaml.Node | No
     except RecursionError:
         raise MemoError(f"{shown}: the YAML is nested too deeply to read", hint="simplify the file") from None
     except Exception as exc:  # noqa: BLE001 - any constructor failure (e.g. a malformed number) is a memo error
+        long_number = _LONG_NUMBER.search(text) if "digits" in str(exc) else None
+        if long_number is not None:  # Python refuses to read an int of more than 4300 digits
+            line = text[: long_number.start()].count("\n") + 1
+            raise MemoError(
+                f"{shown}:{line}: a number thousands of digits long", hint="quote it if it is meant as text"
+            ) from None
         raise MemoError(f"{shown}: could not read the YAML ({exc})", hint="check the values near the error") from None
     finally:
         loader.dispose()
+
+
+_LONG_NUMBER = re.compile(r"[\d_]{4300,}")
 
 
 def _unreadable_character(exc: yaml.reader.ReaderError, text: str, shown: str) -> MemoError:
     """A character YAML refuses (a NUL byte, a control character): its line and code point."""
     line = text[: exc.position].count("\n") + 1 if isinstance(exc.position, int) else 1
     code = exc.character if isinstance(exc.character, int) else 0
+    hint = (
+        "remove it (NUL bytes usually mean the file was damaged or is not a text file)"
+        if code == 0
+        else 'remove it, or write it as an escape inside double quotes (e.g. "\\t")'
+    )
     return MemoError(
-        f"{shown}:{line}: contains the control character U+{code:04X}, which YAML does not allow",
-        hint="remove it (NUL bytes usually mean the file was damaged or is not a text file)",
+        f"{shown}:{line}: contains the control character U+{code:04X}, which YAML does not allow", hint=hint
     )
 
 

@@ -102,3 +102,28 @@ def test_the_cli_reports_a_bad_memo_file_as_bad_input(tmp_path, capsys):
     out = capsys.readouterr()
     assert "symbolic link that leads back to itself" in out.err
     assert "Traceback" not in out.err + out.out
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ("9" * 5000, "memo.yaml:7: a number thousands of digits long"),
+        ("0x" + "f" * 5000, "a number thousands of digits long"),
+    ],
+    ids=["decimal", "hex"],
+)
+def test_a_number_thousands_of_digits_long_is_named_not_a_python_limit(tmp_path, value, where):
+    """Python refuses to read or print an int over 4300 digits; the message said to call
+    sys.set_int_max_str_digits() and named no line."""
+    (tmp_path / "memo.yaml").write_text(MEMO + f"vars: {{n: {value}}}\n")
+    err = _refused(tmp_path)
+    assert where in str(err)
+    assert "set_int_max_str_digits" not in str(err) + (err.hint or "")
+    assert "quote it" in str(err) + (err.hint or "")
+
+
+def test_a_raw_control_character_gets_a_hint_that_fits_it(tmp_path):
+    (tmp_path / "memo.yaml").write_text(MEMO.replace("Overview", "Over\x1b[2Jview"))
+    err = _refused(tmp_path)
+    assert "memo.yaml:5: contains the control character U+001B" in str(err)
+    assert "double quotes" in (err.hint or "")
