@@ -8,7 +8,8 @@ silently drops a damaged file.
   size, modification and change times) at that moment. A read whose file still has
   that identity costs no I/O and no parsing; a file replaced by another process has a
   new inode (every write is a rename of a new file), so its write is picked up;
-- a missing or empty file is an empty database;
+- a missing file is an empty database, and so is an empty one (never written by a store),
+  with a notice that its contents were lost;
 - a file that is not a TinyDB JSON document is renamed to
   ``<name>.corrupt-<timestamp>`` and reported as a ``UserError`` naming both files.
   The data is kept for the analyst to inspect; the next open starts empty;
@@ -136,6 +137,12 @@ class AtomicJSONStorage(Storage):
                 hint="check the file's permissions",
             ) from None
         if not raw.strip():
+            # Every write leaves at least "{}": an empty file was cut short (a crash, a full disk,
+            # a careless edit), so whatever it held is gone; say so rather than look brand new.
+            self.quarantine.notice(
+                f"{self.label} {self.path.name} was empty ({len(raw)} bytes): what it held was lost "
+                "before this run; sourcedesk starts from an empty store"
+            )
             return {}
         try:
             data = decode(raw)

@@ -96,3 +96,12 @@ def test_the_cli_reports_a_store_that_is_no_file_as_bad_input(memo_dir, capsys):
     assert main(["rejects", "--memo", str(memo_dir)]) == 2
     out = capsys.readouterr()
     assert "leads back to itself" in out.err and "unexpected error" not in out.err
+
+
+def test_a_db_json_truncated_to_nothing_is_reported_not_taken_for_a_new_store(memo_dir):
+    """A store always writes at least "{}"; an empty db.json lost its contents, silently until now."""
+    (memo_dir / ".sourcedesk" / "db.json").write_bytes(b"")
+    with MemoStore(memo_dir) as store:
+        assert store.rejects() == []
+        (notice,) = store.take_notices()
+    assert "memo store db.json was empty (0 bytes): what it held was lost" in notice
