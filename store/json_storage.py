@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from tinydb.storages import Storage
 
 from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
+from core.regular_file import NotRegularFile, read_regular
 from core.secrets import secret_values
 from store.quarantine import Quarantine, split_malformed
 from store.redact import redact
@@ -122,9 +122,14 @@ class AtomicJSONStorage(Storage):
     def _load(self) -> Tables:
         self.reads += 1
         try:
-            raw = self._read_bytes()
+            raw = read_regular(self.path)
         except FileNotFoundError:
             return {}
+        except NotRegularFile:
+            raise UserError(
+                f"cannot read {self.label} {self.path}: it is not a regular file (a pipe, socket or device)",
+                hint=f"move {self.path.name} out of the way; sourcedesk then starts an empty store",
+            ) from None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.EISDIR):
                 what = "a symbolic link that leads back to itself" if exc.errno == errno.ELOOP else "a directory"
@@ -151,24 +156,6 @@ class AtomicJSONStorage(Storage):
         if not isinstance(data, dict) or not all(isinstance(t, dict) for t in data.values()):
             self._quarantine("not a sourcedesk store (expected a JSON object of tables)")
         return self._set_aside_malformed(data)  # checked just above: a JSON object of tables
-
-    def _read_bytes(self) -> bytes:
-        """The file's bytes; a FIFO or a device in its place is refused before a read that
-        would block forever (a FIFO) or never end (a link to /dev/zero)."""
-        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                if stat.S_ISDIR(os.fstat(fd).st_mode):
-                    raise IsADirectoryError(errno.EISDIR, "Is a directory", str(self.path))
-                raise UserError(
-                    f"cannot read {self.label} {self.path}: it is not a regular file (a pipe, socket or device)",
-                    hint=f"move {self.path.name} out of the way; sourcedesk then starts an empty store",
-                )
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb", closefd=False) as stream:
-                return stream.read()
-        finally:
-            os.close(fd)
 
     def _set_aside_malformed(self, data: Tables) -> Tables:
         """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""

@@ -21,6 +21,7 @@ import orjson
 
 from core.atomic_file import atomic_write_bytes
 from core.errors import UserError
+from core.regular_file import read_regular
 from store.quarantine import Quarantine
 from store.redact import redact_bytes
 
@@ -54,7 +55,9 @@ class PayloadDir:
         raw = redact_bytes(raw)
         key = hashlib.sha256(raw).hexdigest()
         path = self._path(key)
-        if not path.exists():
+        if not path.is_file():
+            if path.exists() or path.is_symlink():  # a FIFO, directory or broken link in its place
+                self.quarantine.keep_file(path, f"payload-{key}")
             atomic_write_bytes(path, raw)
         return key
 
@@ -63,11 +66,18 @@ class PayloadDir:
         quarantined and reported as ``CorruptPayload`` (a kind of ``MissingPayload``)."""
         path = self._path(key)
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path)
         except FileNotFoundError:
             raise MissingPayload(
                 f"payload {key[:12]}… is missing from {self.root}",
                 hint="the store was edited or copied without its payloads/ folder; refresh the section's sources",
+            ) from None
+        except OSError as exc:  # a directory, FIFO, device or symlink loop in its place
+            moved = self.quarantine.keep_file(path, f"payload-{key}")  # so that the next put writes it anew
+            where = f"; moved aside to {self.quarantine.shown(moved)}" if moved else ""
+            raise CorruptPayload(
+                f"payload {key[:12]}… cannot be read ({exc.strerror or exc}){where}",
+                hint="it is treated as missing: the section's sources are retrieved again",
             ) from None
         if hashlib.sha256(raw).hexdigest() != key:
             moved = self.quarantine.keep_file(path, f"payload-{key}")

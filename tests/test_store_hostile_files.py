@@ -6,6 +6,7 @@ error" (exit 1, traceback in the log) instead of the exit-2 message naming the f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -105,3 +106,45 @@ def test_a_db_json_truncated_to_nothing_is_reported_not_taken_for_a_new_store(me
         assert store.rejects() == []
         (notice,) = store.take_notices()
     assert "memo store db.json was empty (0 bytes): what it held was lost" in notice
+
+
+@pytest.mark.parametrize(
+    "make", [os.mkfifo, lambda p: p.mkdir(), lambda p: p.symlink_to(p.name)], ids=["fifo", "directory", "loop"]
+)
+def test_a_payload_that_is_no_file_is_treated_as_missing_and_replaced(memo_dir, make):
+    """It hung (a FIFO) or crashed with a traceback (a directory, a loop) the first read of the section."""
+    with MemoStore(memo_dir) as store:
+        saved = store.save_source_set(_source_set())
+    payloads = [p for p in (memo_dir / ".sourcedesk" / "payloads").rglob("*") if p.is_file()]
+    assert payloads
+    for payload in payloads:
+        payload.unlink()
+        make(payload)
+    outcome: list[object] = []
+
+    def read() -> None:
+        with MemoStore(memo_dir) as store:
+            outcome.append((store.get_source_set(saved.id), store.take_notices("overview")))
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        for payload in payloads:
+            with contextlib.suppress(OSError):
+                os.close(os.open(payload, os.O_WRONLY | os.O_NONBLOCK))  # unblock the open
+        worker.join(10)
+        pytest.fail("reading the source set blocked")
+    ((found, notices),) = outcome
+    assert found is None  # treated as missing: the section's sources are retrieved again
+    assert notices and all("cannot be read" in n for n in notices), notices
+    with MemoStore(memo_dir) as store:  # moved aside, so saving the sources again writes it anew
+        again = store.save_source_set(_source_set())
+        assert store.get_source_set(again.id) is not None
+
+
+def _source_set():
+    from core.models import Source, SourceSet
+
+    source = Source(provider="exa", url="https://a.io", text="x" * 5000)
+    return SourceSet(section="overview", fingerprint="f00dfeedcafe1234", sources=[source])
