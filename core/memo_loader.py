@@ -15,7 +15,6 @@ import difflib
 import errno
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -28,6 +27,7 @@ from core import templates
 from core.errors import MemoError
 from core.memo import ExaEntry, FilesEntry, Memo, PluginEntry, SummarySpec
 from core.memo_errors import Problem, describe_error, locate, mapping_get, merge_same_place, node_line
+from core.regular_file import NotRegularFile, read_regular
 
 __all__ = ["MEMO_FILENAME", "LoadedMemo", "MemoValidationError", "Problem", "load_memo", "memo_file"]
 
@@ -153,7 +153,7 @@ def _read_bytes(path: Path, shown: str) -> bytes:
     """The file's bytes, read only from a regular file and only up to ``MAX_MEMO_BYTES``: a FIFO
     would block the open forever and a link to /dev/zero would be read until memory runs out."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        raw = read_regular(path, MAX_MEMO_BYTES)
     except FileNotFoundError:
         folder = path.parent
         if path.name != MEMO_FILENAME:
@@ -167,6 +167,11 @@ def _read_bytes(path: Path, shown: str) -> bytes:
         raise MemoError(what, hint=INIT_HINT) from None
     except IsADirectoryError:
         raise MemoError(f"{shown} is a directory, not a memo file", hint=INIT_HINT) from None
+    except NotRegularFile:
+        raise MemoError(
+            f"{shown} is not a regular file (a pipe, socket or device)",
+            hint=f"make {MEMO_FILENAME} an ordinary text file ({INIT_HINT})",
+        ) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise MemoError(
@@ -174,26 +179,12 @@ def _read_bytes(path: Path, shown: str) -> bytes:
                 hint=f"replace the link with the {MEMO_FILENAME} file itself",
             ) from None
         raise MemoError(f"cannot read {shown}: {exc.strerror or exc}", hint="check the file's permissions") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise MemoError(f"{shown} is a directory, not a memo file", hint=INIT_HINT)
-        if not stat.S_ISREG(info.st_mode):
-            raise MemoError(
-                f"{shown} is not a regular file (a pipe, socket or device)",
-                hint=f"make {MEMO_FILENAME} an ordinary text file ({INIT_HINT})",
-            )
-        if info.st_size > MAX_MEMO_BYTES:
-            raise _too_large(shown, info.st_size)
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            raw = stream.read(MAX_MEMO_BYTES + 1)  # the size may have grown since fstat
-    except OSError as exc:
-        raise MemoError(f"cannot read {shown}: {exc.strerror or exc}", hint="check the file's permissions") from None
-    finally:
-        os.close(fd)
     if len(raw) > MAX_MEMO_BYTES:
-        raise _too_large(shown, len(raw))
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = len(raw)
+        raise _too_large(shown, max(size, len(raw)))
     return raw
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import codecs
 import glob as globlib
-import os
 import re
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,6 +23,7 @@ from typing import Any, NamedTuple
 from core.memo import FilesEntry
 from core.models import RunWarning, Source
 from core.providers.base import Provider, ProviderContext, ProviderResult
+from core.regular_file import NotRegularFile, read_regular
 from core.text_safety import clean_text
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".txt", ".text"})
@@ -93,16 +92,11 @@ class _Read(NamedTuple):
 def _read_text(path: Path) -> _Read:
     """UTF-8 text, cleaned like any outside text (no terminal control sequences, bidi
     overrides or API keys), or ValueError for something that is not text."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO swapped in must not block
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            raw = stream.read(MAX_READ_BYTES + 1)
-    finally:
-        os.close(fd)
+        raw = read_regular(path, MAX_READ_BYTES)  # a FIFO swapped in after the glob must not block
+    except NotRegularFile:
+        raise ValueError("not a regular file") from None
+    size = path.stat().st_size
     cut = len(raw) > MAX_READ_BYTES
     raw = raw[:MAX_READ_BYTES]
     if b"\x00" in raw[:8192]:
@@ -112,7 +106,7 @@ def _read_text(path: Path) -> _Read:
         text = codecs.getincrementaldecoder("utf-8-sig")().decode(raw, final=not cut)
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
-    return _Read(clean_text(text, multiline=True), max(info.st_size, len(raw)), cut)
+    return _Read(clean_text(text, multiline=True), max(size, len(raw)), cut)
 
 
 class FilesProvider(Provider):
