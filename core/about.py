@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.facts import MAX_FACT_DEPTH
 from core.hosts import PinRefused, host_matches_any, registrable_domain, validate_pin
 from core.phrases import Hit, WordText, normalise_phrase, word_list, words
 
@@ -169,11 +170,14 @@ def _context_terms(texts: Iterable[str]) -> dict[str, str]:
     return {s: first[s] for s in ranked[:MAX_CONTEXT_TERMS]}
 
 
-def _leaves(value: object) -> list[str]:
+def _leaves(value: object, depth: int = 0) -> list[str]:
+    """The facts' values; nothing deeper than ``MAX_FACT_DEPTH`` (a hostile nesting would exhaust the stack)."""
+    if depth > MAX_FACT_DEPTH:
+        return []
     if isinstance(value, Mapping):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
+        return [leaf for v in value.values() for leaf in _leaves(v, depth + 1)]
     if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
+        return [leaf for v in value for leaf in _leaves(v, depth + 1)]
     return [] if value is None else [str(value)]
 
 

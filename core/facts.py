@@ -62,9 +62,9 @@ def fact_key(key: Any) -> str:
     return text or raw  # a key made only of punctuation keeps its spelling
 
 
-def _put(target: dict[str, Any], key: Any, value: Any) -> None:
+def _put(target: dict[str, Any], key: Any, value: Any, depth: int = 0) -> None:
     """Add one cleaned fact; on a key collision the first real value wins, objects merge."""
-    cleaned = clean_facts(value)
+    cleaned = clean_facts(value, depth + 1)
     if is_absent(cleaned):
         return
     name = fact_key(key)
@@ -72,24 +72,32 @@ def _put(target: dict[str, Any], key: Any, value: Any) -> None:
         target[name] = cleaned
     elif isinstance(target[name], dict) and isinstance(cleaned, dict):
         for sub_key, sub_value in cleaned.items():
-            _put(target[name], sub_key, sub_value)
+            _put(target[name], sub_key, sub_value, depth + 1)
 
 
-def clean_facts(obj: Any) -> Any:
+# No fact is nested this deep; a provider answer that is (JSON allows hundreds of levels)
+# would otherwise exhaust Python's recursion limit here and in everything that reads facts.
+MAX_FACT_DEPTH = 16
+
+
+def clean_facts(obj: Any, depth: int = 0) -> Any:
     """Recursively drop absent values and collapse key spellings.
 
     Returns a new structure (dicts with snake_case keys, lists, trimmed strings,
     other scalars as they are); the caller's object is not modified. A dict or
     list that ends up empty disappears from its parent; at the top level a dict
-    becomes ``{}``, a list ``[]`` and an absent scalar ``None``."""
+    becomes ``{}``, a list ``[]`` and an absent scalar ``None``. Whatever lies deeper than
+    ``MAX_FACT_DEPTH`` is dropped."""
+    if depth > MAX_FACT_DEPTH and isinstance(obj, (Mapping, list, tuple, set, frozenset)):
+        return None
     if isinstance(obj, Mapping):
         result: dict[str, Any] = {}
         for key, value in obj.items():
-            _put(result, key, value)
+            _put(result, key, value, depth)
         return result
     if isinstance(obj, (list, tuple, set, frozenset)):
         items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
-        return [c for c in (clean_facts(item) for item in items) if not is_absent(c)]
+        return [c for c in (clean_facts(item, depth + 1) for item in items) if not is_absent(c)]
     if isinstance(obj, str):
         return None if is_absent(obj) else obj.strip()
     return None if is_absent(obj) else obj

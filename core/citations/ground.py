@@ -27,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from core.errors import UserError
+from core.facts import MAX_FACT_DEPTH
 from core.name_rejects import NameReject
 from core.urls import normalise_url
 
@@ -160,15 +161,16 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
     )
 
 
-def _fact_lines(value: object, key: str = "") -> list[str]:
-    """Facts as "key: value" lines (nested values flattened; keys are words a claim may use)."""
-    if value is None or isinstance(value, bool):
+def _fact_lines(value: object, key: str = "", depth: int = 0) -> list[str]:
+    """Facts as "key: value" lines (nested values flattened; keys are words a claim may use).
+    Nothing deeper than ``MAX_FACT_DEPTH`` is read: a hostile nesting would exhaust the stack."""
+    if value is None or isinstance(value, bool) or depth > MAX_FACT_DEPTH:
         return []
     if isinstance(value, Mapping):
         out: list[str] = []
         for k, v in value.items():
             label = str(k).replace("_", " ")
-            out += _fact_lines(v, f"{key} {label}".strip())
+            out += _fact_lines(v, f"{key} {label}".strip(), depth + 1)
         parts = [str(v).strip() for v in value.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
         if key and len(parts) == len(value) > 1 and all(parts):
             # Also read as one line, as a page writes it: "headquarters: Pleasanton, 94588, US"
@@ -176,7 +178,7 @@ def _fact_lines(value: object, key: str = "") -> list[str]:
             out.append(f"{_spaced(key)}: {', '.join(parts)}")
         return out
     if isinstance(value, (list, tuple)):
-        return [line for v in value for line in _fact_lines(v, key)]
+        return [line for v in value for line in _fact_lines(v, key, depth + 1)]
     text = str(value).strip()
     if not text:
         return []
