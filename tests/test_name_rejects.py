@@ -85,7 +85,7 @@ def test_unreject_name_restores_exactly_what_it_removed(kestra, capsys):
     capsys.readouterr()
     assert main(["unreject", "--name", "KESTRA MEDICAL", "--memo", str(kestra), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["names"] == [{"name": "KESTRA MEDICAL", "still_rejected": []}]
+    assert document["names"] == [{"name": "Kestra Medical", "removed": True, "still_rejected": []}]  # as stored
     assert {sid: _urls(kestra, sid) for sid in before} == before
     with MemoStore(kestra) as store:
         assert store.reject_names() == []
@@ -279,7 +279,7 @@ def test_unreject_after_a_refresh_says_which_sections_only_a_refresh_brings_back
     assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["refresh"] == ["funding"]  # risks still holds its pre-reject retrieval: put back
-    assert main(["unreject", "--name", "x", "--memo", str(kestra)]) == 2
+    assert main(["unreject", "--name", "x", "--memo", str(kestra)]) == 2  # too short to be a name
     capsys.readouterr()
     assert main(["reject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
     assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
