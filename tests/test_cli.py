@@ -331,3 +331,20 @@ def test_the_workbench_log_exception_calls_reach_the_log_file():
     written = log_file().read_text(encoding="utf-8")
     assert "sourcedesk.tui" in written and "section overview failed while writing" in written
     assert "Traceback (most recent call last)" in written and "ValueError: a worker tripped" in written
+
+
+@pytest.mark.parametrize(
+    "argv, usage",
+    [
+        (["run", "DIR", "--bogus"], "usage: sourcedesk run "),
+        (["reject", "a.com", "--bogus"], "usage: sourcedesk reject "),
+        (["config", "path", "--bogus"], "usage: sourcedesk config path "),
+        (["--bogus"], "usage: sourcedesk [-h]"),
+    ],
+)
+def test_an_unknown_argument_shows_the_usage_of_the_command_it_was_given_to(capsys, argv, usage):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "unrecognized arguments: --bogus" in err
