@@ -58,6 +58,35 @@ def test_matching_is_whole_words_ignoring_case_and_punctuation():
     assert not hit(["Kestra Medicalx"]) and not hit(["Kestra, a medical device"]) and not hit(["Kestra"])
 
 
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Kestra\u00a0Medical prices its IPO",  # a non-breaking space
+        "Kestra\u202fMedical prices its IPO",  # a narrow one
+        "Kestra&nbsp;Medical prices its IPO",  # an HTML entity left in a scraped title
+        "Kestra&#160;Medical prices its IPO",
+        "Kestra&#xA0;Medical prices its IPO",
+        "Kestra&amp;nbsp;Medical prices its IPO",  # escaped twice
+        "Kestra&nbspMedical prices its IPO",  # no semicolon, as browsers still read it
+        "K&eacute;stra Medical prices its IPO",
+    ],
+)
+def test_non_breaking_spaces_and_entities_count_as_what_they_stand_for(title):
+    names = assemble(memo_names=["Kestra Medical"])
+    source = {"title": title, "text": "", "url": "https://press.test/ipo"}
+    assert names.match(source) is not None
+    assert names.match({"title": "Results", "text": f"In June, {title.lower()}."}) is not None
+    from core.phrases import WordText
+
+    assert [h.written for h in WordText(title).find("kestra medical")] in (["Kestra Medical"], ["Késtra Medical"])
+
+
+def test_entities_do_not_join_or_invent_words():
+    names = assemble(memo_names=["Kestra Medical"])
+    assert names.match_texts(["Kestra&amp;Medical"]) == names.match_texts(["Kestra & Medical"])  # punctuation
+    assert not names.match_texts(["Kestra&nbsp;Medicals"]) and not names.match_texts(["Kestra&copy;"])
+
+
 def test_a_name_reject_takes_third_party_coverage_out_of_every_frozen_set(kestra, exa, capsys):
     assert IPO in _urls(kestra, "funding") and LAWSUIT in _urls(kestra, "risks")  # precondition: the leak
     assert main(["reject", "--name", "kestra-medical", "--memo", str(kestra)]) == 0
