@@ -348,3 +348,12 @@ def test_an_unknown_argument_shows_the_usage_of_the_command_it_was_given_to(caps
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith(usage) and "unrecognized arguments: --bogus" in err
+
+
+def test_unreject_refuses_a_non_domain_before_lifting_anything(memo, capsys):
+    assert main(["reject", "kestra.com", "--memo", str(memo)]) == 0
+    capsys.readouterr()
+    assert main(["unreject", "kestra.com", "not a domain", "--memo", str(memo)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["rejects", "--memo", str(memo), "--json"]) == 0
+    assert [e["domain"] for e in json.loads(capsys.readouterr().out)["memo"]["rejects"]] == ["kestra.com"]

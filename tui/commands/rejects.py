@@ -423,6 +423,7 @@ def _unreject(args) -> int:
     name_docs: list[dict[str, Any]] = []
     if memo_dir is None:  # --global alone: the lists only
         everywhere = GlobalStore()
+        _refuse_junk(args.domains, everywhere)
         for raw in args.domains:
             removed = everywhere.remove_reject(raw)
             domain_docs.append(_lifted_domain(raw, removed, [], scope, memo_dir, lines))
@@ -441,6 +442,7 @@ def _unreject(args) -> int:
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
         target = store if scope == "memo" else global_store
+        _refuse_junk(args.domains, target)
         if loaded is None:
             for raw in args.domains:
                 removed = target.remove_reject(raw)
@@ -510,6 +512,18 @@ def _unreject(args) -> int:
     return 0
 
 
+def _refuse_junk(domains: list[str], lists: MemoStore | GlobalStore) -> None:
+    """A non-domain is bad input, as for reject — unless the list holds it (junk stored before
+    domains were checked can still be lifted). Checked before anything changes."""
+    stored = set(lists.rejects())
+    for raw in domains:
+        try:
+            canonical_domain(raw)
+        except UserError:
+            if raw.strip().lower() not in stored:
+                raise
+
+
 def _stored_name(lists: MemoStore | GlobalStore, name: str) -> str | None:
     """The rejected name as it was stored (first typed) that ``name`` stands for, or None."""
     from core.phrases import normalise_phrase
@@ -522,10 +536,7 @@ def _lifted_domain(
     raw: str, removed: bool, still: list[str], scope: str, memo_dir: Path | None, lines: list[str]
 ) -> dict[str, Any]:
     """One domain's un-reject, said in ``lines``; its ``--json`` entry returned."""
-    if removed:
-        shown = _shown(raw)
-    else:
-        shown = canonical_domain(raw)  # junk that was never stored is bad input, as for reject
+    shown = _shown(raw)
     lines.append(_said_lifted(shown, removed, still, scope, memo_dir, f"sourcedesk unreject {shlex.quote(shown)}"))
     return {"domain": shown, "removed": removed, "still_rejected": sorted(still)}
 
