@@ -81,6 +81,16 @@ def test_non_breaking_spaces_and_entities_count_as_what_they_stand_for(title):
     assert [h.written for h in WordText(title).find("kestra medical")] in (["Kestra Medical"], ["Késtra Medical"])
 
 
+def test_a_phrase_pasted_with_an_entity_is_stored_as_it_reads(tmp_path, capsys):
+    d = tmp_path / "memo"
+    assert main(["init", str(d), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
+    assert main(["reject", "--name", "Kestra&nbsp;Medical", "--memo", str(d)]) == 0
+    assert main(["reject", "--name", "Kestra\u00a0Medical", "--memo", str(d)]) == 0
+    assert "already rejected" in capsys.readouterr().out
+    with MemoStore(d) as store:
+        assert store.reject_names() == ["Kestra Medical"]
+
+
 def test_entities_do_not_join_or_invent_words():
     names = assemble(memo_names=["Kestra Medical"])
     assert names.match_texts(["Kestra&amp;Medical"]) == names.match_texts(["Kestra & Medical"])  # punctuation
