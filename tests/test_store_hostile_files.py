@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import UserError
+from core.models import Source, SourceSet
 from store.memo_store import MemoStore
 from tui.cli import main
 
@@ -120,7 +121,7 @@ def test_a_payload_that_is_no_file_is_treated_as_missing_and_replaced(memo_dir, 
     for payload in payloads:
         payload.unlink()
         make(payload)
-    outcome: list[object] = []
+    outcome: list[tuple[SourceSet | None, list[str]]] = []
 
     def read() -> None:
         with MemoStore(memo_dir) as store:
@@ -143,8 +144,6 @@ def test_a_payload_that_is_no_file_is_treated_as_missing_and_replaced(memo_dir, 
         assert store.get_source_set(again.id) is not None
 
 
-def _source_set():
-    from core.models import Source, SourceSet
-
+def _source_set() -> SourceSet:
     source = Source(provider="exa", url="https://a.io", text="x" * 5000)
     return SourceSet(section="overview", fingerprint="f00dfeedcafe1234", sources=[source])
