@@ -151,9 +151,10 @@ class FilesProvider(Provider):
                     continue
                 if path.is_relative_to(root) and ".sourcedesk" in path.relative_to(root).parts:
                     continue
-                if path.is_file() and path not in seen:  # a set: a glob may match tens of thousands
-                    seen.add(path)
-                    found.append(path)
+                if path.is_file():
+                    if path not in seen:  # a set: a glob may match tens of thousands
+                        seen.add(path)
+                        found.append(path)
                 elif path.exists() and not path.is_dir():
                     warnings.append(
                         RunWarning(
