@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import resource
+import threading
 import time
 from pathlib import Path
 
@@ -499,3 +500,22 @@ def test_files_provider_matches_thousands_of_files_quickly(tmp_path):
     took = time.perf_counter() - t0
     assert [s.url for s in result.sources] == [f"file:notes/n0000{i}.md" for i in range(3)]
     assert took < 8, f"{took:.1f} s"
+
+
+def test_files_provider_recursive_glob_does_not_follow_links_back_up_the_tree(tmp_path):
+    """Two links pointing back up the tree made `**` walk about 2**40 paths: the section hung."""
+    loaded = _loaded(tmp_path)
+    notes = loaded.dir / "notes"
+    (notes / "deeper").mkdir(parents=True)
+    (notes / "a.md").write_text("# A\n")
+    (notes / "deeper" / "b.md").write_text("# B\n")
+    (notes / "up").symlink_to("..")
+    (notes / "here").symlink_to(".")
+    outcome: list[ProviderResult] = []
+    worker = threading.Thread(target=lambda: outcome.append(_files(loaded, "**/*.md", "**/*.txt")), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the recursive glob did not finish"
+    (result,) = outcome
+    assert [s.url for s in result.sources] == ["file:notes/a.md", "file:notes/deeper/b.md"]
+    assert [w.message for w in result.warnings] == ["glob '**/*.txt' matched no files"]

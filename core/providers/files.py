@@ -14,7 +14,9 @@ an absolute glob get a ``file:///…`` URI.
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import glob as globlib
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,6 +111,52 @@ def _read_text(path: Path) -> _Read:
     return _Read(clean_text(text, multiline=True), max(size, len(raw)), cut)
 
 
+def _glob(pattern: str, root: Path | None) -> list[str]:
+    """``glob(pattern, recursive=True)`` (relative to ``root`` when given), except that ``**``
+    never descends into a linked folder: two links pointing back up the tree made glob walk
+    about 2**40 paths, hanging the section."""
+    parts = Path(pattern).parts
+    deep = next((i for i, part in enumerate(parts) if part == "**"), None)
+    if deep is None:
+        return globlib.glob(pattern, root_dir=root, recursive=True)
+    prefix, rest = parts[:deep], list(parts[deep:])
+    tops = globlib.glob(os.path.join(*prefix), root_dir=root) if prefix else [""]
+    hits: list[str] = []
+    prune_hidden = not any(part.startswith(".") for part in rest)  # "**/.notes/*.md" must look inside
+    for top in tops:
+        start = os.path.join(root, top) if root is not None else top
+        if not os.path.isdir(start):
+            continue
+        for folder, dirs, files in os.walk(start, followlinks=False):  # a linked folder is listed, not entered
+            if prune_hidden:  # like glob: hidden folders only when named
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+            below = Path(os.path.relpath(folder, start)).parts if folder != start else ()
+            for name in files:
+                if _matches_parts(rest, [*below, name]):
+                    hits.append(os.path.join(top, *below, name))
+    return hits
+
+
+def _matches_parts(pattern: list[str], parts: list[str]) -> bool:
+    """Whether path ``parts`` match glob ``pattern`` components, ``**`` standing for any number
+    of folders (hidden names only where the pattern spells the dot, as glob does)."""
+    memo: dict[tuple[int, int], bool] = {}
+
+    def match(i: int, j: int) -> bool:
+        if (i, j) not in memo:
+            if i == len(pattern):
+                memo[i, j] = j == len(parts)
+            elif pattern[i] == "**":
+                memo[i, j] = match(i + 1, j) or (j < len(parts) and not parts[j].startswith(".") and match(i, j + 1))
+            else:
+                ok = j < len(parts) and fnmatch.fnmatchcase(parts[j], pattern[i])
+                ok = ok and (not parts[j].startswith(".") or pattern[i].startswith("."))
+                memo[i, j] = ok and match(i + 1, j + 1)
+        return memo[i, j]
+
+    return match(0, 0)
+
+
 class FilesProvider(Provider):
     name = "files"
     marker_prefix = "V"
@@ -129,9 +177,9 @@ class FilesProvider(Provider):
         for pattern in entry.glob:
             absolute = Path(pattern).expanduser().is_absolute()
             if absolute:
-                hits = globlib.glob(str(Path(pattern).expanduser()), recursive=True)
+                hits = _glob(str(Path(pattern).expanduser()), None)
             else:
-                hits = [str(root / h) for h in globlib.glob(pattern, root_dir=root, recursive=True)]
+                hits = [str(root / h) for h in _glob(pattern, root)]
             outside = 0
             for hit in sorted(hits):
                 try:
