@@ -4,7 +4,8 @@ Paths: a relative glob is resolved against the memo folder and may not leave it
 (``../other-memo/*.md`` is refused with a warning — a memo copied to another
 machine must not silently cite whatever sits next to it); an absolute glob is an
 explicit choice and is honoured. The memo's own store (``.sourcedesk/``) and
-hidden files are never read.
+hidden files are never read. ``**`` does not descend into linked folders (links
+back up the tree would make it walk forever); name a linked folder to read it.
 
 URLs are ``file:<path relative to the memo folder>`` (``file:notes/call.md``) so a
 memo kept in git cites the same thing on every machine; files reached through
