@@ -27,6 +27,7 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -196,6 +197,40 @@ _FIGURE_ASCII = re.compile(
     .replace(f"(?P<money_pre>{_PREFIX})", rf"(?=[$€£¥₹uachnsegjri])(?P<money_pre>{_PREFIX})"),
     re.X,
 )
+# Where a figure can begin in lower-cased ASCII text: a digit, a currency sign, or a word the
+# pattern starts with (a currency code, a number word, a month, "series"/"round"; "hundred" and the
+# scales only ever follow a number). Found in one pass, so the whole pattern is tried only at
+# those places, not at every letter of every word. (Its CJK and Arabic alternatives cannot match
+# ASCII text.)
+_FIRST_WORDS = sorted(
+    {
+        *_PREFIX[3:-1].replace("\\$", "$").split("|"),
+        *re.findall(r"[a-z]+", re.sub(r"\\[a-z]", " ", _NUMBER_WORD)),  # its words, not \s or \b
+        *_MONTHS,
+        "series",
+        "round",
+    }
+    - {"hundred", "thousand", "million", "billion", "trillion"},
+    key=len,
+    reverse=True,
+)
+_FIGURE_START = re.compile(r"\d|" + "|".join(map(re.escape, _FIRST_WORDS)))
+
+
+def _scan_ascii(low: str) -> Iterator[re.Match[str]]:
+    """``_FIGURE_ASCII.finditer(low)``, trying the pattern only where a figure can begin."""
+    pos, end = 0, len(low)
+    search, match = _FIGURE_START.search, _FIGURE_ASCII.match
+    while pos < end:
+        start = search(low, pos)
+        if start is None:
+            return
+        m = match(low, start.start())
+        if m is None:
+            pos = start.start() + 1
+        else:
+            yield m
+            pos = m.end()
 
 
 class Figure(NamedTuple):
@@ -389,7 +424,7 @@ def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order (offsets refer to ``normalise_text(text)``)."""
     norm = normalise_text(text)
     out: list[Figure] = []
-    found = _FIGURE_ASCII.finditer(norm.lower()) if norm.isascii() else _FIGURE.finditer(norm)
+    found = _scan_ascii(norm.lower()) if norm.isascii() else _FIGURE.finditer(norm)
     for m in found:
         glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"
         if glued and not _cjk_boundary(norm, m.start()):

@@ -1,0 +1,52 @@
+"""The figure scanner tries its large pattern only where a figure can begin: the figures it finds
+must be exactly those the pattern finds scanning every position (a claim's verdict rests on them)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.citations import figures as figures_module
+from core.citations.figures import figures
+
+TRICKY = [
+    "often 5 employees",  # "ten" ends "often": a number word glued to a word
+    "Caesar 5 customers",  # "sar 5" is a currency code glued to a word
+    "the A380 seats 500 people; v2019 shipped",
+    "US$5 million, s$3bn, HK$ 20m and nz$ 4 thousand",
+    "twenty-five offices, one hundred engineers, one of two, no one",
+    "may 2021 it may grow; Mar. 3, 2020; 14th of November 2023; 2023-11-14; sept 2020",
+    "a Series B, round C, 12%, 12 percent, 3 per cent and 2 percentage points",
+    "revenue of eur 20m (usd5 bn) in 2Q24 and Q3 FY2025",
+    "",
+    "no figure here at all",
+]
+
+
+def _reference(text: str) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+    return [(m.span(), m.groupdict()) for m in figures_module._FIGURE_ASCII.finditer(text.lower())]
+
+
+def _scanned(text: str) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+    return [(m.span(), m.groupdict()) for m in figures_module._scan_ascii(text.lower())]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_the_scan_finds_what_the_whole_pattern_finds(text):
+    assert _scanned(text) == _reference(text)
+
+
+def test_the_scan_agrees_on_random_mixtures_of_figure_words():
+    words = [w for text in TRICKY for w in text.split()] + ["x", "-", "5", "one", "ten", "$"]
+    rnd = random.Random(3)
+    for _ in range(3000):
+        text = rnd.choice(["", " ", "x"]).join(rnd.choice(words) for _ in range(rnd.randint(1, 10)))
+        assert _scanned(text) == _reference(text), text
+
+
+def test_glued_figures_are_still_skipped_and_the_rest_read():
+    # "sar 5" inside "Caesar 5" is glued to a word: skipped, and its 5 is not a count either;
+    # "ten" inside "often" reads as nothing, so "7 offices" still does
+    found = figures("Caesar 5 customers and often 7 offices, a $3M seed")
+    assert [(f.kind, f.value) for f in found] == [("count", 7.0), ("money", 3e6)]
