@@ -157,7 +157,7 @@ def canonical_host(host: str) -> str | None:
     if not host.isascii():
         host = _to_ascii(host) or ""
     host = host.rstrip(".").lower()
-    if not host or any(c in _FORBIDDEN_IN_HOST for c in host):
+    if not host or not _FORBIDDEN_IN_HOST.isdisjoint(host):
         return None
     ipv4 = _parse_ipv4(host)
     if ipv4 is not None:
@@ -210,6 +210,9 @@ def _is_tracking(key: str) -> bool:
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~()!*'")
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A path of these characters only (no "%") is its own normal form: nothing to encode or decode.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=._~-]*")
+_REPEATED_SLASHES = re.compile(r"/{2,}")
 
 
 def _normalise_path(path: str) -> str:
@@ -218,6 +221,8 @@ def _normalise_path(path: str) -> str:
     Non-ASCII and other unsafe characters are percent-encoded (UTF-8), escapes of
     unreserved characters are decoded and the rest are upper-cased — so the same
     page written three ways compares equal, while ``%2F`` stays distinct from ``/``."""
+    if _PLAIN_PATH.fullmatch(path):
+        return path
     encoded = quote(_STRAY_PERCENT.sub("%25", path), safe="/:@!$&'()*+,;=-._~%")
 
     def fix(m: re.Match[str]) -> str:
@@ -274,14 +279,21 @@ def normalise_url(url: str) -> str:
             port = f":{parts.port}"
     except ValueError:
         pass
-    path = re.sub(r"/{2,}", "/", parts.path or "").rstrip("/")
+    path = parts.path or ""
+    if "//" in path:
+        path = _REPEATED_SLASHES.sub("/", path)
+    path = path.rstrip("/")
     if path.lower().endswith("/amp"):
         path = path[:-4]
     path = _normalise_path(path)
-    query = sorted(
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not _is_tracking(k) and not _is_amp_flag(k, v)
+    query = (
+        sorted(
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not _is_tracking(k) and not _is_amp_flag(k, v)
+        )
+        if parts.query
+        else []
     )
     q = ("?" + urlencode(query)) if query else ""
     return f"{host}{port}{path}{q}"

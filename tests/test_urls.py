@@ -213,3 +213,23 @@ def test_local_file_urls_stay_distinct():
     assert normalise_url("file:notes/x.md") != normalise_url("file:other/x.md")
     assert normalise_url("file:a.md") != normalise_url("file:b.md")
     assert normalise_url("file:notes/x.md#part") == "file:notes/x.md"
+
+
+def test_a_plain_url_is_normalised_without_the_escaping_pass(monkeypatch):
+    """Every URL of a new draft is normalised once: a path with nothing to escape and no query
+    skips percent-encoding and query parsing (the same key, a fraction of the work)."""
+    import core.urls as urls
+
+    normalise_url.cache_clear()
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a plain URL needs no escaping or query parsing")
+
+    monkeypatch.setattr(urls, "quote", refuse)
+    monkeypatch.setattr(urls, "parse_qsl", refuse)
+    assert normalise_url("https://www.Invented-7.example.net//reports/2024/q3-results/") == (
+        "invented-7.example.net/reports/2024/q3-results"
+    )
+    monkeypatch.undo()
+    normalise_url.cache_clear()
+    assert normalise_url("https://x.org/caf%C3%A9?b=2&utm_source=z&a=1") == "x.org/caf%C3%A9?a=1&b=2"
