@@ -419,3 +419,25 @@ def test_a_bound_or_an_approximation_is_stated_by_a_value_it_admits(claim, passa
     """'over 400 employees' is true of 450 and 'about $125 million' of $126 million: no contradiction,
     no weak flag; a value outside the bound still contradicts."""
     assert supports_text(claim, passage).support == expected
+
+
+def test_a_claim_opening_with_a_name_the_sources_use_is_read_for_names_once(monkeypatch):
+    """ "Observe.AI raised …": whether the opening word is a name decides which names are read, so
+    the claim is read for names once, against the names the sources use, and keeps the name."""
+    import core.citations.support as support
+
+    scorer = SupportScorer(
+        [Evidence.build([("text", "Observe.AI raised $125 million in a Series D round led by Sequoia.")])]
+    )
+    reads: list[str] = []
+    real = support.distinctive_names
+
+    def counted(text: str, proper: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str]]]:
+        reads.append(text)
+        return real(text, proper)
+
+    monkeypatch.setattr(support, "distinctive_names", counted)
+    claim = scorer.claim("Observe.AI raised $125 million in a Series D round led by Kleiner Perkins.")
+    assert reads == [claim.text]
+    assert [name for name, _ in claim.names] == ["Observe.AI", "Kleiner Perkins"]
+    assert scorer.judge(claim, 0).support != SUPPORTED and "Kleiner Perkins" in scorer.judge(claim, 0).reason

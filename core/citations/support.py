@@ -623,11 +623,12 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            spotted = _names_in(text, self.known)
             opening = _OPENING_WORD.match(text)
             word = opening.group(1) if opening is not None else ""
             if word[:1].isupper() and not (term_set(word) & self.known) and term_set(word) & self._df.keys():
                 spotted = _names_in(text, self.names_known)  # is the opening word a name the sources use?
+            else:
+                spotted = _names_in(text, self.known)
             names = tuple((name, t - skip) for name, t in spotted if t - skip)
             if row:
                 if self._used is None:  # a label opening its cell is a name when the sources use it
