@@ -57,17 +57,24 @@ _FORBIDDEN_IN_HOST = frozenset("\x7f #%/:<>?@[\\]^|") | frozenset(chr(i) for i i
 _HEX_RE = re.compile(r"^[0-9a-fA-F]*$")
 _OCT_RE = re.compile(r"^[0-7]*$")
 _DEC_RE = re.compile(r"^[0-9]+$")
+# A host name needing no further check: it can be no IPv4 address (its last label starts with a
+# letter), nor carry a forbidden character or an empty or over-long label.
+_PLAIN_HOST = re.compile(r"(?:[a-z0-9-]{1,63}\.)*[a-z][a-z0-9-]{0,62}")
 
 
 def _slashes_before_query(rest: str) -> str:
     """In special schemes "\\" is a path separator, but only up to the query/fragment."""
+    if "\\" not in rest:
+        return rest
     cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
     return rest[:cut].replace("\\", "/") + rest[cut:]
 
 
 def _prepare(url: str) -> str:
     """An absolute ``scheme://…`` string a standard parser agrees with browsers on."""
-    url = url.strip(_C0_AND_SPACE).translate(_DROP_TAB_NEWLINE)
+    url = url.strip(_C0_AND_SPACE)
+    if "\t" in url or "\n" in url or "\r" in url:
+        url = url.translate(_DROP_TAB_NEWLINE)
     http = _HTTP_PREFIX_RE.match(url)
     if http:
         return f"{http.group(1).lower()}://{_slashes_before_query(url[http.end() :])}"
@@ -157,6 +164,8 @@ def canonical_host(host: str) -> str | None:
     if not host.isascii():
         host = _to_ascii(host) or ""
     host = host.rstrip(".").lower()
+    if _PLAIN_HOST.fullmatch(host) and "xn--" not in host:
+        return host  # letters, digits and hyphens in labels of 1 to 63, the last one not a number
     if not host or not _FORBIDDEN_IN_HOST.isdisjoint(host):
         return None
     ipv4 = _parse_ipv4(host)

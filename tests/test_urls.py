@@ -233,3 +233,24 @@ def test_a_plain_url_is_normalised_without_the_escaping_pass(monkeypatch):
     monkeypatch.undo()
     normalise_url.cache_clear()
     assert normalise_url("https://x.org/caf%C3%A9?b=2&utm_source=z&a=1") == "x.org/caf%C3%A9?a=1&b=2"
+
+
+@pytest.mark.parametrize("host", ["Docs.Cresta.COM.", "a-1.example.net", "x" * 63 + ".io", "site7.example.org"])
+def test_an_ordinary_host_name_is_canonical_without_the_address_checks(monkeypatch, host):
+    """A host of letters, digits and hyphens whose last label starts with a letter can be no IPv4
+    address and has no label to check: it is canonical at once, lower-cased, trailing dot gone."""
+    import core.urls as urls
+
+    def refuse(_host: str) -> None:
+        raise AssertionError("an ordinary host name needs no IPv4 parsing")
+
+    monkeypatch.setattr(urls, "_parse_ipv4", refuse)
+    assert canonical_host(host) == host.rstrip(".").lower()
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [("0x7f.1", "127.0.0.1"), ("1.2.3.4", "1.2.3.4"), ("a.1", None), ("x" * 64 + ".io", None), ("xn--", None)],
+)
+def test_hosts_that_are_not_ordinary_names_are_still_checked(host, canonical):
+    assert canonical_host(host) == canonical
