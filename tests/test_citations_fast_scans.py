@@ -1,5 +1,6 @@
-"""The figure scanner tries its large pattern only where a figure can begin: the figures it finds
-must be exactly those the pattern finds scanning every position (a claim's verdict rests on them)."""
+"""Quick scans standing in for large patterns must find exactly what those patterns find: the
+figure scanner tries its pattern only where a figure can begin, and the relation cue test reads
+ASCII text lower-cased (a claim's verdict rests on both)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,23 @@ def test_glued_figures_are_still_skipped_and_the_rest_read():
     # "ten" inside "often" reads as nothing, so "7 offices" still does
     found = figures("Caesar 5 customers and often 7 offices, a $3M seed")
     assert [(f.kind, f.value) for f in found] == [("count", 7.0), ("money", 3e6)]
+
+
+RELATION_CUES = [
+    "Founded by Priya Raman, the Pleasanton-based company",
+    "The round was LED by Sequoia; Accel participated.",
+    "a Sequoia-backed startup",
+    "its Chief  Executive\tOfficer, Sam Lee",
+    "the ledger was co-founded in 2017",
+    "Company 3 raised 3 million in a funding round",  # no cue at all
+    "misled investors and pre_led nothing",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", RELATION_CUES)
+def test_the_quick_relation_cue_test_agrees_with_the_case_blind_pattern(text):
+    from core.citations import relations
+
+    assert relations.may_state_relations.__wrapped__(text) == (relations._HINT.search(text) is not None)
+    assert (relations._HINT_ASCII.search(text.lower()) is None) == (relations._HINT.search(text) is None)
