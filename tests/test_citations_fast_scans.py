@@ -71,3 +71,13 @@ def test_the_quick_relation_cue_test_agrees_with_the_case_blind_pattern(text):
 
     assert relations.may_state_relations.__wrapped__(text) == (relations._HINT.search(text) is not None)
     assert (relations._HINT_ASCII.search(text.lower()) is None) == (relations._HINT.search(text) is None)
+
+
+def test_counts_years_and_scaled_numbers_are_read_without_trying_the_other_kinds(monkeypatch):
+    """Most figures in prose are counts, years and scaled numbers: they are read straight away."""
+    monkeypatch.setattr(figures_module, "_early_figure", lambda *_: pytest.fail("not a money or date figure"))
+    found = figures.__wrapped__("40 employees in 2017 and 2.3 million users")
+    assert [(f.kind, f.value) for f in found] == [("count", 40.0), ("year", 2017.0), ("number", 2.3e6)]
+    monkeypatch.undo()
+    found = figures.__wrapped__("$125M in a Series D on 14 November 2023, up 12%")
+    assert [f.kind for f in found] == ["money", "round", "date", "percent"]

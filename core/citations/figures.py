@@ -284,6 +284,27 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
     """The figure ``m`` found; ``m`` may have run on a lower-cased copy of ``written`` (the same
     offsets), so the figure's text, and whatever else depends on case, is read from ``written``."""
     text = written[m.start() : m.end()].strip()
+    if (m.lastindex or 0) < _TAIL_GROUPS:  # one of the money, percent, date or round alternatives
+        return _early_figure(m, written, text)
+    if m.group("scaled_num"):
+        return Figure("number", _number(m.group("scaled_num")) * _scale(m.group("scaled")), "", text)
+    if m.group("year"):
+        return Figure("year", float(m.group("year")), "", text)
+    if m.group("count_num"):
+        rest = written[m.start("count_rest") : m.end("count_rest")].strip()
+        if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
+            return None
+        unit = terms(rest)
+        return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
+    return None
+
+
+# The groups of the last three alternatives (a scaled number, a year, a count: most figures in prose)
+# come after all others: a match whose last group is one of them is one of those alternatives.
+_TAIL_GROUPS = _FIGURE.groupindex["scaled_num"]
+
+
+def _early_figure(m: re.Match[str], written: str, text: str) -> Figure | None:
     if m.group("money_pre"):
         currency = _PREFIX_CURRENCY.get(m.group("money_pre").lower(), "")
         if m.group("mp_suffix"):
@@ -315,16 +336,6 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
     letter = _round_letter(m)
     if letter is not None:
         return Figure("round", letter, "", text)
-    if m.group("scaled_num"):
-        return Figure("number", _number(m.group("scaled_num")) * _scale(m.group("scaled")), "", text)
-    if m.group("year"):
-        return Figure("year", float(m.group("year")), "", text)
-    if m.group("count_num"):
-        rest = written[m.start("count_rest") : m.end("count_rest")].strip()
-        if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
-            return None
-        unit = terms(rest)
-        return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
     return None
 
 
