@@ -119,10 +119,10 @@ class SectionWriter(_Model):
 def _check_preset(value: str | None) -> str | None:
     if value is None:
         return None
-    from core.writers.agent import PRESETS, canonical_preset
+    from core.writers.agent import UnknownPreset, canonical_preset
 
     if canonical_preset(value) is None:
-        raise ValueError(f"unknown preset {value!r}; the Agent API presets are {', '.join(PRESETS)}")
+        raise UnknownPreset(value)
     return value.strip().lower()
 
 

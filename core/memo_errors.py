@@ -331,6 +331,9 @@ def describe_error(err: Mapping[str, Any], root: yaml.Node | None) -> Problem:
         if message.startswith(prefix):
             message = message[len(prefix) :]
     problem.message = message
+    hint = getattr(ctx.get("error"), "hint", None)  # a validator's own error may say what to write
+    if isinstance(hint, str) and hint:
+        problem.hint = hint
     return problem
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.errors import UserError
-from core.phrases import normalise_phrase, words
+from core.phrases import normalise_phrase, shown_words, words
 
 Origin = Literal["memo", "global"]
 EXCLUDE_TEXT_MAX_WORDS = 5  # Exa: one string of up to five words
@@ -42,7 +42,7 @@ MIN_NAME_CHARS = 3
 def canonical_name(text: str) -> tuple[str, str]:
     """``(name as shown, normalised key)``; ``UserError`` for a phrase with no words or so
     short it would match almost everything."""
-    shown = " ".join((text or "").split())
+    shown = shown_words(" ".join((text or "").split()))  # "Kestra&nbsp;Medical" is stored as read
     key = normalise_phrase(shown)
     if not key:
         raise UserError(f"{shown!r} has no words to match" if shown else "an empty name was given", hint=_NAME_HINT)

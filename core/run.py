@@ -250,7 +250,8 @@ def writer_from_settings(settings: Settings, memo: Memo, *, http: httpx.AsyncCli
 
 def newest_first(entries: list[dict[str, Any]]) -> list[str]:
     """Rejected domains, most recently rejected first (what a capped deny-list keeps)."""
-    ordered = sorted(entries, key=lambda e: str(e.get("added_at") or ""), reverse=True)
+    # ``seq`` orders the rejections of one second (several domains rejected at once)
+    ordered = sorted(entries, key=lambda e: (str(e.get("added_at") or ""), int(e.get("seq") or 0)), reverse=True)
     return [str(e["domain"]) for e in ordered if e.get("domain")]
 
 

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Footer, Static
 
 from core.memo import Namesake
 from core.namesakes import LearnedNamesake
@@ -60,6 +60,7 @@ class NamesakesScreen(ModalScreen[None]):
             )
             yield DataTable(id="namesakes", cursor_type="row", zebra_stripes=True)
             yield Static(id="namesakes-note", markup=False)
+        yield Footer()  # this dialog's keys; without it the screen below shows its own, which do not work here
 
     def on_mount(self) -> None:
         table = self.query_one("#namesakes", DataTable)

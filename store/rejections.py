@@ -38,17 +38,32 @@ def list_domains(docs: Docs) -> list[str]:
 
 
 def list_entries(docs: Docs) -> list[dict[str, Any]]:
+    """By domain; ``seq`` orders rejections made in the same second (higher: later)."""
     return sorted(
-        ({"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", "")} for d in docs),
+        (
+            {"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", ""), "seq": _seq(d)}
+            for d in docs
+        ),
         key=lambda e: e["domain"],
     )
+
+
+def _seq(doc: Mapping[str, Any]) -> int:
+    value = doc.get("seq")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _next_seq(table: Table) -> int:
+    """One more than any stored: a timestamp has whole seconds, and the writer's deny-list
+    is cut newest first, so rejections of one second need an order of their own."""
+    return max((_seq(doc) for doc in table.all()), default=0) + 1
 
 
 def add_domain(table: Table, domain: str, note: str = "") -> bool:
     domain = canonical_domain(domain)
     if table.contains(_Q.domain == domain):
         return False
-    table.insert({"domain": domain, "note": note or "", "added_at": _now()})
+    table.insert({"domain": domain, "note": note or "", "added_at": _now(), "seq": _next_seq(table)})
     return True
 
 
@@ -61,8 +76,10 @@ def add_domains(table: Table, domains: Iterable[str], note: str = "") -> int:
         if domain not in have:
             have.add(domain)
             new.append(domain)
-    stamp = _now()
-    table.insert_multiple({"domain": d, "note": note or "", "added_at": stamp} for d in new)
+    stamp, seq = _now(), _next_seq(table)  # in the order given: the last one is the newest
+    table.insert_multiple(
+        {"domain": d, "note": note or "", "added_at": stamp, "seq": seq + n} for n, d in enumerate(new)
+    )
     return len(new)
 
 

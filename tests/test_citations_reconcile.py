@@ -680,7 +680,7 @@ def test_a_table_cell_is_about_its_rows_company_and_a_bare_number_is_a_count_of_
     wrong = reconcile("| Company | Founded |\n|---|---|\n| Observe.AI | 2017 [^E1] |\n", TABLE_SOURCES)
     verdict = row(wrong, "E1")
     assert verdict["status"] == "verified" and verdict["support"] != "supported"
-    assert "Observe.AI not in the source" in verdict["reason"]
+    assert "'Observe.AI' not in the source" in verdict["reason"]
 
 
 def test_versions_labels_and_names_with_numbers_are_no_uncited_figures():

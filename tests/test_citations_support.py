@@ -338,7 +338,7 @@ def test_a_page_that_never_names_the_subject_does_not_support_the_subjects_figur
         "Cresta cut 20% of its workforce in March 2024 [^9].\n\n[^9]: https://invented.test/cresta-layoffs\n"
     )
     rows = {c["key"]: c for c in reconcile(draft, sources, subject=["Cresta"]).report.to_json()["citations"]}
-    assert rows["E1"]["support"] != "supported" and "Cresta not in the source" in rows["E1"]["reason"]
+    assert rows["E1"]["support"] != "supported" and "'Cresta' not in the source" in rows["E1"]["reason"]
     assert rows["9"]["status"] == "dropped"
     own = [{**sources[0], "snippet": "The startup laid off 20% of its workforce in March 2024.", "about": None}]
     kept = reconcile("Cresta laid off 20% of its workforce in March 2024 [^E1].\n", own, subject=["Cresta"])
@@ -356,7 +356,7 @@ def test_a_name_opening_the_claim_is_a_name_when_the_sources_only_ever_capitalis
     )
     claim = scorer.claim("Observe.AI was founded in 2017.")
     wrong, right = scorer.judge(claim, 0), scorer.judge(claim, 1)
-    assert wrong.support != SUPPORTED and "Observe.AI not in the source" in wrong.reason
+    assert wrong.support != SUPPORTED and "'Observe.AI' not in the source" in wrong.reason
     assert right.support == SUPPORTED
     assert scorer.claim("Founded in 2017, it grew.").names == ()  # "founded" is written in lower case: no name
 
@@ -441,3 +441,12 @@ def test_a_claim_opening_with_a_name_the_sources_use_is_read_for_names_once(monk
     assert reads == [claim.text]
     assert [name for name, _ in claim.names] == ["Observe.AI", "Kleiner Perkins"]
     assert scorer.judge(claim, 0).support != SUPPORTED and "Kleiner Perkins" in scorer.judge(claim, 0).reason
+
+
+@pytest.mark.parametrize("written", ["Holdings'", "Holdings’", "Holdings's"])
+def test_a_missing_name_is_quoted_in_the_reason_without_its_possessive(written):
+    scorer = SupportScorer([Evidence.build([("text", "The airline raised fares by 4% in 2023.")])])
+    verdict = scorer.judge(scorer.claim(f"Revenue of NATS {written} unit rose 4% in 2023."), 0)
+    assert verdict.support != SUPPORTED
+    assert "'NATS Holdings' not in the source" in verdict.reason, verdict.reason
+    assert "Holdings' not" not in verdict.reason.replace("'NATS Holdings' not", "")

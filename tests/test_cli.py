@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from store.global_store import GlobalStore
 from tui import cli
 from tui.cli import COMMANDS, Command, CommandTableError, build_parser, main
 
@@ -272,12 +273,49 @@ def test_json_from_reject_and_unreject(memo, capsys):
         "changed": True,
         "sections": [],
         "still_rejected": [],
+        "domains": [{"domain": "kestra.com", "added": True}],
+        "names": [],
+        "learned_namesakes": [],
     }
     assert main(["reject", "kestra.com", "--memo", str(memo), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["changed"] is False
     assert main(["unreject", "kestra.com", "--memo", str(memo), "--json"]) == 0
     undone = json.loads(capsys.readouterr().out)
     assert undone["changed"] is True and undone["domain"] == "kestra.com" and undone["still_rejected"] == []
+    assert undone["domains"] == [{"domain": "kestra.com", "removed": True, "still_rejected": []}]
+    assert undone["names"] == [] and undone["namesakes_forgotten"] == [] and undone["refresh"] == []
+
+
+@pytest.mark.parametrize("where", [["--memo"], ["--global"], ["--global", "--memo"]])
+def test_reject_json_has_one_shape_whatever_the_number_of_domains_or_names(memo, capsys, where):
+    flags = [x for w in where for x in ([w, str(memo)] if w == "--memo" else [w])]
+    shapes = []
+    for given in (["a-one.com"], ["b-two.com", "c-three.com"], ["--name", "Kestra Medical"]):
+        assert main(["reject", *given, *flags, "--json"]) == 0
+        shapes.append(set(json.loads(capsys.readouterr().out)))
+        assert main(["unreject", *given, *flags, "--json"]) == 0
+        shapes.append(set(json.loads(capsys.readouterr().out)) | {"reject"})
+    rejects, unrejects = shapes[0::2], shapes[1::2]
+    assert all(s == rejects[0] for s in rejects), rejects
+    assert all(s == unrejects[0] for s in unrejects), unrejects
+    assert {"domain", "domains", "names", "changed", "sections", "still_rejected"} <= rejects[0]
+
+
+def test_unreject_of_what_is_not_rejected_is_no_error_as_reject_of_what_is(memo, capsys):
+    assert main(["reject", "kestra.com", "--global"]) == 0
+    capsys.readouterr()
+    for argv in (["kestra.com", "--memo", str(memo)], ["--name", "Kestra Medical", "--global"]):
+        assert main(["unreject", *argv, "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        assert document["changed"] is False
+        assert main(["unreject", *argv]) == 0
+        said = capsys.readouterr()
+        assert "is not rejected" in said.out and "nothing changed" in said.out and said.err == ""
+    assert main(["unreject", "kestra.com", "--memo", str(memo)]) == 0
+    assert "It is rejected globally: `sourcedesk unreject kestra.com --global`" in capsys.readouterr().out
+    assert GlobalStore().rejects() == ["kestra.com"]  # the other scope's rejection is untouched
+    assert main(["unreject", "x", "--global"]) == 2  # junk is still bad input, as for reject
+    assert main(["unreject", "--name", "x", "--global"]) == 2
 
 
 def test_the_workbench_log_exception_calls_reach_the_log_file():
@@ -293,3 +331,29 @@ def test_the_workbench_log_exception_calls_reach_the_log_file():
     written = log_file().read_text(encoding="utf-8")
     assert "sourcedesk.tui" in written and "section overview failed while writing" in written
     assert "Traceback (most recent call last)" in written and "ValueError: a worker tripped" in written
+
+
+@pytest.mark.parametrize(
+    "argv, usage",
+    [
+        (["run", "DIR", "--bogus"], "usage: sourcedesk run "),
+        (["reject", "a.com", "--bogus"], "usage: sourcedesk reject "),
+        (["config", "path", "--bogus"], "usage: sourcedesk config path "),
+        (["--bogus"], "usage: sourcedesk [-h]"),
+    ],
+)
+def test_an_unknown_argument_shows_the_usage_of_the_command_it_was_given_to(capsys, argv, usage):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "unrecognized arguments: --bogus" in err
+
+
+def test_unreject_refuses_a_non_domain_before_lifting_anything(memo, capsys):
+    assert main(["reject", "kestra.com", "--memo", str(memo)]) == 0
+    capsys.readouterr()
+    assert main(["unreject", "kestra.com", "not a domain", "--memo", str(memo)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["rejects", "--memo", str(memo), "--json"]) == 0
+    assert [e["domain"] for e in json.loads(capsys.readouterr().out)["memo"]["rejects"]] == ["kestra.com"]

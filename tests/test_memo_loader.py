@@ -456,6 +456,19 @@ def test_bad_writer_choices_are_load_errors(tmp_path, writer, fragment):
     assert fragment in str(err) and "memo.yaml:3" in str(err)
 
 
+@pytest.mark.parametrize("where", ["memo", "section"])
+def test_an_unknown_preset_has_a_hint_listing_the_valid_presets(tmp_path, where):
+    if where == "memo":
+        text = HEAD.replace("sections:", "writer: {preset: hihg}\nsections:") + "  - {id: a, title: A}\n"
+    else:
+        text = HEAD + "  - {id: a, title: A, writer: {preset: hihg}}\n"
+    err = _error(tmp_path, text)
+    assert "unknown preset 'hihg'" in str(err)
+    assert err.hint is not None and "\nHint: " in str(err)
+    assert "did you mean 'high'?" in err.hint
+    assert "valid presets: fast, low, medium, high, xhigh" in err.hint and "pro-search" in err.hint
+
+
 def test_a_strict_section_that_names_a_preset_is_a_load_error_naming_the_conflict(tmp_path):
     err = _error(
         tmp_path,

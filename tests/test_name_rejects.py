@@ -58,6 +58,45 @@ def test_matching_is_whole_words_ignoring_case_and_punctuation():
     assert not hit(["Kestra Medicalx"]) and not hit(["Kestra, a medical device"]) and not hit(["Kestra"])
 
 
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Kestra\u00a0Medical prices its IPO",  # a non-breaking space
+        "Kestra\u202fMedical prices its IPO",  # a narrow one
+        "Kestra&nbsp;Medical prices its IPO",  # an HTML entity left in a scraped title
+        "Kestra&#160;Medical prices its IPO",
+        "Kestra&#xA0;Medical prices its IPO",
+        "Kestra&amp;nbsp;Medical prices its IPO",  # escaped twice
+        "Kestra&nbspMedical prices its IPO",  # no semicolon, as browsers still read it
+        "K&eacute;stra Medical prices its IPO",
+    ],
+)
+def test_non_breaking_spaces_and_entities_count_as_what_they_stand_for(title):
+    names = assemble(memo_names=["Kestra Medical"])
+    source = {"title": title, "text": "", "url": "https://press.test/ipo"}
+    assert names.match(source) is not None
+    assert names.match({"title": "Results", "text": f"In June, {title.lower()}."}) is not None
+    from core.phrases import WordText
+
+    assert [h.written for h in WordText(title).find("kestra medical")] in (["Kestra Medical"], ["Késtra Medical"])
+
+
+def test_a_phrase_pasted_with_an_entity_is_stored_as_it_reads(tmp_path, capsys):
+    d = tmp_path / "memo"
+    assert main(["init", str(d), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
+    assert main(["reject", "--name", "Kestra&nbsp;Medical", "--memo", str(d)]) == 0
+    assert main(["reject", "--name", "Kestra\u00a0Medical", "--memo", str(d)]) == 0
+    assert "already rejected" in capsys.readouterr().out
+    with MemoStore(d) as store:
+        assert store.reject_names() == ["Kestra Medical"]
+
+
+def test_entities_do_not_join_or_invent_words():
+    names = assemble(memo_names=["Kestra Medical"])
+    assert names.match_texts(["Kestra&amp;Medical"]) == names.match_texts(["Kestra & Medical"])  # punctuation
+    assert not names.match_texts(["Kestra&nbsp;Medicals"]) and not names.match_texts(["Kestra&copy;"])
+
+
 def test_a_name_reject_takes_third_party_coverage_out_of_every_frozen_set(kestra, exa, capsys):
     assert IPO in _urls(kestra, "funding") and LAWSUIT in _urls(kestra, "risks")  # precondition: the leak
     assert main(["reject", "--name", "kestra-medical", "--memo", str(kestra)]) == 0
@@ -85,7 +124,7 @@ def test_unreject_name_restores_exactly_what_it_removed(kestra, capsys):
     capsys.readouterr()
     assert main(["unreject", "--name", "KESTRA MEDICAL", "--memo", str(kestra), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["names"] == [{"name": "KESTRA MEDICAL", "still_rejected": []}]
+    assert document["names"] == [{"name": "Kestra Medical", "removed": True, "still_rejected": []}]  # as stored
     assert {sid: _urls(kestra, sid) for sid in before} == before
     with MemoStore(kestra) as store:
         assert store.reject_names() == []
@@ -279,7 +318,7 @@ def test_unreject_after_a_refresh_says_which_sections_only_a_refresh_brings_back
     assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["refresh"] == ["funding"]  # risks still holds its pre-reject retrieval: put back
-    assert main(["unreject", "--name", "x", "--memo", str(kestra)]) == 2
+    assert main(["unreject", "--name", "x", "--memo", str(kestra)]) == 2  # too short to be a name
     capsys.readouterr()
     assert main(["reject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0
     assert main(["unreject", "--name", "Kestra Medical", "--memo", str(kestra)]) == 0

@@ -337,6 +337,25 @@ def test_rejections_past_the_cap_are_enforced_on_the_writers_results(env, fixtur
     assert all("synadia.com" not in (c["resolved_url"] or "") for c in outcome.report["citations"])
 
 
+def test_rejections_of_the_same_second_reach_the_filter_newest_first(env, fixture_memo):
+    """Several domains rejected at once (or within one second): the last given is the newest,
+    whatever their alphabetical order, so a capped filter keeps the analyst's latest ones."""
+    with MemoStore(fixture_memo) as store:
+        store.add_rejects(["zeta-one.example.com", "alpha-two.example.com", "mid-three.example.com"])
+        store.add_reject("beta-four.example.com")
+        store.add_reject("aaa-five.example.com")
+    [outcome] = _run(fixture_memo, ["competitors"])
+    with MemoStore(fixture_memo) as store:
+        run = store.get_run(outcome.run_id)
+    assert run.domain_filter[:5] == [
+        "-aaa-five.example.com",
+        "-beta-four.example.com",
+        "-mid-three.example.com",
+        "-alpha-two.example.com",
+        "-zeta-one.example.com",
+    ]
+
+
 # ---------------------------------------------------------------- the legacy and compatible paths stay
 
 

@@ -297,6 +297,28 @@ def test_missing_keys_are_announced_at_start(tmp_path):
     asyncio.run(scenario())
 
 
+def test_a_retired_writer_model_setting_is_announced_at_start_as_run_says_it(tmp_path):
+    from store.global_store import GlobalStore
+    from tui.app import SourcedeskApp
+    from tui.demo import DemoSettings, prepare_demo
+
+    memo = prepare_demo(root=tmp_path / "demo")
+    text = (memo / "memo.yaml").read_text(encoding="utf-8")
+    (memo / "memo.yaml").write_text(text.replace("  model: perplexity/sonar  #", "  #"), encoding="utf-8")
+
+    async def scenario(writer_model):
+        settings = DemoSettings(writer_model=writer_model)
+        app = SourcedeskApp(memo, settings=settings, global_store=GlobalStore(tmp_path / "g.json"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            return [m for s, m in app.notices if s == "warning"]
+
+    warnings = asyncio.run(scenario("sonar-pro"))
+    retired = [m for m in warnings if "the writer_model setting (sonar-pro) is a retired Sonar model" in m]
+    assert len(retired) == 1 and "preset: low" in retired[0], warnings
+    assert not any("retired" in m for m in asyncio.run(scenario("perplexity/sonar")))
+
+
 def test_the_history_tab_lists_every_run_newest_first(sb, tmp_path):
     async def scenario():
         app = make_app(tmp_path, sb.url)

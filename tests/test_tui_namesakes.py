@@ -14,7 +14,7 @@ from screens.memo_screen import MemoScreen
 from screens.namesakes_modal import NamesakesScreen
 from screens.reject_name_modal import RejectNameScreen
 from screens.section_screen import SectionScreen
-from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, select_row, wait_for
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 
 GUARDIAN = "www.theguardian.com"
 
@@ -129,6 +129,29 @@ def test_the_namesakes_list_marks_learned_ones_and_removes_them(sb, tmp_path):
             await pilot.pause()
             assert app.store.learned_namesakes() == [] and table.row_count == 1
             await pilot.press("escape")
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("opened_from", ["memo", "section"])
+def test_the_namesakes_list_footer_shows_its_own_keys_not_the_screen_below(sb, tmp_path, opened_from):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            if opened_from == "section":
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            below = screen_text(app)
+            assert "Refresh" in below  # precondition: the screen below shows its own keys
+            await pilot.press("N")
+            await wait_for(pilot, lambda: isinstance(app.screen, NamesakesScreen), what="the namesakes list")
+            await pilot.pause()
+            shown = screen_text(app)
+            assert "esc Close" in shown and "d Remove learned" in shown
+            assert "R Refresh" not in shown and "r Run" not in shown and "d Drop" not in shown
+            await pilot.press("escape")
+            await pilot.pause()
+            assert "Refresh" in screen_text(app)  # and back again
 
     asyncio.run(scenario())
 

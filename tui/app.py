@@ -123,6 +123,14 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.title = self.loaded.memo.title
         self.sub_title = " · ".join(part for part in (banner, f"writer: {self.writer_label()}") if part)
 
+    def load_notices(self) -> list[str]:
+        """What memo.yaml and the settings ask for that runs differently (a retired Sonar name,
+        in the memo or in the writer_model setting): said at start, as ``sourcedesk run`` does."""
+        from core.writers.choice import setting_notices
+
+        api = self.loaded.memo.writer.api or self.settings.writer_api
+        return [*self.loaded.notices, *setting_notices(self.loaded.memo, api, self.settings.writer_model)]
+
     def writer_label(self) -> str:
         """Which writer the runs use, as the header shows it (e.g. "Perplexity Agent API")."""
         try:
@@ -149,7 +157,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         writer = writer_class(self.loaded.memo.writer.api or self.settings.writer_api)
         if writer.needs_key and not is_set(self.settings.key_for(writer.api)):
             self.say(f"No {writer.key_name} is set: runs will fail at the writer until one is set.", "warning")
-        for notice in self.loaded.notices:
+        for notice in self.load_notices():
             self.say(notice, "warning")
         self._watch_terminal()
 

@@ -141,6 +141,19 @@ def build_parser(argv: list[str] | None = None, commands: tuple[Command, ...] | 
     return parser
 
 
+def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub)command ``args`` chose (``config path``: the ``path`` one)."""
+    while True:
+        chosen = None
+        for action in parser._actions:  # argparse has no public way to reach its subparsers
+            if isinstance(action, argparse._SubParsersAction):
+                name = getattr(args, action.dest, None) if action.dest != argparse.SUPPRESS else None
+                chosen = action.choices.get(name) if isinstance(name, str) else None
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -148,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     except CommandTableError as exc:
         print(f"sourcedesk: broken installation: {exc}", file=sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the parser of the (sub)command they were given to, with its usage
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

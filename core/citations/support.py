@@ -736,7 +736,7 @@ class SupportScorer:
             return Verdict(SUPPORTED, score, evidence, complete=True)
         why = "; ".join(
             [f"{f.text} not in the source" for f in missing]
-            + [f"{n} not in the source" for n in absent]
+            + [f"{_named(n)} not in the source" for n in absent]
             + [f"the source does not say {r.describe()}" for r in unconfirmed]
         )
         if score >= self.partial_min:
@@ -938,3 +938,14 @@ def supports_text(
 
 def _excerpt(text: str) -> str:
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[: MAX_EVIDENCE_CHARS - 1].rstrip() + "…"
+
+
+_POSSESSIVE_RE = re.compile(r"(?:['\u2019]s?)$")
+
+
+def _named(name: str) -> str:
+    """A name in a reason, quoted and without the possessive it was written with ("NATS
+    Holdings' revenue" → 'NATS Holdings'); a quarter ("Q3") stays as it is."""
+    if re.fullmatch(r"Q[1-4]", name):
+        return name
+    return f"'{_POSSESSIVE_RE.sub('', name) or name}'"

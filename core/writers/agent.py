@@ -40,6 +40,7 @@ across two deltas goes whole.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -75,6 +76,19 @@ def canonical_preset(name: str) -> str | None:
     if key in PRESETS:
         return key
     return PRESET_ALIASES.get(key)
+
+
+class UnknownPreset(ValueError):
+    """A preset the Agent API does not know; ``hint`` lists the ones it does."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown preset {name!r}; the Agent API presets are {', '.join(PRESETS)}")
+        close = difflib.get_close_matches(name.strip().lower(), [*PRESETS, *PRESET_ALIASES], n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        self.hint = (
+            f"{guess}valid presets: {', '.join(PRESETS)} (older names also accepted: "
+            f"{', '.join(PRESET_ALIASES)}); or name a model with model: instead"
+        )
 
 
 class AgentWriter(HttpWriter):

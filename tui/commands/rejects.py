@@ -27,10 +27,13 @@ that memo's sets at once, as the app does for the memo it has open.
 ``{"domain", "scope", "memo", "changed", "sections": [{"section", "set", "sources":
 [{"marker", "title", "url"}]}], "still_rejected": [scopes]}`` — ``domain`` is the (first)
 domain, ``changed`` says whether a list changed, ``sections`` the frozen sets that lost
-(reject) or got back (unreject) sources, and ``set`` the id of each new version. Several
-domains add ``"domains": [{"domain", "added"}]``, names ``"names": [{"name", "added"}]``
-(un-reject: ``"still_rejected"`` per name), learned namesakes ``"learned_namesakes"`` and
-forgotten ones ``"namesakes_forgotten"``.
+(reject) or got back (unreject) sources, and ``set`` the id of each new version. Every
+domain and name given is listed, whatever their number: ``"domains": [{"domain", "added"}]``
+and ``"names": [{"name", "added"}]`` (un-reject: ``{"domain"|"name", "removed",
+"still_rejected"}``, the name as it was stored), then ``"learned_namesakes"`` (reject) or
+``"namesakes_forgotten"`` and ``"refresh"`` (un-reject), empty lists when there are none.
+Un-rejecting what is not rejected is no error: ``changed`` is false and the text says so,
+as rejecting what is already rejected does.
 """
 
 from __future__ import annotations
@@ -240,12 +243,13 @@ def _emit(args, document: dict[str, Any], lines: list[str]) -> None:
 
 
 def _shaped(document: dict[str, Any], *, unreject: bool) -> dict[str, Any]:
-    """The ``--json`` object: the one-domain keys first, what many domains or names add after."""
+    """The ``--json`` object, one shape whatever was given: the first domain's keys first (kept
+    for scripts written against one domain), then every domain and name, each as a list."""
     domains = document.get("domains") or []
     names = document.get("names") or []
     forgotten = document.get("namesakes_forgotten") or []
     if unreject:
-        changed = bool(domains or names or forgotten)
+        changed = any(d["removed"] for d in domains) or any(n["removed"] for n in names) or bool(forgotten)
         still = sorted(domains[0].get("still_rejected") or []) if domains else []
     else:
         changed = any(d["added"] for d in domains) or any(n["added"] for n in names)
@@ -260,17 +264,14 @@ def _shaped(document: dict[str, Any], *, unreject: bool) -> dict[str, Any]:
             for sid, block in (document.get("sections") or {}).items()
         ],
         "still_rejected": still,
+        "domains": domains,
+        "names": names,
     }
-    if len(domains) > 1:
-        out["domains"] = domains
-    if names:
-        out["names"] = names
-    if document.get("learned_namesakes"):
-        out["learned_namesakes"] = document["learned_namesakes"]
-    if forgotten:
-        out["namesakes_forgotten"] = forgotten
     if unreject:
+        out["namesakes_forgotten"] = forgotten
         out["refresh"] = document.get("refresh") or []  # sections whose search the rejection was sent to
+    else:
+        out["learned_namesakes"] = document.get("learned_namesakes") or []
     return out
 
 
@@ -406,7 +407,7 @@ def _said_name(name: str, added: bool, scope: str, memo_dir: Path | None) -> str
 
 
 def _unreject(args) -> int:
-    names = [" ".join(n.split()) for n in args.names if n.strip()]
+    names = [canonical_name(n)[0] for n in args.names]  # a phrase no reject could hold is refused
     namesakes = [" ".join(n.split()) for n in args.namesakes if n.strip()]
     if not args.domains and not names and not namesakes:
         raise UserError(
@@ -422,66 +423,61 @@ def _unreject(args) -> int:
     name_docs: list[dict[str, Any]] = []
     if memo_dir is None:  # --global alone: the lists only
         everywhere = GlobalStore()
+        _refuse_junk(args.domains, everywhere)
         for raw in args.domains:
-            shown = _shown(raw)
-            if not everywhere.remove_reject(raw):
-                raise _not_rejected(shown, scope, memo_dir)
-            lines.append(_said_unrejected(shown, scope, memo_dir))
-            domain_docs.append({"domain": shown})
+            removed = everywhere.remove_reject(raw)
+            domain_docs.append(_lifted_domain(raw, removed, [], scope, memo_dir, lines))
         for name in names:
-            if not everywhere.remove_reject_name(name):
-                raise _not_rejected(f"the name '{name}'", scope, memo_dir)
-            lines.append(_said_unrejected(f"the name '{_clean(name)}'", scope, memo_dir))
-            name_docs.append({"name": name})
+            stored = _stored_name(everywhere, name)
+            removed = stored is not None and everywhere.remove_reject_name(name)
+            name_docs.append(_lifted_name(stored or name, removed, [], scope, memo_dir, lines))
         document.update(domains=domain_docs, names=name_docs, sections={})
         _emit(args, document, lines)
         return 0
+    from core.curation import rejected_name_scopes, rejected_scopes, unreject_domain, unreject_name
+
     loaded = _load(memo_dir)
     sections: dict[str, dict[str, Any]] = {}
     refresh: dict[str, None] = {}  # sections only a refresh can give back what the rejection kept out
     with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
         global_store = GlobalStore()
         target = store if scope == "memo" else global_store
+        _refuse_junk(args.domains, target)
         if loaded is None:
             for raw in args.domains:
-                if not target.remove_reject(raw):
-                    raise _not_rejected(_shown(raw), scope, memo_dir)
-                lines.append(_said_unrejected(_shown(raw), scope, memo_dir))
-                domain_docs.append({"domain": _shown(raw)})
+                removed = target.remove_reject(raw)
+                still = rejected_scopes(store, global_store, raw)
+                domain_docs.append(_lifted_domain(raw, removed, still, scope, memo_dir, lines))
             for name in names:
-                if not target.remove_reject_name(name):
-                    raise _not_rejected(f"the name '{name}'", scope, memo_dir)
-                lines.append(_said_unrejected(f"the name '{_clean(name)}'", scope, memo_dir))
-                name_docs.append({"name": name})
+                stored = _stored_name(target, name)
+                removed = stored is not None and target.remove_reject_name(name)
+                still = rejected_name_scopes(store, global_store, name)
+                name_docs.append(_lifted_name(stored or name, removed, still, scope, memo_dir, lines))
         else:
-            from core.curation import rejected_name_scopes, rejected_scopes, unreject_domain, unreject_name
-
+            results: list[Any] = []  # in the order given; None where nothing was rejected
             for raw in args.domains:
-                if scope not in rejected_scopes(store, global_store, raw):
-                    raise _not_rejected(_shown(raw), scope, memo_dir)
-            for name in names:
-                if scope not in rejected_name_scopes(store, global_store, name):
-                    raise _not_rejected(f"the name '{name}'", scope, memo_dir)
-            results = []
-            for raw in args.domains:
-                results.append(unreject_domain(loaded, store, raw, global_store=global_store, scope=scope))
-            for name in names:
-                results.append(unreject_name(loaded, store, name, global_store=global_store, scope=scope))
-            for r in results:
-                what = r.domain if not r.name else f"the name '{_clean(r.name)}'"
-                lines.append(_said_unrejected(what, scope, memo_dir))
-                still = (
-                    rejected_scopes(store, global_store, r.domain)
-                    if not r.name
-                    else rejected_name_scopes(store, global_store, r.name)
-                )
-                if r.name:
-                    name_docs.append({"name": r.name, "still_rejected": still})
+                if scope in rejected_scopes(store, global_store, raw):
+                    results.append(unreject_domain(loaded, store, raw, global_store=global_store, scope=scope))
                 else:
-                    domain_docs.append({"domain": r.domain, "still_rejected": still})
+                    still = rejected_scopes(store, global_store, raw)
+                    domain_docs.append(_lifted_domain(raw, False, still, scope, memo_dir, lines))
+            for name in names:
+                stored = _stored_name(target, name)
+                if stored is not None:
+                    result = unreject_name(loaded, store, name, global_store=global_store, scope=scope)
+                    result.name = stored  # shown as stored (as first typed), not as typed now
+                    results.append(result)
+                else:
+                    still = rejected_name_scopes(store, global_store, name)
+                    name_docs.append(_lifted_name(name, False, still, scope, memo_dir, lines))
+            for r in results:
+                if r.name:
+                    still = rejected_name_scopes(store, global_store, r.name)
+                    name_docs.append(_lifted_name(r.name, True, still, scope, memo_dir, lines))
+                else:
+                    still = rejected_scopes(store, global_store, r.domain)
+                    domain_docs.append(_lifted_domain(r.domain, True, still, scope, memo_dir, lines))
                 if still:
-                    other = "globally" if "global" in still else f"for memo {memo_dir}"
-                    lines.append(f"It is still rejected {other}, so the frozen source sets are unchanged.")
                     continue
                 for sid, back in r.restored.items():
                     saved = r.saved[sid]
@@ -506,12 +502,69 @@ def _unreject(args) -> int:
                         f"returned its results; `sourcedesk retrieve {shlex.quote(str(memo_dir))} --section "
                         f"{shlex.quote(sid)} --refresh` fetches them."
                     )
+        order = {_shown(raw): i for i, raw in reversed(list(enumerate(args.domains)))}
+        domain_docs.sort(key=lambda d: order.get(d["domain"], len(order)))  # as given on the command line
         forgotten = _forget_namesakes(store, loaded, namesakes, lines)
     document.update(
         domains=domain_docs, names=name_docs, sections=sections, refresh=list(refresh), namesakes_forgotten=forgotten
     )
     _emit(args, document, lines)
     return 0
+
+
+def _refuse_junk(domains: list[str], lists: MemoStore | GlobalStore) -> None:
+    """A non-domain is bad input, as for reject — unless the list holds it (junk stored before
+    domains were checked can still be lifted). Checked before anything changes."""
+    stored = set(lists.rejects())
+    for raw in domains:
+        try:
+            canonical_domain(raw)
+        except UserError:
+            if raw.strip().lower() not in stored:
+                raise
+
+
+def _stored_name(lists: MemoStore | GlobalStore, name: str) -> str | None:
+    """The rejected name as it was stored (first typed) that ``name`` stands for, or None."""
+    from core.phrases import normalise_phrase
+
+    key = normalise_phrase(name)
+    return next((n for n in lists.reject_names() if normalise_phrase(n) == key), None)
+
+
+def _lifted_domain(
+    raw: str, removed: bool, still: list[str], scope: str, memo_dir: Path | None, lines: list[str]
+) -> dict[str, Any]:
+    """One domain's un-reject, said in ``lines``; its ``--json`` entry returned."""
+    shown = _shown(raw)
+    lines.append(_said_lifted(shown, removed, still, scope, memo_dir, f"sourcedesk unreject {shlex.quote(shown)}"))
+    return {"domain": shown, "removed": removed, "still_rejected": sorted(still)}
+
+
+def _lifted_name(
+    name: str, removed: bool, still: list[str], scope: str, memo_dir: Path | None, lines: list[str]
+) -> dict[str, Any]:
+    shown = f"the name '{_clean(name)}'"
+    lines.append(
+        _said_lifted(shown, removed, still, scope, memo_dir, f"sourcedesk unreject --name {shlex.quote(name)}")
+    )
+    return {"name": name, "removed": removed, "still_rejected": sorted(still)}
+
+
+def _said_lifted(shown: str, removed: bool, still: list[str], scope: str, memo_dir: Path | None, how: str) -> str:
+    if removed:
+        said = _said_unrejected(shown, scope, memo_dir)
+        if still:
+            other = "globally" if "global" in still else f"for memo {memo_dir}"
+            said += f"\nIt is still rejected {other}, so the frozen source sets are unchanged."
+        return said
+    subject = "The" + shown[3:] if shown.startswith("the ") else shown  # a domain keeps its case
+    said = f"{subject} is not rejected {_where(scope, memo_dir)}; nothing changed."
+    if "global" in still and scope == "memo":
+        said += f" It is rejected globally: `{how} --global` lifts that."
+    elif "memo" in still and scope == "global" and memo_dir is not None:
+        said += f" It is rejected for this memo: `{how} --memo {shlex.quote(str(memo_dir))}` lifts that."
+    return said
 
 
 def _forget_namesakes(store: MemoStore, loaded: LoadedMemo | None, names: list[str], lines: list[str]) -> list[str]:
@@ -537,10 +590,6 @@ def _forget_namesakes(store: MemoStore, loaded: LoadedMemo | None, names: list[s
 
 def _said_unrejected(shown: str, scope: str, memo_dir: Path | None) -> str:
     return f"Un-rejected {shown} {_where(scope, memo_dir)}; it can be retrieved again."
-
-
-def _not_rejected(shown: str, scope: str, memo_dir: Path | None) -> UserError:
-    return UserError(f"{shown} is not rejected {_where(scope, memo_dir)}", hint="`sourcedesk rejects` lists both lists")
 
 
 def _shown(domain: str) -> str:
