@@ -81,3 +81,17 @@ def test_counts_years_and_scaled_numbers_are_read_without_trying_the_other_kinds
     monkeypatch.undo()
     found = figures.__wrapped__("$125M in a Series D on 14 November 2023, up 12%")
     assert [f.kind for f in found] == ["money", "round", "date", "percent"]
+
+
+def test_the_figure_start_alternation_is_grouped_by_letters_and_finds_the_same_places():
+    import re
+
+    words = ["sep", "sept", "september", "series", "s$", "six", "seven", "seventeen", "a$", "aud", "august"]
+    grouped = re.compile(figures_module._trie(words))
+    assert grouped.pattern.startswith(r"a(?:") and "|s(?:" in grouped.pattern  # one branch per first letter
+    plain = re.compile("|".join(map(re.escape, words)))
+    for text in ["seventh sept", "x s$ 5", "asept", "augustus", "serious", "nothing"]:
+        for pos in range(len(text) + 1):
+            found, expected = grouped.search(text, pos), plain.search(text, pos)
+            assert (found and found.start()) == (expected and expected.start()), (text, pos)
+    assert all(grouped.fullmatch(w) for w in words) and not grouped.fullmatch("se")

@@ -27,7 +27,7 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -214,7 +214,24 @@ _FIRST_WORDS = sorted(
     key=len,
     reverse=True,
 )
-_FIGURE_START = re.compile(r"\d|" + "|".join(map(re.escape, _FIRST_WORDS)))
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation of ``words`` grouped by their letters ("a(?:ud|pr(?:il)?)|…"): every branch
+    starts with a literal, so the regex engine jumps from one possible first character to the next
+    and tries only the few words that start there."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = [rest for rest in rests if rest]
+        tail = f"(?:{_trie(longer)}){'?' if len(longer) < len(rests) else ''}" if longer else ""
+        branches.append(re.escape(first) + tail)
+    return "|".join(branches)
+
+
+_FIGURE_START = re.compile(_trie([*"0123456789", *_FIRST_WORDS]))
 
 
 def _scan_ascii(low: str) -> Iterator[re.Match[str]]:
