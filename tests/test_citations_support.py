@@ -450,3 +450,9 @@ def test_a_missing_name_is_quoted_in_the_reason_without_its_possessive(written):
     assert verdict.support != SUPPORTED
     assert "'NATS Holdings' not in the source" in verdict.reason, verdict.reason
     assert "Holdings' not" not in verdict.reason.replace("'NATS Holdings' not", "")
+
+
+def test_a_lower_case_word_ends_a_name_and_lower_case_prose_holds_none():
+    names = distinctive_names("the round was led by Andreessen Horowitz and joined by sequoia capital, then Accel.")
+    assert [n for n, _ in names] == ["Andreessen Horowitz", "Accel"]
+    assert distinctive_names("raised forty million in a funding round for streaming and more") == []

@@ -479,6 +479,9 @@ def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[t
     for m in _CAPITALISED.finditer(norm):
         if m.start() < skip_until:
             continue
+        if not run and not norm[m.start()].isupper():
+            pos = m.end()  # a lower-case word with no name before it to end
+            continue
         word = m.group().rstrip(".")
         gap = norm[pos : m.start()]
         if run and gap.strip() not in ("", "&", "-"):
