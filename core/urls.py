@@ -87,7 +87,16 @@ def _prepare(url: str) -> str:
 
 
 def _split(url: str) -> SplitResult:
-    return urlsplit(_prepare(url))
+    prepared = _prepare(url)
+    if prepared.startswith(("http://", "https://")) and prepared.isascii() and "?" not in prepared:
+        # What urlsplit returns for it, without its general parsing: the host is up to the first
+        # "/", the rest is the path (no query; a fragment or an IPv6 host go the long way).
+        scheme, _, rest = prepared.partition("://")
+        cut = rest.find("/")
+        netloc, path = (rest, "") if cut < 0 else (rest[:cut], rest[cut:])
+        if "#" not in rest and "[" not in netloc and "]" not in netloc:
+            return SplitResult(scheme, netloc, path, "", "")
+    return urlsplit(prepared)
 
 
 def _ipv4_number(part: str) -> int | None:

@@ -254,3 +254,20 @@ def test_an_ordinary_host_name_is_canonical_without_the_address_checks(monkeypat
 )
 def test_hosts_that_are_not_ordinary_names_are_still_checked(host, canonical):
     assert canonical_host(host) == canonical
+
+
+def test_an_http_url_without_query_or_fragment_is_split_without_the_general_parser(monkeypatch):
+    import core.urls as urls
+
+    normalise_url.cache_clear()
+
+    def refuse(_url: str) -> None:
+        raise AssertionError("a plain http(s) URL needs no general URL parser")
+
+    monkeypatch.setattr(urls, "urlsplit", refuse)
+    assert normalise_url("HTTPS://Site7.Example.org:443/page/7/") == "site7.example.org/page/7"
+    assert normalise_url("http://site7.example.org:8080") == "site7.example.org:8080"
+    monkeypatch.undo()
+    normalise_url.cache_clear()
+    assert normalise_url("https://site7.example.org/page?b=1#top") == "site7.example.org/page?b=1"
+    assert normalise_url("http://[::1]:8080/x") == "[::1]:8080/x"
