@@ -98,12 +98,14 @@ def test_the_figure_start_alternation_is_grouped_by_letters_and_finds_the_same_p
 
 
 def test_ascii_text_is_already_normal_and_other_text_is_still_normalised(monkeypatch):
+    import unicodedata
+
     from core.citations import tokens
 
     def refuse(_form: str, _text: str) -> str:
         raise AssertionError("ASCII text needs no Unicode normalisation")
 
-    monkeypatch.setattr(tokens.unicodedata, "normalize", refuse)
+    monkeypatch.setattr(unicodedata, "normalize", refuse)  # the module tokens normalises with
     assert tokens.normalise_text("Raised $41.2M in 2023 (Series B).") == "Raised $41.2M in 2023 (Series B)."
     monkeypatch.undo()
     assert tokens.normalise_text("ＵＳＤ ٤١ million, ۲۰۲۳") == "USD 41 million, 2023"  # full-width, Arabic digits
