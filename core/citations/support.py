@@ -671,11 +671,13 @@ class SupportScorer:
         return found
 
     def weights(self, claim: Claim) -> dict[str, float]:
+        # Sums of weights use math.fsum (exact, so in any order the same): the terms are sets, whose
+        # order follows hash randomisation, and a plain sum differed in its last bit between runs.
         found = self._weights.get(id(claim))
         if found is None:
             idf, known = self.idf, self._idf
-            found = self._weights[id(claim)] = {t: known.get(t) or idf(t) for t in claim.terms | claim.context}
-            self._core_totals[id(claim)] = sum(map(found.__getitem__, claim.terms))
+            found = self._weights[id(claim)] = {t: known.get(t) or idf(t) for t in sorted(claim.terms | claim.context)}
+            self._core_totals[id(claim)] = math.fsum(map(found.__getitem__, claim.terms))
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
@@ -777,10 +779,10 @@ class SupportScorer:
 
         def score(found: set[str]) -> float:
             if not context:  # no labels: the share of the claim's own terms
-                return sum(map(weight, found)) / core_total if core_total > 0 else 0.0
-            ctx = sum(weights[t] for t in found if t in context)
+                return math.fsum(map(weight, found)) / core_total if core_total > 0 else 0.0
+            ctx = math.fsum(weights[t] for t in found if t in context)
             whole = core_total + ctx
-            return (sum(weights[t] for t in found if t in claim_terms) + ctx) / whole if whole > 0 else 0.0
+            return (math.fsum(weights[t] for t in found if t in claim_terms) + ctx) / whole if whole > 0 else 0.0
 
         passages = ev.passages
         if not hits:
@@ -870,7 +872,7 @@ class SupportScorer:
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:
         """Per source, the share of the claim's terms it holds anywhere (no passage scores more)."""
         weights = self.weights(claim)
-        core_total = sum(weights[t] for t in claim.terms)
+        core_total = math.fsum(weights[t] for t in claim.terms)
         core: dict[int, float] = {}
         ctx: dict[int, float] = {}
         for t, w in weights.items():
