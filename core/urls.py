@@ -57,17 +57,24 @@ _FORBIDDEN_IN_HOST = frozenset("\x7f #%/:<>?@[\\]^|") | frozenset(chr(i) for i i
 _HEX_RE = re.compile(r"^[0-9a-fA-F]*$")
 _OCT_RE = re.compile(r"^[0-7]*$")
 _DEC_RE = re.compile(r"^[0-9]+$")
+# A host name needing no further check: it can be no IPv4 address (its last label starts with a
+# letter), nor carry a forbidden character or an empty or over-long label.
+_PLAIN_HOST = re.compile(r"(?:[a-z0-9-]{1,63}\.)*[a-z][a-z0-9-]{0,62}")
 
 
 def _slashes_before_query(rest: str) -> str:
     """In special schemes "\\" is a path separator, but only up to the query/fragment."""
+    if "\\" not in rest:
+        return rest
     cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
     return rest[:cut].replace("\\", "/") + rest[cut:]
 
 
 def _prepare(url: str) -> str:
     """An absolute ``scheme://…`` string a standard parser agrees with browsers on."""
-    url = url.strip(_C0_AND_SPACE).translate(_DROP_TAB_NEWLINE)
+    url = url.strip(_C0_AND_SPACE)
+    if "\t" in url or "\n" in url or "\r" in url:
+        url = url.translate(_DROP_TAB_NEWLINE)
     http = _HTTP_PREFIX_RE.match(url)
     if http:
         return f"{http.group(1).lower()}://{_slashes_before_query(url[http.end() :])}"
@@ -80,7 +87,16 @@ def _prepare(url: str) -> str:
 
 
 def _split(url: str) -> SplitResult:
-    return urlsplit(_prepare(url))
+    prepared = _prepare(url)
+    if prepared.startswith(("http://", "https://")) and prepared.isascii() and "?" not in prepared:
+        # What urlsplit returns for it, without its general parsing: the host is up to the first
+        # "/", the rest is the path (no query; a fragment or an IPv6 host go the long way).
+        scheme, _, rest = prepared.partition("://")
+        cut = rest.find("/")
+        netloc, path = (rest, "") if cut < 0 else (rest[:cut], rest[cut:])
+        if "#" not in rest and "[" not in netloc and "]" not in netloc:
+            return SplitResult(scheme, netloc, path, "", "")
+    return urlsplit(prepared)
 
 
 def _ipv4_number(part: str) -> int | None:
@@ -157,7 +173,9 @@ def canonical_host(host: str) -> str | None:
     if not host.isascii():
         host = _to_ascii(host) or ""
     host = host.rstrip(".").lower()
-    if not host or any(c in _FORBIDDEN_IN_HOST for c in host):
+    if _PLAIN_HOST.fullmatch(host) and "xn--" not in host:
+        return host  # letters, digits and hyphens in labels of 1 to 63, the last one not a number
+    if not host or not _FORBIDDEN_IN_HOST.isdisjoint(host):
         return None
     ipv4 = _parse_ipv4(host)
     if ipv4 is not None:
@@ -210,6 +228,9 @@ def _is_tracking(key: str) -> bool:
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~()!*'")
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A path of these characters only (no "%") is its own normal form: nothing to encode or decode.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=._~-]*")
+_REPEATED_SLASHES = re.compile(r"/{2,}")
 
 
 def _normalise_path(path: str) -> str:
@@ -218,6 +239,8 @@ def _normalise_path(path: str) -> str:
     Non-ASCII and other unsafe characters are percent-encoded (UTF-8), escapes of
     unreserved characters are decoded and the rest are upper-cased — so the same
     page written three ways compares equal, while ``%2F`` stays distinct from ``/``."""
+    if _PLAIN_PATH.fullmatch(path):
+        return path
     encoded = quote(_STRAY_PERCENT.sub("%25", path), safe="/:@!$&'()*+,;=-._~%")
 
     def fix(m: re.Match[str]) -> str:
@@ -274,14 +297,21 @@ def normalise_url(url: str) -> str:
             port = f":{parts.port}"
     except ValueError:
         pass
-    path = re.sub(r"/{2,}", "/", parts.path or "").rstrip("/")
+    path = parts.path or ""
+    if "//" in path:
+        path = _REPEATED_SLASHES.sub("/", path)
+    path = path.rstrip("/")
     if path.lower().endswith("/amp"):
         path = path[:-4]
     path = _normalise_path(path)
-    query = sorted(
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not _is_tracking(k) and not _is_amp_flag(k, v)
+    query = (
+        sorted(
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not _is_tracking(k) and not _is_amp_flag(k, v)
+        )
+        if parts.query
+        else []
     )
     q = ("?" + urlencode(query)) if query else ""
     return f"{host}{port}{path}{q}"

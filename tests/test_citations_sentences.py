@@ -68,3 +68,18 @@ def test_a_clause_after_a_cjk_or_arabic_comma_does_not_start_with_it():
 )
 def test_boundaries(text, claim):
     assert claims(text)["[^x]" if "[^x]" in text else "[1]"] == claim
+
+
+def test_a_table_cell_s_context_is_its_row_label_then_its_column_header_once_each():
+    from core.citations.parse import normalise_source, parse
+    from core.citations.sentences import ClaimIndex
+
+    md = (
+        "| Company | Founded | Cresta |\n|---|---|---|\n| Cresta | 2017[^1] | yes[^2] |\n"
+        "| | 2019[^4] | |\n\nPlain prose here.[^3]\n\n[^1]: x\n[^2]: y\n[^3]: z\n[^4]: w\n"
+    )
+    doc = parse(normalise_source(md), malformed=True)
+    index = ClaimIndex(doc)
+    contexts = {doc.markers[i].label: index.context(i) for i in range(len(doc.markers))}
+    # a header that repeats the row label is said once; no row label leaves the header; prose has none
+    assert contexts == {"1": "Cresta; Founded", "2": "Cresta", "4": "Founded", "3": ""}

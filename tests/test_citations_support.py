@@ -421,6 +421,28 @@ def test_a_bound_or_an_approximation_is_stated_by_a_value_it_admits(claim, passa
     assert supports_text(claim, passage).support == expected
 
 
+def test_a_claim_opening_with_a_name_the_sources_use_is_read_for_names_once(monkeypatch):
+    """ "Observe.AI raised …": whether the opening word is a name decides which names are read, so
+    the claim is read for names once, against the names the sources use, and keeps the name."""
+    import core.citations.support as support
+
+    scorer = SupportScorer(
+        [Evidence.build([("text", "Observe.AI raised $125 million in a Series D round led by Sequoia.")])]
+    )
+    reads: list[str] = []
+    real = support.distinctive_names
+
+    def counted(text: str, proper: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str]]]:
+        reads.append(text)
+        return real(text, proper)
+
+    monkeypatch.setattr(support, "distinctive_names", counted)
+    claim = scorer.claim("Observe.AI raised $125 million in a Series D round led by Kleiner Perkins.")
+    assert reads == [claim.text]
+    assert [name for name, _ in claim.names] == ["Observe.AI", "Kleiner Perkins"]
+    assert scorer.judge(claim, 0).support != SUPPORTED and "Kleiner Perkins" in scorer.judge(claim, 0).reason
+
+
 @pytest.mark.parametrize("written", ["Holdings'", "Holdings’", "Holdings's"])
 def test_a_missing_name_is_quoted_in_the_reason_without_its_possessive(written):
     scorer = SupportScorer([Evidence.build([("text", "The airline raised fares by 4% in 2023.")])])
@@ -428,3 +450,9 @@ def test_a_missing_name_is_quoted_in_the_reason_without_its_possessive(written):
     assert verdict.support != SUPPORTED
     assert "'NATS Holdings' not in the source" in verdict.reason, verdict.reason
     assert "Holdings' not" not in verdict.reason.replace("'NATS Holdings' not", "")
+
+
+def test_a_lower_case_word_ends_a_name_and_lower_case_prose_holds_none():
+    names = distinctive_names("the round was led by Andreessen Horowitz and joined by sequoia capital, then Accel.")
+    assert [n for n, _ in names] == ["Andreessen Horowitz", "Accel"]
+    assert distinctive_names("raised forty million in a funding round for streaming and more") == []

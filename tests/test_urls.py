@@ -213,3 +213,61 @@ def test_local_file_urls_stay_distinct():
     assert normalise_url("file:notes/x.md") != normalise_url("file:other/x.md")
     assert normalise_url("file:a.md") != normalise_url("file:b.md")
     assert normalise_url("file:notes/x.md#part") == "file:notes/x.md"
+
+
+def test_a_plain_url_is_normalised_without_the_escaping_pass(monkeypatch):
+    """Every URL of a new draft is normalised once: a path with nothing to escape and no query
+    skips percent-encoding and query parsing (the same key, a fraction of the work)."""
+    import core.urls as urls
+
+    normalise_url.cache_clear()
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a plain URL needs no escaping or query parsing")
+
+    monkeypatch.setattr(urls, "quote", refuse)
+    monkeypatch.setattr(urls, "parse_qsl", refuse)
+    assert normalise_url("https://www.Invented-7.example.net//reports/2024/q3-results/") == (
+        "invented-7.example.net/reports/2024/q3-results"
+    )
+    monkeypatch.undo()
+    normalise_url.cache_clear()
+    assert normalise_url("https://x.org/caf%C3%A9?b=2&utm_source=z&a=1") == "x.org/caf%C3%A9?a=1&b=2"
+
+
+@pytest.mark.parametrize("host", ["Docs.Cresta.COM.", "a-1.example.net", "x" * 63 + ".io", "site7.example.org"])
+def test_an_ordinary_host_name_is_canonical_without_the_address_checks(monkeypatch, host):
+    """A host of letters, digits and hyphens whose last label starts with a letter can be no IPv4
+    address and has no label to check: it is canonical at once, lower-cased, trailing dot gone."""
+    import core.urls as urls
+
+    def refuse(_host: str) -> None:
+        raise AssertionError("an ordinary host name needs no IPv4 parsing")
+
+    monkeypatch.setattr(urls, "_parse_ipv4", refuse)
+    assert canonical_host(host) == host.rstrip(".").lower()
+
+
+@pytest.mark.parametrize(
+    ("host", "canonical"),
+    [("0x7f.1", "127.0.0.1"), ("1.2.3.4", "1.2.3.4"), ("a.1", None), ("x" * 64 + ".io", None), ("xn--", None)],
+)
+def test_hosts_that_are_not_ordinary_names_are_still_checked(host, canonical):
+    assert canonical_host(host) == canonical
+
+
+def test_an_http_url_without_query_or_fragment_is_split_without_the_general_parser(monkeypatch):
+    import core.urls as urls
+
+    normalise_url.cache_clear()
+
+    def refuse(_url: str) -> None:
+        raise AssertionError("a plain http(s) URL needs no general URL parser")
+
+    monkeypatch.setattr(urls, "urlsplit", refuse)
+    assert normalise_url("HTTPS://Site7.Example.org:443/page/7/") == "site7.example.org/page/7"
+    assert normalise_url("http://site7.example.org:8080") == "site7.example.org:8080"
+    monkeypatch.undo()
+    normalise_url.cache_clear()
+    assert normalise_url("https://site7.example.org/page?b=1#top") == "site7.example.org/page?b=1"
+    assert normalise_url("http://[::1]:8080/x") == "[::1]:8080/x"

@@ -27,6 +27,7 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -196,6 +197,57 @@ _FIGURE_ASCII = re.compile(
     .replace(f"(?P<money_pre>{_PREFIX})", rf"(?=[$€£¥₹uachnsegjri])(?P<money_pre>{_PREFIX})"),
     re.X,
 )
+# Where a figure can begin in lower-cased ASCII text: a digit, a currency sign, or a word the
+# pattern starts with (a currency code, a number word, a month, "series"/"round"; "hundred" and the
+# scales only ever follow a number). Found in one pass, so the whole pattern is tried only at
+# those places, not at every letter of every word. (Its CJK and Arabic alternatives cannot match
+# ASCII text.)
+_FIRST_WORDS = sorted(
+    {
+        *_PREFIX[3:-1].replace("\\$", "$").split("|"),
+        *re.findall(r"[a-z]+", re.sub(r"\\[a-z]", " ", _NUMBER_WORD)),  # its words, not \s or \b
+        *_MONTHS,
+        "series",
+        "round",
+    }
+    - {"hundred", "thousand", "million", "billion", "trillion"},
+    key=len,
+    reverse=True,
+)
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation of ``words`` grouped by their letters ("a(?:ud|pr(?:il)?)|…"): every branch
+    starts with a literal, so the regex engine jumps from one possible first character to the next
+    and tries only the few words that start there."""
+    by_first: dict[str, list[str]] = {}
+    for word in words:
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        longer = [rest for rest in rests if rest]
+        tail = f"(?:{_trie(longer)}){'?' if len(longer) < len(rests) else ''}" if longer else ""
+        branches.append(re.escape(first) + tail)
+    return "|".join(branches)
+
+
+_FIGURE_START = re.compile(_trie([*"0123456789", *_FIRST_WORDS]))
+
+
+def _scan_ascii(low: str) -> Iterator[re.Match[str]]:
+    """``_FIGURE_ASCII.finditer(low)``, trying the pattern only where a figure can begin."""
+    pos, end = 0, len(low)
+    search, match = _FIGURE_START.search, _FIGURE_ASCII.match
+    while pos < end:
+        start = search(low, pos)
+        if start is None:
+            return
+        m = match(low, start.start())
+        if m is None:
+            pos = start.start() + 1
+        else:
+            yield m
+            pos = m.end()
 
 
 class Figure(NamedTuple):
@@ -249,6 +301,27 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
     """The figure ``m`` found; ``m`` may have run on a lower-cased copy of ``written`` (the same
     offsets), so the figure's text, and whatever else depends on case, is read from ``written``."""
     text = written[m.start() : m.end()].strip()
+    if (m.lastindex or 0) < _TAIL_GROUPS:  # one of the money, percent, date or round alternatives
+        return _early_figure(m, written, text)
+    if m.group("scaled_num"):
+        return Figure("number", _number(m.group("scaled_num")) * _scale(m.group("scaled")), "", text)
+    if m.group("year"):
+        return Figure("year", float(m.group("year")), "", text)
+    if m.group("count_num"):
+        rest = written[m.start("count_rest") : m.end("count_rest")].strip()
+        if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
+            return None
+        unit = terms(rest)
+        return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
+    return None
+
+
+# The groups of the last three alternatives (a scaled number, a year, a count: most figures in prose)
+# come after all others: a match whose last group is one of them is one of those alternatives.
+_TAIL_GROUPS = _FIGURE.groupindex["scaled_num"]
+
+
+def _early_figure(m: re.Match[str], written: str, text: str) -> Figure | None:
     if m.group("money_pre"):
         currency = _PREFIX_CURRENCY.get(m.group("money_pre").lower(), "")
         if m.group("mp_suffix"):
@@ -280,16 +353,6 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
     letter = _round_letter(m)
     if letter is not None:
         return Figure("round", letter, "", text)
-    if m.group("scaled_num"):
-        return Figure("number", _number(m.group("scaled_num")) * _scale(m.group("scaled")), "", text)
-    if m.group("year"):
-        return Figure("year", float(m.group("year")), "", text)
-    if m.group("count_num"):
-        rest = written[m.start("count_rest") : m.end("count_rest")].strip()
-        if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
-            return None
-        unit = terms(rest)
-        return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
     return None
 
 
@@ -402,7 +465,7 @@ def figures(text: str) -> tuple[Figure, ...]:
     norm = normalise_text(text)
     out: list[Figure] = []
     scan = _blank_numeral_runs(norm)
-    found = _FIGURE_ASCII.finditer(scan.lower()) if scan.isascii() else _FIGURE.finditer(scan)
+    found = _scan_ascii(scan.lower()) if scan.isascii() else _FIGURE.finditer(scan)
     for m in found:
         glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"
         if glued and not _cjk_boundary(norm, m.start()):

@@ -261,7 +261,10 @@ class ClaimIndex:
 
     def context(self, marker_index: int) -> str:
         """Labels that frame a table cell's claim: its row's first cell and its column's header."""
-        return "; ".join(dict.fromkeys(t for t in self.labels(marker_index) if t))
+        row, header = self.labels(marker_index)
+        if not header or header == row:
+            return row  # outside a table (both ""), or one label
+        return f"{row}; {header}" if row else header
 
     def labels(self, marker_index: int) -> tuple[str, str]:
         """A table cell's ``(row's first cell, column's header)``, each "" when there is none (or

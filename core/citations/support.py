@@ -482,6 +482,9 @@ def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[t
     for m in _CAPITALISED.finditer(norm):
         if m.start() < skip_until:
             continue
+        if not run and not norm[m.start()].isupper():
+            pos = m.end()  # a lower-case word with no name before it to end
+            continue
         word = m.group().rstrip(".")
         gap = norm[pos : m.start()]
         if run and gap.strip() not in ("", "&", "-"):
@@ -626,11 +629,12 @@ class SupportScorer:
         found = self._claims.get(key)
         if found is None:
             skip = self.subject | self._ubiquitous
-            spotted = _names_in(text, self.known)
             opening = _OPENING_WORD.match(text)
             word = opening.group(1) if opening is not None else ""
             if word[:1].isupper() and not (term_set(word) & self.known) and term_set(word) & self._df.keys():
                 spotted = _names_in(text, self.names_known)  # is the opening word a name the sources use?
+            else:
+                spotted = _names_in(text, self.known)
             names = tuple((name, t - skip) for name, t in spotted if t - skip)
             if row:
                 if self._used is None:  # a label opening its cell is a name when the sources use it
@@ -670,11 +674,13 @@ class SupportScorer:
         return found
 
     def weights(self, claim: Claim) -> dict[str, float]:
+        # Sums of weights use math.fsum (exact, so in any order the same): the terms are sets, whose
+        # order follows hash randomisation, and a plain sum differed in its last bit between runs.
         found = self._weights.get(id(claim))
         if found is None:
             idf, known = self.idf, self._idf
-            found = self._weights[id(claim)] = {t: known.get(t) or idf(t) for t in claim.terms | claim.context}
-            self._core_totals[id(claim)] = sum(map(found.__getitem__, claim.terms))
+            found = self._weights[id(claim)] = {t: known.get(t) or idf(t) for t in sorted(claim.terms | claim.context)}
+            self._core_totals[id(claim)] = math.fsum(map(found.__getitem__, claim.terms))
         return found
 
     def judge(self, claim: Claim, index: int) -> Verdict:
@@ -777,10 +783,10 @@ class SupportScorer:
 
         def score(found: set[str]) -> float:
             if not context:  # no labels: the share of the claim's own terms
-                return sum(map(weight, found)) / core_total if core_total > 0 else 0.0
-            ctx = sum(weights[t] for t in found if t in context)
+                return math.fsum(map(weight, found)) / core_total if core_total > 0 else 0.0
+            ctx = math.fsum(weights[t] for t in found if t in context)
             whole = core_total + ctx
-            return (sum(weights[t] for t in found if t in claim_terms) + ctx) / whole if whole > 0 else 0.0
+            return (math.fsum(weights[t] for t in found if t in claim_terms) + ctx) / whole if whole > 0 else 0.0
 
         passages = ev.passages
         if not hits:
@@ -870,7 +876,7 @@ class SupportScorer:
     def _upper_bounds(self, claim: Claim) -> dict[int, float]:
         """Per source, the share of the claim's terms it holds anywhere (no passage scores more)."""
         weights = self.weights(claim)
-        core_total = sum(weights[t] for t in claim.terms)
+        core_total = math.fsum(weights[t] for t in claim.terms)
         core: dict[int, float] = {}
         ctx: dict[int, float] = {}
         for t, w in weights.items():

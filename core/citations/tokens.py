@@ -288,6 +288,8 @@ _STEMMERS: dict[str, Any] = {name: Stemmer.Stemmer(name) for name in ("english",
 
 def normalise_text(text: str) -> str:
     """What every comparison sees: NFKC, ASCII digits, Arabic without diacritics (case kept)."""
+    if text.isascii():
+        return text  # already all of that (every step maps only characters beyond ASCII)
     text = unicodedata.normalize("NFKC", text).translate(DIGITS)
     if not text.isascii() and any("\u0600" <= ch <= "\u06ff" for ch in text):
         text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
