@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from core.verify.claims import QUOTE, STATISTIC
 
@@ -45,8 +46,11 @@ _GAP = re.compile(r"\s*(?:…|\.\.\.|\[[^\]]*\])\s*")
 _EDGE_PUNCT = " .,;:!?\"'"
 
 
+@lru_cache(maxsize=256)
 def normalise(text: str) -> str:
-    """Whitespace, quote-style and dash normalisation — and nothing else."""
+    """Whitespace, quote-style and dash normalisation — and nothing else. Remembered: every
+    item of a note is grounded against the same stored pages (2,000 statistics against a 560 KB
+    page normalised it 2,000 times, 27 s)."""
     return _WHITESPACE.sub(" ", text.translate(_TABLE)).strip()
 
 
@@ -66,6 +70,19 @@ def _pattern(needle: str, *, first_letter_free: bool, head: bool, tail: bool) ->
     return before + body + after
 
 
+# ASCII characters other than letters: no other character matches one of them, case-blind or not.
+_CASELESS_RUN = re.compile(r"[\x20-\x40\x5b-\x60\x7b-\x7e]{2,}")
+
+
+def _cannot_appear(needle: str, haystack: str, *, kind: str, start: int) -> bool:
+    """A plain substring test that rules a match out before a regex scans the page: a statistic's
+    digits and signs ("12%", "$1.2 ") appear as written, and a quotation after its first letter
+    appears exactly (only that letter's case is free)."""
+    if kind == STATISTIC:
+        return any(haystack.find(run, start) < 0 for run in _CASELESS_RUN.findall(needle))
+    return len(needle) > 1 and haystack.find(needle[1:], start) < 0
+
+
 def find_verbatim(
     needle: str, haystack: str, *, kind: str, start: int = 0, head: bool = True, tail: bool = True
 ) -> tuple[int, int] | None:
@@ -74,6 +91,8 @@ def find_verbatim(
     ``head``/``tail`` False drop the stand-alone rule on that side (a quotation part
     next to an editorial gap: ``[T]he`` leaves ``he``)."""
     if not needle:
+        return None
+    if _cannot_appear(needle, haystack, kind=kind, start=start):
         return None
     flags = re.IGNORECASE if kind == STATISTIC else 0
     pattern = _pattern(needle, first_letter_free=kind == QUOTE, head=head, tail=tail)
