@@ -258,12 +258,12 @@ class MemoScreen(WorkbenchScreen):
                 out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
             weak = view.counts.get("weak", 0) if view.note_path is not None else 0
             uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
-            if weak or uncited:
-                out.append(
-                    f"\n{weak} weak citation(s) (retrieved, but not supporting their claim) and {uncited} uncited "
-                    "claim(s): enter, then 2 (Report).",
-                    style=self.sd_app.palette.warning,
-                )
+            parts = [
+                *([f"{weak} weak citation(s) (retrieved, but not supporting their claim)"] if weak else []),
+                *([f"{uncited} uncited claim(s)"] if uncited else []),
+            ]
+            if parts:
+                out.append(f"\n{' and '.join(parts)}: enter, then 2 (Report).", style=self.sd_app.palette.warning)
             for warning in view.warnings[:2]:
                 out.append(f"\n⚠ {warning}", style="dim")
         self.query_one("#memo-why", Static).update(out)

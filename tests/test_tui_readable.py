@@ -249,3 +249,28 @@ def test_keeping_a_web_result_leaves_it_highlighted_with_its_new_marker(sb, tmp_
             assert title.rstrip("…") in str(app.screen.query_one("#detail").render())
 
     asyncio.run(scenario())
+
+
+def test_the_memo_screen_names_only_the_counts_there_are(sb, tmp_path):
+    """'0 weak citation(s) … and 1 uncited claim(s)' names a problem the section does not have:
+    the line lists what there is, with its count."""
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SIZE) as pilot:
+            seen: list[tuple[int, int, str]] = []
+            for row, section in enumerate([s.id for s in app.loaded.memo.sections]):
+                app.screen.query_one("#sections", DataTable).move_cursor(row=row)
+                await run_and_wait(pilot, "r", section)
+                assert isinstance(app.screen, MemoScreen)
+                await pilot.pause()
+                counts = app.screen.views[section].counts  # what the note's frontmatter counts
+                weak, uncited = int(counts.get("weak", 0)), int(counts.get("uncited", 0))
+                why = str(app.screen.query_one("#memo-why").render())
+                seen.append((weak, uncited, why))
+                assert ("0 weak" not in why) and ("0 uncited" not in why), why
+                assert (f"{weak} weak citation(s)" in why) == (weak > 0), why
+                assert (f"{uncited} uncited claim(s)" in why) == (uncited > 0), why
+            assert any(w == 0 and u > 0 for w, u, _ in seen), seen  # the case that read '0 weak … and 1 uncited'
+
+    asyncio.run(scenario())
