@@ -7,11 +7,13 @@ thing; the work on disk is in ``core.curation`` and ``core.memo_edit``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from textual.widgets import TabbedContent
 
 from core.curation import (
+    CurationResult,
     Scope,
     domain_for,
     drop_source,
@@ -191,14 +193,7 @@ class SectionActions(WorkbenchScreen):
             app.say_error(exc, "un-reject name")
             return
         still = rejected_name_scopes(app.store, app.global_store, name)
-        text = f"Un-rejected the name '{result.name}' ({'this memo' if result.scope == 'memo' else 'globally'})"
-        if still:
-            text += f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}"
-        else:
-            text += f": {result.restored_count} source(s) back in the frozen sets"
-            if result.refresh:
-                text += f"; {', '.join(result.refresh)} searched without it — R refreshes to fetch what it kept out"
-        app.say(text + ".")
+        app.say(_unrejected(f"the name '{result.name}'", result, still))
         app.section_changed(None)
 
     def action_namesakes(self) -> None:
@@ -252,17 +247,7 @@ class SectionActions(WorkbenchScreen):
             app.say_error(exc, "un-reject")
             return
         still = rejected_scopes(app.store, app.global_store, domain)
-        text = f"Un-rejected {result.domain} ({'this memo' if result.scope == 'memo' else 'globally'})"
-        if still:
-            text += f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}"
-        else:
-            text += f": {result.restored_count} source(s) back in the frozen sets"
-            refetch = sum(result.refetch.values())
-            if refetch:
-                text += f"; {refetch} result(s) were excluded at retrieval — R refreshes to fetch them"
-            if result.refresh:
-                text += f"; {', '.join(result.refresh)} searched without it — R refreshes to fetch what it kept out"
-        app.say(text + ".")
+        app.say(_unrejected(result.domain, result, still))
         app.section_changed(None)
 
     def action_keep(self) -> None:
@@ -285,3 +270,17 @@ class SectionActions(WorkbenchScreen):
             return
         app.say(f"Kept {source.host} in the frozen set as {source.marker}; r re-runs with it.")
         app.section_changed(None)
+
+
+def _unrejected(what: str, result: CurationResult, still: Collection[str]) -> str:
+    """What an un-reject did: still rejected in another scope, or what came back and what only a refresh brings."""
+    text = f"Un-rejected {what} ({'this memo' if result.scope == 'memo' else 'globally'})"
+    if still:
+        return text + f"; it is still rejected {'globally' if 'global' in still else 'in this memo'}."
+    text += f": {result.restored_count} source(s) back in the frozen sets"
+    refetch = sum(result.refetch.values())
+    if refetch:
+        text += f"; {refetch} result(s) were excluded at retrieval — R refreshes to fetch them"
+    if result.refresh:
+        text += f"; {', '.join(result.refresh)} searched without it — R refreshes to fetch what it kept out"
+    return text + "."

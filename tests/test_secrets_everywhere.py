@@ -98,7 +98,8 @@ def test_an_echoed_key_reaches_no_output(servers, tmp_path, monkeypatch, capsys,
     titles = [s["title"] for s in doc["sections"][0]["sources"]]
     assert "Acme Robotics [redacted]" in titles
     assert any("echoed the API key" in w["message"] for w in doc["sections"][0]["warnings"])
-    assert "[redacted]" in outputs["check-urls --json (stdout)"]  # the page's title, quoted in a detail
+    checked = outputs["check-urls --json (stdout)"]
+    assert "[redacted]" in checked, checked  # the page's title, quoted in a detail (whole output on failure)
 
     for path in sorted(memo.rglob("*")):
         if path.is_file() and path.name != "lock":

@@ -77,6 +77,11 @@ def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path
             await pilot.pause()
             assert app.store.reject_names() == []
             assert any(s.host == GUARDIAN for s in app.store.latest_source_set("news").sources)
+            said = [m for _s, m in app.notices if m.startswith("Un-rejected")]
+            assert (
+                said[-1]
+                == "Un-rejected the name 'Nats air traffic control' (this memo): 1 source(s) back in the frozen sets."
+            )
 
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the memo screen")
