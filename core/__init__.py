@@ -13,7 +13,7 @@ def _clean_log_records() -> None:
         return
 
     def factory(*args: object, **kwargs: object) -> _logging.LogRecord:
-        from core.log_safety import clean_record
+        from sourcedesk.core.text.log_safety import clean_record
 
         return clean_record(previous(*args, **kwargs))
 

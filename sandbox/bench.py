@@ -23,7 +23,7 @@ repeated section always finds and a new draft does not.
 And the store: a frozen re-run of a 20-section memo against the sandbox at 0 ms latency,
 with the time spent inside the memo store measured explicitly (``StoreClock``), both for
 ``run_memo`` in this process and for the ``sourcedesk run DIR`` command in a process of its
-own (``make bench-store`` / ``python -m sandbox.bench --store-only`` prints only that).
+own (``make bench-store`` / ``python -m sourcedesk.sandbox.bench --store-only`` prints only that).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from _typeshed import HasFileno
 
-from core.settings import Settings
+from sourcedesk.core.config.settings import Settings
 
 ORCHESTRATOR_FILE = "src/agents/perplexity_sources.py"
 ORCHESTRATOR_REPO = "lossless-group/investment-memo-orchestrator"
@@ -97,7 +97,7 @@ def write_bench_memo(root: Path, sections: int = 12, writer_api: str = "perplexi
 
 
 async def _timed(memo_dir: Path, settings: Settings, section_ids=None, refresh=False) -> tuple[float, list]:
-    from tui.headless import run_memo_folder
+    from sourcedesk.tui.headless import run_memo_folder
 
     t0 = time.perf_counter()
     outcomes = await run_memo_folder(memo_dir, section_ids, refresh=refresh, settings=settings)
@@ -115,7 +115,7 @@ def sandbox_process(exa_ms: int, writer_ms: int, *extra: str):
         [
             sys.executable,
             "-m",
-            "tui.cli",
+            "sourcedesk.tui.cli",
             "sandbox",
             "--port",
             str(port),
@@ -170,7 +170,7 @@ def bench_memo(exa_ms: int, writer_ms: int, sections: int, writer_api: str = "pe
         memo_dir = write_bench_memo(Path(tmp), sections, writer_api)
         base = {"exa_url": url, "writer_url": url, "exa_api_key": "bench", "perplexity_api_key": "bench"}
         settings = Settings(**base)
-        from core.memo_loader import load_memo
+        from sourcedesk.core.memo.loader import load_memo
 
         ids = [s.id for s in load_memo(memo_dir).memo.sections]
         singles = []
@@ -265,7 +265,7 @@ def bench_reconcile(
     ``fresh``: every run reconciles a section of its own (other numbers, so other text): what a
     new draft costs when nothing of it has been read before (the reconciler remembers the terms
     and figures of passages it has read, which a repeated section always finds)."""
-    from core.citations import reconcile
+    from sourcedesk.core.citations import reconcile
 
     draft, srcs = reconcile_section(citations, sources)
     reconcile(draft, srcs)  # warm caches and imports, as a running workbench has them
@@ -374,8 +374,8 @@ class StoreClock:
         return timed
 
     def __enter__(self) -> StoreClock:
-        from store.global_store import GlobalStore
-        from store.memo_store import MemoStore
+        from sourcedesk.store.global_store import GlobalStore
+        from sourcedesk.store.memo_store import MemoStore
 
         self.fsync_s = 0.0
         self.fsyncs = 0
@@ -425,8 +425,8 @@ STORE_TARGET = 0.10  # store time at most 10% of a frozen re-run's wall time
 _CLI_CHILD = """
 import contextlib, io, json, sys, time
 t0 = time.perf_counter()
-from sandbox.bench import StoreClock
-from tui.cli import main
+from sourcedesk.sandbox.bench import StoreClock
+from sourcedesk.tui.cli import main
 with StoreClock() as clock, contextlib.redirect_stdout(io.StringIO()):
     code = main(["run", sys.argv[1]])
 print(json.dumps({"code": code, "store_s": clock.seconds, "loop_s": clock.loop_s, "fsync_s": clock.fsync_s}))
@@ -537,7 +537,7 @@ def _requests(counts: dict[str, tuple[int, int]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sandbox.bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m sourcedesk.sandbox.bench", description=__doc__.split("\n")[0])
     p.add_argument("--exa-latency-ms", type=int, default=300)
     p.add_argument("--writer-latency-ms", type=int, default=2000)
     p.add_argument("--sections", type=int, default=12)
@@ -571,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.store_only:
         print_store(bench_store(reruns=args.reruns))
         return 0
-    from core.writers import writer_class
+    from sourcedesk.core.writing.registry import writer_class
 
     writer = writer_class(args.writer_api)
     r = bench_memo(args.exa_latency_ms, args.writer_latency_ms, args.sections, args.writer_api)

@@ -1,4 +1,4 @@
-"""The reconciler on its held-out adversarial drafts (``python -m sandbox.bench_adversarial``).
+"""The reconciler on its held-out adversarial drafts (``python -m sourcedesk.sandbox.bench_adversarial``).
 
 Reads ``tests/adversarial/worlds.yaml`` (what retrieval returned) and
 ``tests/adversarial/drafts.yaml`` (drafts as a writer would return them, each with
@@ -29,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from core.citations import reconcile
-from core.citations.parse import parse
-from core.citations.sentences import ClaimIndex
-from core.urls import normalise_url
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.citations.parse import parse
+from sourcedesk.core.citations.sentences import ClaimIndex
+from sourcedesk.core.net.urls import normalise_url
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "adversarial"
 _URL = re.compile(
@@ -174,7 +174,9 @@ def summarise(results: list[CaseResult]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.bench_adversarial", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m sourcedesk.sandbox.bench_adversarial", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--root", type=Path, default=ROOT, help="folder with worlds.yaml and drafts.yaml")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every failed expectation")

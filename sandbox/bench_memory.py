@@ -20,9 +20,9 @@ Every run uses the product's own settings unless ``--max-response-bytes`` (and
 whole and stopping at the note cap instead.
 
     make bench-memory                                              # the same as:
-    python -m sandbox.bench_memory                                 # 50 MB, every shape
-    python -m sandbox.bench_memory --max-response-bytes 67108864   # read it whole
-    python -m sandbox.bench_memory --shapes agent-sse --mb 10 --json
+    python -m sourcedesk.sandbox.bench_memory                                 # 50 MB, every shape
+    python -m sourcedesk.sandbox.bench_memory --max-response-bytes 67108864   # read it whole
+    python -m sourcedesk.sandbox.bench_memory --shapes agent-sse --mb 10 --json
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _run(memo: Path, env: dict[str, str]) -> _Ran:
     """``sourcedesk run MEMO --json`` in a process of its own, measured by ``/usr/bin/time -v``
     (or, where it is not installed, by the kernel's own count for the child, ``wait4``)."""
     timed = Path(TIME).exists()
-    command = [*([TIME, "-v"] if timed else []), sys.executable, "-m", "tui.cli", "run", str(memo), "--json"]
+    command = [*([TIME, "-v"] if timed else []), sys.executable, "-m", "sourcedesk.tui.cli", "run", str(memo), "--json"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
@@ -287,7 +287,9 @@ def measure(shapes: list[str], size: int, extra: dict[str, str]) -> list[Measure
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.bench_memory", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m sourcedesk.sandbox.bench_memory", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--mb", type=float, default=50.0, help="size of the writer's answer in MB (default 50)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of: {', '.join(SHAPES)}")
     parser.add_argument("--max-response-bytes", type=int, help="writer_max_response_bytes for the runs")

@@ -1,4 +1,4 @@
-"""The support check on AttributionBench (``python -m sandbox.bench_support --data PATH``).
+"""The support check on AttributionBench (``python -m sourcedesk.sandbox.bench_support --data PATH``).
 
 Each row is (question, claim, references, label). The claim is the row's claim —
 prefixed with its question when it has fewer than 6 words ("Edward IV" alone says
@@ -8,7 +8,7 @@ one source, its own ground truth. A row counts as "supports" when the verdict is
 positive class. The 500-row sample is balanced, so 50% precision is chance.
 
 Rows are split into two fixed halves by a hash of their id: ``calibration``
-(where ``python -m sandbox.calibrate_support`` chose the shipped thresholds) and
+(where ``python -m sourcedesk.sandbox.calibrate_support`` chose the shipped thresholds) and
 ``held-out`` (never looked at while choosing). Figures are printed for the
 held-out half, the calibration half and all rows. The data is read only from
 ``--data``: it states no licence, so it never enters the repository.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.citations.support import PARTIAL_MIN, SUPPORTED, SUPPORTED_MIN, Verdict, supports_text
+from sourcedesk.core.citations.support import PARTIAL_MIN, SUPPORTED, SUPPORTED_MIN, Verdict, supports_text
 
 SHORT_CLAIM_WORDS = 6
 _CITATION_MARKS = re.compile(r"\s*\[\d+(?:[,\s–-]+\d+)*\]")
@@ -123,7 +123,7 @@ def evaluate(judged: Iterable[tuple[Verdict, bool]]) -> BenchResult:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sandbox.bench_support", description=(__doc__ or "").splitlines()[0]
+        prog="python -m sourcedesk.sandbox.bench_support", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument(
         "--data",

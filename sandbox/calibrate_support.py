@@ -1,8 +1,8 @@
-"""Choose the support thresholds from data (``python -m sandbox.calibrate_support --data PATH``).
+"""Choose the support thresholds from data (``python -m sourcedesk.sandbox.calibrate_support --data PATH``).
 
-Reads AttributionBench's calibration half only (``sandbox.bench_support.half``; the
+Reads AttributionBench's calibration half only (``sourcedesk.sandbox.bench_support.half``; the
 other half stays held out) and prints the three constants that
-``core.citations.support`` ships, with the figures behind each:
+``sourcedesk.core.citations.support`` ships, with the figures behind each:
 
 * ``SUPPORTED_MIN`` — the relevance a claim with all its figures and names found
   needs to count as supported: of the thresholds whose precision reaches
@@ -19,7 +19,7 @@ other half stays held out) and prints the three constants that
   similar sources.)
 
 The thresholds never come from the project's own adversarial drafts: those are the
-held-out check (``python -m sandbox.bench_adversarial``).
+held-out check (``python -m sourcedesk.sandbox.bench_adversarial``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from core.citations.support import Evidence, SupportScorer, clear_winner
-from sandbox.bench_support import claim_of, half, load_rows, passage_of
+from sourcedesk.core.citations.support import Evidence, SupportScorer, clear_winner
+from sourcedesk.sandbox.bench_support import claim_of, half, load_rows, passage_of
 
 GRID = [round(0.05 * i, 2) for i in range(4, 21)]
 MARGINS = [round(0.025 * i, 3) for i in range(13)]
@@ -123,7 +123,7 @@ def margin(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m sandbox.calibrate_support", description=(__doc__ or "").splitlines()[0]
+        prog="python -m sourcedesk.sandbox.calibrate_support", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument("--data", type=Path, required=True, help="AttributionBench JSONL (read, never copied)")
     args = parser.parse_args(argv)

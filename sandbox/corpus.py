@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.urls import host_of
+from sourcedesk.core.net.urls import host_of
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: 10x faster

@@ -1,7 +1,7 @@
 """The sandbox's Exa ``POST /search``: real request validation, real response quirks.
 
 Quirks reproduced on purpose (each one has bitten the product in the field):
-substring domain filters (see ``sandbox.search``), 400 when ``excludeDomains``,
+substring domain filters (see ``sourcedesk.sandbox.search``), 400 when ``excludeDomains``,
 ``excludeText`` or date filters meet ``category: company``/``people``, schema summaries returned as a
 JSON *string* with the word ``"null"`` for facts the page lacks, company
 ``entities`` as an array with explicit nulls, ``title: ""`` for some pages,
@@ -34,8 +34,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sandbox.corpus import SANDBOX_LABEL, Page
-from sandbox.http import (
+from sourcedesk.sandbox.corpus import SANDBOX_LABEL, Page
+from sourcedesk.sandbox.http import (
     Reply,
     Request,
     SandboxContext,
@@ -45,7 +45,7 @@ from sandbox.http import (
     request_id,
     service_error,
 )
-from sandbox.search import rank, terms
+from sourcedesk.sandbox.search import rank, terms
 
 MAX_DOMAINS = 1200
 SEARCH_TYPES = frozenset(

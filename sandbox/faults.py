@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sandbox.http import SERVICES, Reply, html_reply, json_reply, request_id, service_error
+from sourcedesk.sandbox.http import SERVICES, Reply, html_reply, json_reply, request_id, service_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from sandbox.http import SandboxContext
+    from sourcedesk.sandbox.http import SandboxContext
 
 DEFAULT_HOLD_S = 35.0  # longer than a typical 30 s client timeout
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from sandbox.corpus import Page
-    from sandbox.faults import FaultPlan
+    from sourcedesk.sandbox.corpus import Page
+    from sourcedesk.sandbox.faults import FaultPlan
 
 SERVICES = ("exa", "writer")
 

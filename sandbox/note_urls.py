@@ -1,4 +1,4 @@
-"""``python -m sandbox.note_urls MEMO_DIR``: every link in a memo's notes against its runs' ground truth.
+"""``python -m sourcedesk.sandbox.note_urls MEMO_DIR``: every link in a memo's notes against its runs' ground truth.
 
 For each section note it collects every URL anywhere in the file (link
 destinations, autolinks, bare URLs — frontmatter included) and checks each one,
@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.citations.bare_urls import find_bare_urls
-from core.memo_loader import load_memo
-from core.notes import note_path, parse_note
-from core.urls import normalise_url
-from core.verify.evidence import run_search_results
-from store.memo_store import MemoStore
+from sourcedesk.core.citations.bare_urls import find_bare_urls
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.notes.note import note_path, parse_note
+from sourcedesk.core.verify.evidence import run_search_results
+from sourcedesk.store.memo_store import MemoStore
 
 _LINK_DEST = re.compile(r"\]\(\s*<?([^)\s>]+)>?")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
@@ -75,7 +75,7 @@ def check_memo(memo_dir: Path) -> list[SectionCheck]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sandbox.note_urls", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m sourcedesk.sandbox.note_urls", description=__doc__.split("\n")[0])
     p.add_argument("memo", type=Path, help="the memo folder")
     args = p.parse_args(argv)
     checks = check_memo(args.memo)

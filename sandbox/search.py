@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from datetime import date, datetime
 from urllib.parse import urlsplit
 
-from core.phrases import contains_phrase
-from core.urls import host_of
-from sandbox.corpus import Page
+from sourcedesk.core.net.urls import host_of
+from sourcedesk.core.text.phrases import contains_phrase
+from sourcedesk.sandbox.corpus import Page
 
 STOPWORDS = frozenset(
     [

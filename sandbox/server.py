@@ -2,9 +2,9 @@
 
 The server owns everything that is not an API's own logic, applied the same way to
 both services: request counters, injected latency, injected faults and rate limits.
-Routes: ``POST /search`` → ``sandbox.exa_api``; ``POST /v1/agent`` (and
-``/v1/responses``) → ``sandbox.writer_agent``; ``POST /chat/completions`` →
-``sandbox.writer_api`` (writer halves imported per request, so the Exa half works
+Routes: ``POST /search`` → ``sourcedesk.sandbox.exa_api``; ``POST /v1/agent`` (and
+``/v1/responses``) → ``sourcedesk.sandbox.writer_agent``; ``POST /chat/completions`` →
+``sourcedesk.sandbox.writer_api`` (writer halves imported per request, so the Exa half works
 on its own).
 Test controls live under ``/_sandbox/`` (stats, faults, latency, reset).
 
@@ -25,10 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
-from sandbox import exa_api, search
-from sandbox.corpus import Page, load_corpus
-from sandbox.faults import DEFAULT_HOLD_S, OUTCOME_FAULTS, FaultPlan, fault_reply
-from sandbox.http import (
+from sourcedesk.sandbox import exa_api, search
+from sourcedesk.sandbox.corpus import Page, load_corpus
+from sourcedesk.sandbox.faults import DEFAULT_HOLD_S, OUTCOME_FAULTS, FaultPlan, fault_reply
+from sourcedesk.sandbox.http import (
     SERVICES,
     RateLimit,
     Reply,
@@ -56,11 +56,11 @@ _QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, 
 
 
 def _writer_handler(path: str = "") -> Callable[..., Reply] | None:
-    name = "sandbox.writer_agent" if path in AGENT_ROUTES else "sandbox.writer_api"
+    name = "sourcedesk.sandbox.writer_agent" if path in AGENT_ROUTES else "sourcedesk.sandbox.writer_api"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name in (name, "sandbox.writer_api"):
+        if exc.name in (name, "sourcedesk.sandbox.writer_api"):
             return None
         raise
     handler: Callable[..., Reply] = module.handle

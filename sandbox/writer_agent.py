@@ -23,7 +23,7 @@ It speaks the shapes Perplexity documents for the Agent API and keeps its quirks
   ``error`` with the ``stream-error`` fault).
 
 The prose and its field-mode citation faults come from the chat-completions
-writer (``sandbox.writer_prose``), so both endpoints fabricate alike.
+writer (``sourcedesk.sandbox.writer_prose``), so both endpoints fabricate alike.
 Non-standard top-level ``sandbox_truth`` records every raw citation's class.
 """
 
@@ -38,12 +38,12 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from sandbox.http import Reply, Request, SandboxContext, json_reply, key_accepted
-from sandbox.writer_api import MODES, bearer, digest, search_query, tokens, truncate
-from sandbox.writer_prompt import parse_prompt
-from sandbox.writer_prose import compose
-from sandbox.writer_search import DomainFilter, FilterError, own_search, parse_domain_filter, search_result
-from sandbox.writer_truth import recount
+from sourcedesk.sandbox.http import Reply, Request, SandboxContext, json_reply, key_accepted
+from sourcedesk.sandbox.writer_api import MODES, bearer, digest, search_query, tokens, truncate
+from sourcedesk.sandbox.writer_prompt import parse_prompt
+from sourcedesk.sandbox.writer_prose import compose
+from sourcedesk.sandbox.writer_search import DomainFilter, FilterError, own_search, parse_domain_filter, search_result
+from sourcedesk.sandbox.writer_truth import recount
 
 MODELS = ("perplexity/sonar", "openai/gpt-5.1", "anthropic/claude-sonnet-4-5", "google/gemini-3-flash-preview")
 PRESETS = {

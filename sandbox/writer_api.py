@@ -25,7 +25,7 @@ API does with unknown knobs):
   must cope with both.
 - ``max_tokens``: the answer is cut there with ``finish_reason: "length"``.
 - sandbox only: ``"sandbox_citation_mode": "field" | "clean"`` (or the header
-  ``x-sandbox-citation-mode``); default ``field`` (see ``sandbox.writer_prose``).
+  ``x-sandbox-citation-mode``); default ``field`` (see ``sourcedesk.sandbox.writer_prose``).
 
 Non-standard response field ``sandbox_truth`` records the class of every
 citation in the raw answer (real clients ignore unknown fields).
@@ -43,11 +43,11 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
-from sandbox.writer_prompt import ParsedPrompt, parse_prompt
-from sandbox.writer_prose import compose
-from sandbox.writer_search import FilterError, own_search, parse_domain_filter, search_result
-from sandbox.writer_truth import recount
+from sourcedesk.sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
+from sourcedesk.sandbox.writer_prompt import ParsedPrompt, parse_prompt
+from sourcedesk.sandbox.writer_prose import compose
+from sourcedesk.sandbox.writer_search import FilterError, own_search, parse_domain_filter, search_result
+from sourcedesk.sandbox.writer_truth import recount
 
 MODEL_DOCS = "https://docs.perplexity.ai/guides/model-cards"
 # USD per million input/output tokens, and per request by search context size (per-1000 price / 1000).

@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from core.urls import host_of, normalise_url, strip_www
-from sandbox.writer_prompt import ParsedPrompt
-from sandbox.writer_text import (
+from sourcedesk.core.net.urls import host_of, normalise_url, strip_www
+from sourcedesk.sandbox.writer_prompt import ParsedPrompt
+from sourcedesk.sandbox.writer_text import (
     FILLERS,
     STOPWORDS,
     fact_sentences,
@@ -60,7 +60,7 @@ from sandbox.writer_text import (
     tokens,
     upper_first,
 )
-from sandbox.writer_truth import truth_entries
+from sourcedesk.sandbox.writer_truth import truth_entries
 
 NEEDS_SOURCE = "[needs source]"  # what the product's prompt asks for after an unsupported claim
 INVENTED_HOSTS = ("example", "example", "bloomberg", "techcrunch", "subject", "reuters", "forbes", "venturebeat")

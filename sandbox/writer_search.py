@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from core.urls import host_of, normalise_url, strip_www
-from sandbox.corpus import Page
+from sourcedesk.core.net.urls import host_of, normalise_url, strip_www
+from sourcedesk.sandbox.corpus import Page
 
 MAX_DOMAIN_FILTER = 20
 SNIPPET_CHARS = 300
@@ -142,7 +142,7 @@ def search_result(page: Page, salt: int, query: str = "") -> dict[str, Any]:
 
 def own_search(query: str, pages: Sequence[Page], domain_filter: DomainFilter, limit: int) -> list[Page]:
     """The writer's web search: the corpus ranking, then the domain filter applied exactly."""
-    from sandbox.search import rank  # imported late: the search module belongs to the server half
+    from sourcedesk.sandbox.search import rank  # imported late: the search module belongs to the server half
 
     if not query.strip() or limit <= 0:
         return []

@@ -22,11 +22,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Header, Static
 
-from core.about import About
-from core.section_state import SectionView
-from core.text_safety import clean_text
-from screens.workbench import WorkbenchScreen
-from tui.widgets.cells import (
+from sourcedesk.core.pipeline.section_state import SectionView
+from sourcedesk.core.sources.about import About
+from sourcedesk.core.text.safety import clean_text
+from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.tui.widgets.cells import (
     BAR_WIDTH,
     citations_bar,
     cost_cell,

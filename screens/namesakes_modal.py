@@ -1,7 +1,7 @@
 """The memo's namesakes: declared in memo.yaml, or learned — and the analyst removes learned ones.
 
 Learned namesakes come from look-alike sites the entity pin removed and from rejected
-domains (``core.namesakes``); one the analyst removes here is not learned again.
+domains (``sourcedesk.core.sources.namesakes``); one the analyst removes here is not learned again.
 Declared ones are edited in memo.yaml (``subject.namesakes``).
 """
 
@@ -17,9 +17,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from core.memo import Namesake
-from core.namesakes import LearnedNamesake
-from tui.widgets.cells import plain
+from sourcedesk.core.memo.spec import Namesake
+from sourcedesk.core.sources.namesakes import LearnedNamesake
+from sourcedesk.tui.widgets.cells import plain
 
 COLUMNS = (("name", "Namesake", 30), ("what", "What it is", 30), ("origin", "From", 30))
 

@@ -9,7 +9,7 @@ from typing import Any
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from screens.workbench import workbench_app
+from sourcedesk.screens.workbench import workbench_app
 
 
 class SourcedeskCommands(Provider):

@@ -17,9 +17,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
-from core.models import Source
-from tui.widgets.cells import plain
-from tui.widgets.choice_button import ChoiceButton
+from sourcedesk.core.domain.models import Source
+from sourcedesk.tui.widgets.cells import plain
+from sourcedesk.tui.widgets.choice_button import ChoiceButton
 
 Preview = Callable[[str], dict[str, list[Source]]]
 MAX_LISTED = 8

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from core.errors import UserError
-from core.hosts import excluded_by
-from core.reject_domains import canonical_domain
-from screens.reject_dialog import RejectDialog, flattened
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.net.hosts import excluded_by
+from sourcedesk.core.sources.reject_domains import canonical_domain
+from sourcedesk.screens.reject_dialog import RejectDialog, flattened
 
 
 class RejectScreen(RejectDialog):

@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 
 from rich.text import Text
 
-from core.errors import UserError
-from core.hosts import host_matches_any
-from core.name_rejects import canonical_name
-from core.phrases import normalise_phrase
-from screens.reject_dialog import Preview, RejectDialog, flattened
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.net.hosts import host_matches_any
+from sourcedesk.core.sources.name_rejects import canonical_name
+from sourcedesk.core.text.phrases import normalise_phrase
+from sourcedesk.screens.reject_dialog import Preview, RejectDialog, flattened
 
 
 class RejectNameScreen(RejectDialog):

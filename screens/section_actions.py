@@ -1,8 +1,8 @@
 """The section screen's curation actions: pin mode, reject / un-reject a domain or a name,
 drop / restore, keep, the memo's namesakes.
 
-Kept apart from the screen's layout (``screens.section_screen``) so each file says one
-thing; the work on disk is in ``core.curation`` and ``core.memo_edit``.
+Kept apart from the screen's layout (``sourcedesk.screens.section_screen``) so each file says one
+thing; the work on disk is in ``sourcedesk.core.sources.curation`` and ``sourcedesk.core.memo.pin_edit``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ from typing import Any
 
 from textual.widgets import TabbedContent
 
-from core.curation import (
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.memo.pin_edit import toggle_section_pin
+from sourcedesk.core.pipeline.section_state import SectionView
+from sourcedesk.core.sources.curation import (
     CurationResult,
     Scope,
     domain_for,
@@ -29,12 +32,9 @@ from core.curation import (
     unreject_domain,
     unreject_name,
 )
-from core.errors import UserError
-from core.memo_edit import toggle_section_pin
-from core.name_rejects import assemble as assemble_names
-from core.section_state import SectionView
-from screens.workbench import WorkbenchScreen
-from tui.widgets.source_rows import SourceRow
+from sourcedesk.core.sources.name_rejects import assemble as assemble_names
+from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.tui.widgets.source_rows import SourceRow
 
 
 class SectionActions(WorkbenchScreen):
@@ -87,7 +87,7 @@ class SectionActions(WorkbenchScreen):
         return row.url if row else None
 
     def action_reject(self) -> None:
-        from screens.reject_modal import RejectScreen
+        from sourcedesk.screens.reject_modal import RejectScreen
 
         app = self.sd_app
         url = self._reject_target()
@@ -133,7 +133,7 @@ class SectionActions(WorkbenchScreen):
     # ------------------------------------------------------------------ names
 
     def action_reject_name(self) -> None:
-        from screens.reject_name_modal import RejectNameScreen
+        from sourcedesk.screens.reject_name_modal import RejectNameScreen
 
         app = self.sd_app
         phrase, verdict = self._name_target()

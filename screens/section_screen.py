@@ -10,14 +10,14 @@ the note (grounding after every run, because it is offline and cheap; URL livene
 only on ``v``, because it costs a request per URL). A detail
 pane on the right follows the highlighted row of whichever table has focus.
 
-Every source and web result shows its ``about`` verdict (``core.about``) and why:
+Every source and web result shows its ``about`` verdict (``sourcedesk.core.sources.about``) and why:
 the subject, a namesake, some other company, or unclear.
 
-Curation happens here (``screens.section_actions``): reject a domain (x) or a name (n,
+Curation happens here (``sourcedesk.screens.section_actions``): reject a domain (x) or a name (n,
 offered from the namesake phrase the verdict found), un-reject either (u), drop one
 source from the set (d; u restores it), keep a web result (k), toggle the pin mode (p),
 see the memo's namesakes (N); then re-run against the frozen set (r) or refresh
-retrieval (R). ``core.curation`` and ``core.memo_edit`` do the work on disk.
+retrieval (R). ``sourcedesk.core.sources.curation`` and ``sourcedesk.core.memo.pin_edit`` do the work on disk.
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Select, Static, TabbedContent, TabPane
 
-from core.about import VERDICTS, About, AboutJudge, SourceText
-from core.curation import find_in_versions
-from core.records import RunRecord, StoredCitation, UncitedClaim
-from core.section_state import SectionView
-from core.text_safety import clean_text
-from core.urls import host_of, normalise_url
-from screens.section_actions import SectionActions
-from tui.checks import note_sha256
-from tui.widgets import check_rows, run_history
-from tui.widgets.about_cells import about_block, reason_cell, verdict_cell
-from tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
-from tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
-from tui.widgets.source_rows import SourceRow, row_cells, source_rows
+from sourcedesk.core.domain.records import RunRecord, StoredCitation, UncitedClaim
+from sourcedesk.core.net.urls import host_of, normalise_url
+from sourcedesk.core.pipeline.section_state import SectionView
+from sourcedesk.core.sources.about import VERDICTS, About, AboutJudge, SourceText
+from sourcedesk.core.sources.curation import find_in_versions
+from sourcedesk.core.text.safety import clean_text
+from sourcedesk.screens.section_actions import SectionActions
+from sourcedesk.tui.checks import note_sha256
+from sourcedesk.tui.widgets import check_rows, run_history
+from sourcedesk.tui.widgets.about_cells import about_block, reason_cell, verdict_cell
+from sourcedesk.tui.widgets.cells import highlight_markers, plain, source_detail, status_cell
+from sourcedesk.tui.widgets.source_rows import COLUMNS as SOURCE_COLUMNS
+from sourcedesk.tui.widgets.source_rows import SourceRow, row_cells, source_rows
 
 REPORT_STATUSES = ("verified", "substituted", "dropped", "out_of_range", "protected")
 REPORT_SUPPORTS = ("supported", "partial", "unsupported", "unchecked")

@@ -19,12 +19,12 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (the app module imports the screens)
-    from tui.app import SourcedeskApp
+    from sourcedesk.tui.app import SourcedeskApp
 
 
 def workbench_app(app: App[object]) -> SourcedeskApp:
     """``app`` as the workbench (``TypeError`` when it is another Textual app)."""
-    from tui.app import SourcedeskApp  # loaded by now: it is the app that is running
+    from sourcedesk.tui.app import SourcedeskApp  # loaded by now: it is the app that is running
 
     if not isinstance(app, SourcedeskApp):
         raise TypeError(f"this screen belongs to the sourcedesk workbench, not to {type(app).__name__}")

@@ -17,10 +17,10 @@ from typing import Any
 
 from tinydb.table import Table
 
-from core.paths import data_dir
-from store import rejections
-from store.json_storage import AtomicJSONStorage
-from store.process_lock import ProcessLock
+from sourcedesk.core.config.paths import data_dir
+from sourcedesk.store import rejections
+from sourcedesk.store.json_storage import AtomicJSONStorage
+from sourcedesk.store.process_lock import ProcessLock
 
 LOCK_WAIT_S = 10.0
 

@@ -3,7 +3,7 @@ silently drops a damaged file.
 
 - writes go through ``atomic_write_text`` (temp file, fsync, ``os.replace``), so a
   crash mid-write leaves the previous ``db.json`` byte-identical;
-- every write is redacted (``store.redact``) so API keys cannot reach the disk;
+- every write is redacted (``sourcedesk.store.redact``) so API keys cannot reach the disk;
 - the last state read or written is kept in memory with the file's identity (inode,
   size, modification and change times) at that moment. A read whose file still has
   that identity costs no I/O and no parsing; a file replaced by another process has a
@@ -15,7 +15,7 @@ silently drops a damaged file.
   The data is kept for the analyst to inspect; the next open starts empty;
 - a single document TinyDB cannot hold (a string where an object belongs, an id
   that is not a number) is moved to ``quarantine/`` with a warning
-  (``store.quarantine``) and the rest of the store opens as usual.
+  (``sourcedesk.store.quarantine``) and the rest of the store opens as usual.
 
 The document is read and validated in one place (``_load``), so a stricter check of a
 document's shape belongs there.
@@ -32,12 +32,12 @@ from typing import Any
 import orjson
 from tinydb.storages import Storage
 
-from core.atomic_file import atomic_write_bytes
-from core.errors import UserError
-from core.regular_file import NotRegularFile, read_regular
-from core.secrets import secret_values
-from store.quarantine import Quarantine, split_malformed
-from store.redact import redact
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.files.atomic import atomic_write_bytes
+from sourcedesk.core.files.regular import NotRegularFile, read_regular
+from sourcedesk.core.text.secrets import secret_values
+from sourcedesk.store.quarantine import Quarantine, split_malformed
+from sourcedesk.store.redact import redact
 
 Tables = dict[str, dict[str, Any]]
 FileIdentity = tuple[int, int, int, int, int]

@@ -31,13 +31,13 @@ from pydantic_core import to_jsonable_python
 from tinydb import Query
 from tinydb.table import Table
 
-from core.errors import UserError
-from core.models import SourceSet
-from core.namesakes import LearnedNamesake
-from core.records import RunRecord, SectionState
-from store import namesakes, rejections
-from store.json_storage import AtomicJSONStorage, Tables, encode
-from store.payloads import (
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.models import SourceSet
+from sourcedesk.core.domain.records import RunRecord, SectionState
+from sourcedesk.core.sources.namesakes import LearnedNamesake
+from sourcedesk.store import namesakes, rejections
+from sourcedesk.store.json_storage import AtomicJSONStorage, Tables, encode
+from sourcedesk.store.payloads import (
     LARGE_CHARS,
     PART_KEY,
     REF_KEY,
@@ -48,7 +48,7 @@ from store.payloads import (
     restore,
     unloaded,
 )
-from store.process_lock import ProcessLock
+from sourcedesk.store.process_lock import ProcessLock
 
 STORE_DIRNAME = ".sourcedesk"
 SCHEMA_VERSION = 1
@@ -97,7 +97,7 @@ READ_WAIT_S = 2.0  # how long a reader waits for another sourcedesk process to l
 def open_existing(memo_dir: Path) -> MemoStore | None:
     """The memo's store opened for a reader that must never create one (``check-urls``):
     None when the folder has no ``.sourcedesk/db.json``; waits briefly for another process
-    holding it. Fulfils ``core.storage.EvidenceOpener``."""
+    holding it. Fulfils ``sourcedesk.core.domain.storage.EvidenceOpener``."""
     if not (store_dir(memo_dir) / "db.json").is_file():
         return None
     return MemoStore(memo_dir, wait_s=READ_WAIT_S)

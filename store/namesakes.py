@@ -11,8 +11,8 @@ from typing import Any
 from tinydb import Query
 from tinydb.table import Table
 
-from core.namesakes import LearnedNamesake
-from core.phrases import normalise_phrase
+from sourcedesk.core.sources.namesakes import LearnedNamesake
+from sourcedesk.core.text.phrases import normalise_phrase
 
 _Q = Query()
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import orjson
 
-from core.atomic_file import atomic_write_bytes
-from core.errors import UserError
-from core.regular_file import read_regular
-from store.quarantine import Quarantine
-from store.redact import redact_bytes
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.files.atomic import atomic_write_bytes
+from sourcedesk.core.files.regular import read_regular
+from sourcedesk.store.quarantine import Quarantine
+from sourcedesk.store.redact import redact_bytes
 
 LARGE_CHARS = 2048  # strings longer than this leave db.json
 REF_KEY = "__sourcedesk_payload__"

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from core.atomic_file import atomic_write_text
-from core.errors import StoreLocked, UserError
+from sourcedesk.core.domain.errors import StoreLocked, UserError
+from sourcedesk.core.files.atomic import atomic_write_text
 
 _held: set[str] = set()
 _held_lock = threading.Lock()

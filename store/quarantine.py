@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.atomic_file import atomic_write_text
+from sourcedesk.core.files.atomic import atomic_write_text
 
 log = logging.getLogger("sourcedesk.store")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.secrets import (  # noqa: F401 (re-exported for the store's callers)
+from sourcedesk.core.text.secrets import (  # noqa: F401 (re-exported for the store's callers)
     MIN_SECRET_LEN,
     REDACTED,
     SECRET_ENV_VARS,

@@ -1,6 +1,6 @@
 """Rejected domains and names: the table operations both scopes (memo and global) share.
 
-Which domains may be rejected at all is decided in ``core.reject_domains``.
+Which domains may be rejected at all is decided in ``sourcedesk.core.sources.reject_domains``.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 from tinydb import Query
 from tinydb.table import Table
 
-from core.errors import UserError
-from core.name_rejects import canonical_name
-from core.phrases import normalise_phrase
-from core.reject_domains import canonical_domain
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.sources.name_rejects import canonical_name
+from sourcedesk.core.sources.reject_domains import canonical_domain
+from sourcedesk.core.text.phrases import normalise_phrase
 
 
 def _now() -> str:
@@ -94,7 +94,7 @@ def remove_domain(table: Table, domain: str) -> bool:
 # -- rejected names ------------------------------------------------------------------------
 #
 # A rejected name ("Kestra Medical") removes every result whose title or text contains it
-# as whole words, ignoring case and punctuation (``core.phrases``). Stored as typed (shown
+# as whole words, ignoring case and punctuation (``sourcedesk.core.text.phrases``). Stored as typed (shown
 # back to the analyst) with its normalised key (what matching and de-duplication use).
 
 

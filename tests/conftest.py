@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.memo import ExaEntry
+from sourcedesk.core.memo.spec import ExaEntry
 
 # External suites (with their licences) and the project's own API fixtures: both in the repo.
 TESTDATA = Path(__file__).resolve().parent / "data"
@@ -47,7 +47,7 @@ EXA_KEY = "sandbox-exa-key-7d41c9"
 
 @pytest.fixture(scope="module")
 def sandbox():
-    from sandbox.server import SandboxServer
+    from sourcedesk.sandbox.server import SandboxServer
 
     with SandboxServer(port=0, exa_key=EXA_KEY, fault_hold_s=3) as sb:
         yield sb

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.about import AboutJudge, NamesakeRef, SourceText
-from core.hosts import host_matches_any, validate_pin
-from core.memo import Subject
-from core.models import Source
-from core.namesakes import TitleSeen, learn
-from sandbox.corpus import SANDBOX_LABEL, load_corpus
-from sandbox.exa_api import blank_title
-from sandbox.search import domain_matches
-from sandbox.writer_search import snippet_of
+from sourcedesk.core.domain.models import Source
+from sourcedesk.core.memo.spec import Subject
+from sourcedesk.core.net.hosts import host_matches_any, validate_pin
+from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, SourceText
+from sourcedesk.core.sources.namesakes import TitleSeen, learn
+from sourcedesk.sandbox.corpus import SANDBOX_LABEL, load_corpus
+from sourcedesk.sandbox.exa_api import blank_title
+from sourcedesk.sandbox.search import domain_matches
+from sourcedesk.sandbox.writer_search import snippet_of
 
 LABELS = yaml.safe_load((Path(__file__).parent / "fixtures" / "about" / "labelled_results.yaml").read_text())
 PAGES = {p.url: p for p in load_corpus()}

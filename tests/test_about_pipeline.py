@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-from core.citations import reconcile
-from store.memo_store import MemoStore
-from tui.cli import main
+from sourcedesk.core.citations import reconcile
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 
 DEMO = Path(__file__).resolve().parent.parent / "tui" / "demo" / "nats-profile"
 VERDICTS = {"subject", "namesake", "other", "unclear"}
@@ -93,10 +93,10 @@ def test_run_json_gives_sources_and_web_results_their_verdict(tmp_path, exa, mon
 
 
 def test_a_reject_made_elsewhere_makes_the_set_stale_and_the_next_run_curates_it(tmp_path, exa, monkeypatch):
-    from core.memo_loader import load_memo
-    from core.section_state import describe_section
-    from core.settings import Settings
-    from store.global_store import GlobalStore
+    from sourcedesk.core.config.settings import Settings
+    from sourcedesk.core.memo.loader import load_memo
+    from sourcedesk.core.pipeline.section_state import describe_section
+    from sourcedesk.store.global_store import GlobalStore
     from tests.conftest import exa_requests
 
     monkeypatch.setenv("SOURCEDESK_WRITER_URL", exa.url)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.bench_memory import SHAPES, bodies, main, measure
+from sourcedesk.sandbox.bench_memory import SHAPES, bodies, main, measure
 
 
 def test_every_shape_is_a_well_formed_answer_of_the_size_asked_for():

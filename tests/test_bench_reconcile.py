@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox import bench
+from sourcedesk.sandbox import bench
 
 
 def test_without_the_orchestrator_the_bench_says_which_file_it_needs(capsys):
@@ -36,7 +36,7 @@ def test_the_orchestrator_is_loaded_from_its_path_and_timed_alternating(tmp_path
 
 
 def test_a_fresh_section_is_the_same_section_in_other_words_and_never_repeats(tmp_path):
-    from core.citations import reconcile
+    from sourcedesk.core.citations import reconcile
 
     draft, sources = bench.reconcile_section(9, 4)
     other, other_sources = bench.reconcile_section(9, 4, variant=12)

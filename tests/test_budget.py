@@ -1,4 +1,4 @@
-"""Context budget packing and marker assignment (core.budget)."""
+"""Context budget packing and marker assignment (sourcedesk.core.sources.budget)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.budget import MARKER_PREFIXES, assign_markers, pack
-from core.models import OmittedSource, Source
+from sourcedesk.core.domain.models import OmittedSource, Source
+from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers, pack
 
 
 def src(name: str, size: int, provider: str = "exa", marker: str | None = None) -> Source:

@@ -2,7 +2,7 @@
 
 HTTP is served by respx (the real httpx client code runs; an unexpected request
 fails the test), DNS by a resolver table (nothing here touches the network).
-Notes are rendered by the product's own writer (``core.notes.render_note`` with
+Notes are rendered by the product's own writer (``sourcedesk.core.notes.note.render_note`` with
 house-format definitions) and their sources saved in a real memo store.
 """
 
@@ -21,13 +21,13 @@ import httpx
 import pytest
 import respx
 
-from core.citations.house import format_definition
-from core.models import Source, SourceSet
-from core.notes import NoteRecord, render_note
-from core.verify import addresses
-from core.verify.check import CheckOptions, CheckReport, UrlRow, check_path
-from store.memo_store import MemoStore, open_existing
-from tui.cli import main
+from sourcedesk.core.citations.house import format_definition
+from sourcedesk.core.domain.models import Source, SourceSet
+from sourcedesk.core.notes.note import NoteRecord, render_note
+from sourcedesk.core.verify import addresses
+from sourcedesk.core.verify.check import CheckOptions, CheckReport, UrlRow, check_path
+from sourcedesk.store.memo_store import MemoStore, open_existing
+from sourcedesk.tui.cli import main
 
 WHEN = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 

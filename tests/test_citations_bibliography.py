@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.citations import reconcile, tidy
-from core.citations.bibliography import find_bibliographies, numbering
-from core.citations.parse import parse
+from sourcedesk.core.citations import reconcile, tidy
+from sourcedesk.core.citations.bibliography import find_bibliographies, numbering
+from sourcedesk.core.citations.parse import parse
 
 RETRIEVED = [
     {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.citations import reconcile
-from core.hosts import excluded_by
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.net.hosts import excluded_by
 
 RESULTS = [
     {"url": "https://nats.io/about/", "title": "About NATS", "snippet": "NATS is a connective technology."},
@@ -63,7 +63,7 @@ def test_evidence_of_a_page_seen_in_both_namespaces_is_merged():
 def test_a_citation_of_a_result_naming_a_rejected_name_says_so_not_rejected_domain():
     """A web result removed because it names a rejected name is on no rejected domain: the warning
     names the phrase (the analyst looking for the domain in their rejects would find none)."""
-    from core.name_rejects import assemble
+    from sourcedesk.core.sources.name_rejects import assemble
 
     names = assemble(memo_names=["NATS air traffic"])
     results = [

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from core.citations import figures as figures_module
-from core.citations.figures import figures
+from sourcedesk.core.citations import figures as figures_module
+from sourcedesk.core.citations.figures import figures
 
 TRICKY = [
     "often 5 employees",  # "ten" ends "often": a number word glued to a word
@@ -67,7 +67,7 @@ RELATION_CUES = [
 
 @pytest.mark.parametrize("text", RELATION_CUES)
 def test_the_quick_relation_cue_test_agrees_with_the_case_blind_pattern(text):
-    from core.citations import relations
+    from sourcedesk.core.citations import relations
 
     assert relations.may_state_relations.__wrapped__(text) == (relations._HINT.search(text) is not None)
     assert (relations._HINT_ASCII.search(text.lower()) is None) == (relations._HINT.search(text) is None)
@@ -100,7 +100,7 @@ def test_the_figure_start_alternation_is_grouped_by_letters_and_finds_the_same_p
 def test_ascii_text_is_already_normal_and_other_text_is_still_normalised(monkeypatch):
     import unicodedata
 
-    from core.citations import tokens
+    from sourcedesk.core.citations import tokens
 
     def refuse(_form: str, _text: str) -> str:
         raise AssertionError("ASCII text needs no Unicode normalisation")

@@ -27,7 +27,7 @@ import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from core.citations.parse import parse
+from sourcedesk.core.citations.parse import parse
 from tests.conftest import TESTDATA
 
 FOOTNOTES = TESTDATA / "footnotes"

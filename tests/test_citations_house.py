@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.citations import format_definition, render_sources_sections
-from core.citations.house import HouseDefinition, escape_text
-from core.citations.parse import parse
-from core.models import Source
+from sourcedesk.core.citations import format_definition, render_sources_sections
+from sourcedesk.core.citations.house import HouseDefinition, escape_text
+from sourcedesk.core.citations.parse import parse
+from sourcedesk.core.domain.models import Source
 
 
 def test_full_definition():
@@ -66,6 +66,6 @@ def test_sections_group_and_sort():
 
 
 def _s(url):
-    from core.citations.ground import coerce_source
+    from sourcedesk.core.citations.ground import coerce_source
 
     return coerce_source({"url": url, "title": "x"}, "t")

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from core.citations import reconcile, tidy
-from core.citations.bare_urls import find_bare_urls
-from core.hosts import excluded_by
+from sourcedesk.core.citations import reconcile, tidy
+from sourcedesk.core.citations.bare_urls import find_bare_urls
+from sourcedesk.core.net.hosts import excluded_by
 
 RETRIEVED = [
     {

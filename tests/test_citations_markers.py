@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.citations import reconcile, tidy
-from core.citations.parse import parse
+from sourcedesk.core.citations import reconcile, tidy
+from sourcedesk.core.citations.parse import parse
 
 SOURCES = [
     {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.citations.dates import PartialDate, find_dates, parse_date
-from core.citations.ground import GroundTruth
-from core.citations.parse import parse
-from core.citations.placeholders import is_placeholder_url
-from core.errors import UserError
+from sourcedesk.core.citations.dates import PartialDate, find_dates, parse_date
+from sourcedesk.core.citations.ground import GroundTruth
+from sourcedesk.core.citations.parse import parse
+from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.domain.errors import UserError
 
 
 def found(text: str) -> list[tuple[str, str]]:

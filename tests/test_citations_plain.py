@@ -1,6 +1,6 @@
 """The plain-draft path gives exactly what the full markdown-it parse gives.
 
-``core.citations.plain`` builds a plain draft's tokens without running markdown-it; the
+``sourcedesk.core.citations.plain`` builds a plain draft's tokens without running markdown-it; the
 reconciler's whole view of a draft (markers, definitions, blocks with their source
 offsets and spans, headings, references, …) must be identical either way. Checked on
 generated drafts — plain ones, and ones salted with every construct the plain path
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.citations.parse import parse
-from core.citations.plain import plain_tokens
-from sandbox.bench import reconcile_section
-from sandbox.bench_adversarial import load as load_adversarial
+from sourcedesk.core.citations.parse import parse
+from sourcedesk.core.citations.plain import plain_tokens
+from sourcedesk.sandbox.bench import reconcile_section
+from sourcedesk.sandbox.bench_adversarial import load as load_adversarial
 from tests.test_citations_fixtures import FIXTURES
 
 

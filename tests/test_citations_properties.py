@@ -25,12 +25,12 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
-from core.citations import DEFAULT_PROTECTED, reconcile, tidy
-from core.citations.bare_urls import find_bare_urls
-from core.citations.house import HOUSE_HEADINGS
-from core.citations.parse import parse
-from core.citations.sentences import ClaimIndex
-from core.urls import normalise_url
+from sourcedesk.core.citations import DEFAULT_PROTECTED, reconcile, tidy
+from sourcedesk.core.citations.bare_urls import find_bare_urls
+from sourcedesk.core.citations.house import HOUSE_HEADINGS
+from sourcedesk.core.citations.parse import parse
+from sourcedesk.core.citations.sentences import ClaimIndex
+from sourcedesk.core.net.urls import normalise_url
 from tests.test_citations_fixtures import plugin_view
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from core.citations import reconcile, tidy
-from core.models import Source
+from sourcedesk.core.citations import reconcile, tidy
+from sourcedesk.core.domain.models import Source
 from tests.conftest import API_FIXTURES
 
 RETRIEVED = [

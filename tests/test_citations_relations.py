@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.citations import reconcile
-from core.citations.relations import relations, stated_relations
-from core.citations.support import PARTIAL, SUPPORTED, UNSUPPORTED, Evidence, SupportScorer, supports_text
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.citations.relations import relations, stated_relations
+from sourcedesk.core.citations.support import PARTIAL, SUPPORTED, UNSUPPORTED, Evidence, SupportScorer, supports_text
 
 ROUND = (
     "Quillstone, a maker of warehouse robots, raised $42 million in a Series B round led by Marlow Ventures. "

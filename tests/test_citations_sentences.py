@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from core.citations.sentences import SentenceIndex
+from sourcedesk.core.citations.sentences import SentenceIndex
 
 
 def claims(text: str) -> dict[str, str]:
@@ -71,8 +71,8 @@ def test_boundaries(text, claim):
 
 
 def test_a_table_cell_s_context_is_its_row_label_then_its_column_header_once_each():
-    from core.citations.parse import normalise_source, parse
-    from core.citations.sentences import ClaimIndex
+    from sourcedesk.core.citations.parse import normalise_source, parse
+    from sourcedesk.core.citations.sentences import ClaimIndex
 
     md = (
         "| Company | Founded | Cresta |\n|---|---|---|\n| Cresta | 2017[^1] | yes[^2] |\n"

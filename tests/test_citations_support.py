@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.citations import reconcile
-from core.citations.figures import figures
-from core.citations.support import (
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.citations.figures import figures
+from sourcedesk.core.citations.support import (
     PARTIAL,
     SUPPORTED,
     UNCHECKED,
@@ -20,8 +20,8 @@ from core.citations.support import (
     distinctive_names,
     supports_text,
 )
-from core.citations.tokens import terms
-from sandbox import bench_adversarial, bench_support, calibrate_support
+from sourcedesk.core.citations.tokens import terms
+from sourcedesk.sandbox import bench_adversarial, bench_support, calibrate_support
 
 SAMPLE = Path(__file__).resolve().parent / "fixtures" / "attribution-sample.jsonl"
 
@@ -424,7 +424,7 @@ def test_a_bound_or_an_approximation_is_stated_by_a_value_it_admits(claim, passa
 def test_a_claim_opening_with_a_name_the_sources_use_is_read_for_names_once(monkeypatch):
     """ "Observe.AI raised …": whether the opening word is a name decides which names are read, so
     the claim is read for names once, against the names the sources use, and keeps the name."""
-    import core.citations.support as support
+    import sourcedesk.core.citations.support as support
 
     scorer = SupportScorer(
         [Evidence.build([("text", "Observe.AI raised $125 million in a Series D round led by Sequoia.")])]

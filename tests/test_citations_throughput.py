@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 
-from core.citations import reconcile
+from sourcedesk.core.citations import reconcile
 
 TOPICS = [
     "messaging",

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.citations import tidy, tidy_with_stats
-from core.citations.tidy import _UNTIDY, needs_tidy, untidy_marker
+from sourcedesk.core.citations import tidy, tidy_with_stats
+from sourcedesk.core.citations.tidy import _UNTIDY, needs_tidy, untidy_marker
 
 
 @pytest.mark.parametrize(

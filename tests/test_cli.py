@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from store.global_store import GlobalStore
-from tui import cli
-from tui.cli import COMMANDS, Command, CommandTableError, build_parser, main
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.tui import cli
+from sourcedesk.tui.cli import COMMANDS, Command, CommandTableError, build_parser, main
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_MEMO = REPO / "tests" / "fixtures" / "run" / "nats-memo"
@@ -79,24 +79,24 @@ def test_a_module_that_does_not_define_its_listed_command_is_an_error(monkeypatc
 def test_help_loads_no_command_module_and_costs_little_cpu():
     code = (
         "import resource, sys, contextlib, io\n"
-        "from tui.cli import main\n"
+        "from sourcedesk.tui.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    try:\n"
         "        main(['--help'])\n"
         "    except SystemExit:\n"
         "        pass\n"
         "assert 'check-urls' in out.getvalue() and 'unreject' in out.getvalue()\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(('tui.commands.', 'textual', 'pydantic', 'core.', 'store.')))\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('sourcedesk.tui.commands.', 'textual', 'pydantic', 'sourcedesk.core.', 'sourcedesk.store.')))\n"
         "print(loaded)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "['core.errors']"
+    assert done.stdout.strip() == "['sourcedesk.core.domain', 'sourcedesk.core.domain.errors']"
     # CPU of the whole `sourcedesk --help` process (interpreter start included)
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "tui.cli", "--help"], cwd=REPO, capture_output=True, check=True)
+    subprocess.run([sys.executable, "-m", "sourcedesk.tui.cli", "--help"], cwd=REPO, capture_output=True, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert cpu <= 0.15, f"sourcedesk --help used {cpu:.3f} s of CPU"
@@ -128,7 +128,7 @@ def test_a_bad_value_of_a_providers_own_setting_stops_every_command_the_same_way
 
 
 def test_a_broken_config_file_names_the_file_and_line_in_every_command_but_config_path_answers(memo, tmp_path, capsys):
-    from core.settings import config_path
+    from sourcedesk.core.config.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +149,7 @@ def test_a_broken_config_file_names_the_file_and_line_in_every_command_but_confi
 def test_a_misspelt_or_out_of_range_config_value_stops_every_command_with_a_hint(memo, tmp_path, capsys):
     """A typo'd key was silently ignored and a negative budget or zero concurrency accepted:
     the analyst believed a setting took effect that never did."""
-    from core.settings import config_path
+    from sourcedesk.core.config.settings import config_path
 
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,17 +174,17 @@ def test_a_misspelt_or_out_of_range_config_value_stops_every_command_with_a_hint
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_as_one_line(memo, monkeypatch, capsys):
-    import core.export
+    import sourcedesk.core.notes.export
 
     def broken(*args, **kwargs):
         raise RuntimeError("the disk said no")
 
-    monkeypatch.setattr(core.export, "export_memo", broken)
+    monkeypatch.setattr(sourcedesk.core.notes.export, "export_memo", broken)
     assert main(["export", str(memo)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.startswith("sourcedesk: unexpected error: RuntimeError: the disk said no\n")
-    from tui.logs import log_file
+    from sourcedesk.tui.logs import log_file
 
     path = log_file()
     assert f"The details, with the traceback, are in {path}" in err
@@ -196,7 +196,7 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_as_one_line(
 
 
 def test_the_log_file_never_holds_an_api_key(memo, monkeypatch, capsys):
-    import core.export
+    import sourcedesk.core.notes.export
 
     key = "pplx-secret-key-0123456789"
     monkeypatch.setenv("PERPLEXITY_API_KEY", key)
@@ -204,10 +204,10 @@ def test_the_log_file_never_holds_an_api_key(memo, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError(f"bad header Authorization: Bearer {key}")
 
-    monkeypatch.setattr(core.export, "export_memo", broken)
+    monkeypatch.setattr(sourcedesk.core.notes.export, "export_memo", broken)
     assert main(["export", str(memo)]) == 1
     assert key not in capsys.readouterr().err
-    from tui.logs import log_file
+    from sourcedesk.tui.logs import log_file
 
     for handler in logging.getLogger("sourcedesk").handlers:
         handler.flush()
@@ -258,7 +258,7 @@ def test_json_from_init_export_tidy_and_config(tmp_path, capsys):
     }
 
     assert main(["config", "path", "--json"]) == 0
-    from core.settings import config_path
+    from sourcedesk.core.config.settings import config_path
 
     assert json.loads(capsys.readouterr().out) == {"path": str(config_path()), "exists": False}
 
@@ -319,7 +319,7 @@ def test_unreject_of_what_is_not_rejected_is_no_error_as_reject_of_what_is(memo,
 
 
 def test_the_workbench_log_exception_calls_reach_the_log_file():
-    from tui.logs import log_file, setup_logging
+    from sourcedesk.tui.logs import log_file, setup_logging
 
     assert setup_logging() == log_file()
     try:

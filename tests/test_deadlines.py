@@ -15,13 +15,13 @@ import time
 import httpx
 import pytest
 
-from core.bounded_http import ResponseTooLarge, fetch_bounded, iter_lines_capped, read_capped
-from core.deadline import Deadline, DeadlineExceeded, budget, current_deadline, deadline_scope, within
-from core.http_policy import RetryPolicy, send_with_retries
-from core.providers.exa import exa_settings
-from core.settings import Settings
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.net.bounded import ResponseTooLarge, fetch_bounded, iter_lines_capped, read_capped
+from sourcedesk.core.net.deadline import Deadline, DeadlineExceeded, budget, current_deadline, deadline_scope, within
+from sourcedesk.core.net.policy import RetryPolicy, send_with_retries
+from sourcedesk.core.sources.providers.exa.provider import exa_settings
+from sourcedesk.tui.cli import main
 from tests.hostile_server import HostileServer, Reply
-from tui.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +166,7 @@ def test_a_retry_that_could_not_finish_in_time_is_not_started():
 
 def test_a_retry_left_with_no_time_reports_what_used_the_time_up(server):
     """The warning must name the cause (a trickling server), not only 'did not finish in time'."""
-    from core.exa import ExaClient, ExaError
+    from sourcedesk.core.sources.providers.exa.client import ExaClient, ExaError
 
     body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
     server.reset()

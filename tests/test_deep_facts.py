@@ -7,9 +7,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from core.about import AboutJudge, SourceText
-from core.citations import reconcile
-from core.facts import clean_facts
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.sources.about import AboutJudge, SourceText
+from sourcedesk.core.sources.facts import clean_facts
 
 URL = "https://a.example.org/x"
 

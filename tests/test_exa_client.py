@@ -13,8 +13,15 @@ import httpx
 import pytest
 import respx
 
-from core.exa import ExaClient, ExaError, ExaSearchResult, build_search_body, parse_cost, parse_search_response
-from core.http_policy import RetryPolicy
+from sourcedesk.core.net.policy import RetryPolicy
+from sourcedesk.core.sources.providers.exa.client import (
+    ExaClient,
+    ExaError,
+    ExaSearchResult,
+    build_search_body,
+    parse_cost,
+    parse_search_response,
+)
 from tests.conftest import API_FIXTURES
 
 BASE = "http://exa.test"

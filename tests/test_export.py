@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.errors import UserError
-from core.export import SectionText, assemble_memo, definition_url, export_memo
-from core.notes import NoteRecord, render_note, write_note_atomic
-from core.urls import normalise_url
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.notes.export import SectionText, assemble_memo, definition_url, export_memo
+from sourcedesk.core.notes.note import NoteRecord, render_note, write_note_atomic
 
 MARKER = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:\s*(.*)$", re.M)

@@ -14,13 +14,13 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core.export
-from core.citations import tidy
-from core.citations.parse import Definition, parse
-from core.citations.written import read_definition
-from core.export import SectionText, assemble_memo, export_memo
-from core.urls import normalise_url
-from tui.cli import main
+import sourcedesk.core.notes.export
+from sourcedesk.core.citations import tidy
+from sourcedesk.core.citations.parse import Definition, parse
+from sourcedesk.core.citations.written import read_definition
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.notes.export import SectionText, assemble_memo, export_memo
+from sourcedesk.tui.cli import main
 
 PROTECTED = ("deck", "dataroom", "internal")
 DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.M)
@@ -142,7 +142,10 @@ def test_a_url_in_a_link_title_does_not_decide_the_source():
 
 
 def test_definition_url_is_the_link_destination_not_a_url_in_the_title():
-    assert core.export.definition_url("[See https://b.com/y for more](https://c.com/z). c.com.") == "https://c.com/z"
+    assert (
+        sourcedesk.core.notes.export.definition_url("[See https://b.com/y for more](https://c.com/z). c.com.")
+        == "https://c.com/z"
+    )
 
 
 # --- 3. protected keys across sections -----------------------------------------------------
@@ -223,7 +226,7 @@ def test_urls_are_compared_with_the_product_normaliser(monkeypatch):
         seen.append(url)
         return normalise_url(url)
 
-    monkeypatch.setattr(core.export, "normalise_url", spy)
+    monkeypatch.setattr(sourcedesk.core.notes.export, "normalise_url", spy)
     a = "# A\n\nOne. [^E1]\n\n[^E1]: [P](https://x.io/a). x.io\n"
     b = "# B\n\nTwo. [^4]\n\n[^4]: [P again](HTTP://WWW.x.io/a/?utm_source=feed#top). x.io\n"
     memo, count, _ = _assemble(a, b)

@@ -1,4 +1,4 @@
-"""Clean facts (core.facts): placeholders removed, key spellings collapsed, Exa shapes parsed."""
+"""Clean facts (sourcedesk.core.sources.facts): placeholders removed, key spellings collapsed, Exa shapes parsed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.facts import ABSENT_STRINGS, clean_facts, entity_facts, fact_key, is_absent, merge_facts, parse_summary
+from sourcedesk.core.sources.facts import (
+    ABSENT_STRINGS,
+    clean_facts,
+    entity_facts,
+    fact_key,
+    is_absent,
+    merge_facts,
+    parse_summary,
+)
 from tests.conftest import API_FIXTURES
 
 SENTINELS = [

@@ -33,11 +33,11 @@ from typing import Any
 
 import pytest
 
-from core.text_safety import UNSAFE_CHARACTER
-from sandbox.server import SandboxServer
-from store.memo_store import MemoStore
+from sourcedesk.core.text.safety import UNSAFE_CHARACTER
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 from tests.hostile_server import HostileServer, Reply
-from tui.cli import main
 
 EXA_KEY = "exa-hostile-SECRET-key-7731"
 WRITER_KEY = "pplx-hostile-SECRET-key-7731"

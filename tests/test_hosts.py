@@ -1,4 +1,4 @@
-"""Registrable domains, entity pins and exclusions (core.hosts)."""
+"""Registrable domains, entity pins and exclusions (sourcedesk.core.net.hosts)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.hosts import (
+from sourcedesk.core.net.hosts import (
     PinRefused,
     excluded_by,
     host_matches_any,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import respx
 
-from core.http_policy import (
+from sourcedesk.core.net.policy import (
     EXA_RETRY,
     WRITER_RETRY,
     RateLimiter,
@@ -78,7 +78,7 @@ def test_retry_after_ms_wins():
 
 
 def test_limiters_are_per_event_loop():
-    from core.http_policy import shared_limiter
+    from sourcedesk.core.net.policy import shared_limiter
 
     async def get():
         return shared_limiter("http://x", 10)

@@ -9,12 +9,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.memo import ExaEntry, SummarySpec
-from core.memo_loader import load_memo
-from core.outline import standard_memo_yaml
-from core.templates import render, template_variables
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.memo.outline import standard_memo_yaml
+from sourcedesk.core.memo.spec import ExaEntry, SummarySpec
+from sourcedesk.core.memo.templates import render, template_variables
+from sourcedesk.tui.cli import main
 from tests.conftest import exa_entries, exa_entry
-from tui.cli import main
 
 
 def _init(tmp_path: Path, *extra: str, name: str = "nats") -> tuple[int, Path]:

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_core_and_store_import_no_textual():
     modules = sorted(
-        ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        "sourcedesk." + ".".join(p.relative_to(ROOT).with_suffix("").parts)
         for pkg in ("core", "store")
         for p in (ROOT / pkg).rglob("*.py")
     )

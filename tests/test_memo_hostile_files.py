@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import MemoError
-from core.memo_loader import MAX_MEMO_BYTES, load_memo
-from tui.cli import main
+from sourcedesk.core.domain.errors import MemoError
+from sourcedesk.core.memo.loader import MAX_MEMO_BYTES, load_memo
+from sourcedesk.tui.cli import main
 
 MEMO = """\
 title: T

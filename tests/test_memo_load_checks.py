@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sourcedesk.tui.cli import main
 from tests.conftest import exa_requests
-from tui.cli import main
 
 MEMO = """\
 title: Acme
@@ -127,7 +127,7 @@ def test_writer_values_that_would_fail_after_retrieval_fail_at_load(
 
 @pytest.mark.parametrize("temperature", ["0", "1", "0.2", "2"])
 def test_a_temperature_in_range_loads(tmp_path, temperature):
-    from core.memo_loader import load_memo
+    from sourcedesk.core.memo.loader import load_memo
 
     memo = tmp_path / "memo"
     memo.mkdir()

@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import MemoError
-from core.memo_loader import LoadedMemo, MemoValidationError, load_memo
+from sourcedesk.core.domain.errors import MemoError
+from sourcedesk.core.memo.loader import LoadedMemo, MemoValidationError, load_memo
 from tests.conftest import exa_entry
 
 DESIGN_SAMPLE = """\
@@ -495,8 +495,8 @@ def test_a_preset_with_web_search_off_for_the_whole_memo_is_a_load_error(tmp_pat
 
 
 def test_model_choice_per_section_and_old_names():
-    from core.memo import Memo
-    from core.writers.choice import choose
+    from sourcedesk.core.memo.spec import Memo
+    from sourcedesk.core.writing.choice import choose
 
     memo = Memo.model_validate(
         {

@@ -11,17 +11,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.exa import build_search_body
-from core.memo import ExaEntry
-from core.memo_loader import load_memo
-from core.name_rejects import assemble
-from core.providers import ProviderContext
-from core.providers.exa import plan_entry
-from core.settings import Settings
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.memo.spec import ExaEntry
+from sourcedesk.core.sources.name_rejects import assemble
+from sourcedesk.core.sources.providers import ProviderContext
+from sourcedesk.core.sources.providers.exa.client import build_search_body
+from sourcedesk.core.sources.providers.exa.provider import plan_entry
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 from tests.conftest import EXA_KEY, exa_requests
-from tui.cli import main
 
 IPO = "https://www.fiercebiotech.com/medtech/kestra-medical-technologies-prices-ipo"
 LAWSUIT = "https://www.medtechdive.com/news/zoll-sues-kestra-medical-wearable-defibrillator-patents/"
@@ -76,7 +76,7 @@ def test_non_breaking_spaces_and_entities_count_as_what_they_stand_for(title):
     source = {"title": title, "text": "", "url": "https://press.test/ipo"}
     assert names.match(source) is not None
     assert names.match({"title": "Results", "text": f"In June, {title.lower()}."}) is not None
-    from core.phrases import WordText
+    from sourcedesk.core.text.phrases import WordText
 
     assert [h.written for h in WordText(title).find("kestra medical")] in (["Kestra Medical"], ["Késtra Medical"])
 
@@ -249,8 +249,8 @@ def test_rejecting_the_same_domain_again_versions_nothing(kestra, capsys):
 
 
 def test_the_writer_is_told_the_namesakes(tmp_path):
-    from core.about import NamesakeRef
-    from core.prompt import build_prompt
+    from sourcedesk.core.sources.about import NamesakeRef
+    from sourcedesk.core.writing.prompt import build_prompt
 
     (tmp_path / "memo.yaml").write_text(
         "title: t\nsubject:\n  name: Kestra\n  url: https://kestra.io\n"
@@ -271,8 +271,8 @@ def test_the_writer_is_told_the_namesakes(tmp_path):
 def test_run_blocks_writer_results_that_name_a_rejected_name_without_shifting_numbers(kestra, exa, monkeypatch):
     """The writer's search results naming a rejected name stay in the ground truth's numbering
     but cannot be cited: a citation to one is dropped, the others keep their numbers."""
-    from core.citations import reconcile
-    from tui.headless import run_memo_folder
+    from sourcedesk.core.citations import reconcile
+    from sourcedesk.tui.headless import run_memo_folder
 
     monkeypatch.setenv("SOURCEDESK_WRITER_URL", exa.url)
     monkeypatch.setenv("PERPLEXITY_API_KEY", "sandbox")

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from core.curation import reject_domain
-from core.errors import MemoError
-from core.memo_loader import load_memo
-from core.namesakes import LearnedNamesake, TitleSeen, learn, names_in_title
-from core.settings import Settings
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.errors import MemoError
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.sources.curation import reject_domain
+from sourcedesk.core.sources.namesakes import LearnedNamesake, TitleSeen, learn, names_in_title
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
+from sourcedesk.tui.headless import retrieve_memo_folder
 from tests.conftest import exa_requests
-from tui.cli import main
-from tui.headless import retrieve_memo_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 
@@ -122,8 +122,8 @@ def test_forgetting_a_declared_namesake_points_at_memo_yaml(tmp_path, capsys):
 
 
 def test_the_judge_for_a_memo_uses_what_the_store_learned(exa, tmp_path):
-    from core.about import SourceText
-    from core.memo_judge import memo_judge
+    from sourcedesk.core.sources.about import SourceText
+    from sourcedesk.core.sources.judge import memo_judge
 
     d = Path(shutil.copytree(FIXTURES / "cresta-profile", tmp_path / "cresta"))
     loaded = load_memo(d)

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from core.citations.house import RETRIEVED_HEADING, WEB_HEADING
-from core.errors import UserError
-from core.memo import Memo
-from core.notes import (
+from sourcedesk.core.citations.house import RETRIEVED_HEADING, WEB_HEADING
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.memo.spec import Memo
+from sourcedesk.core.notes.note import (
     NoteRecord,
     find_note,
     note_path,
@@ -204,12 +204,12 @@ def test_failed_replace_leaves_the_old_note_byte_identical(tmp_path, monkeypatch
 def test_frontmatter_is_parsed_with_libyaml_when_it_is_installed(monkeypatch):
     import yaml
 
-    import core.notes
+    import sourcedesk.core.notes.note
 
     if not getattr(yaml, "__with_libyaml__", False):
-        assert core.notes._FRONTMATTER_LOADER is yaml.SafeLoader
+        assert sourcedesk.core.notes.note._FRONTMATTER_LOADER is yaml.SafeLoader
         return
-    assert core.notes._FRONTMATTER_LOADER is yaml.CSafeLoader
+    assert sourcedesk.core.notes.note._FRONTMATTER_LOADER is yaml.CSafeLoader
     used = []
 
     class Spy(yaml.CSafeLoader):
@@ -217,6 +217,8 @@ def test_frontmatter_is_parsed_with_libyaml_when_it_is_installed(monkeypatch):
             used.append(stream)
             super().__init__(stream)
 
-    monkeypatch.setattr(core.notes, "_FRONTMATTER_LOADER", Spy)
-    data, body = core.notes.parse_note("---\nrun_id: run-1\ngenerated_at: 2026-01-02T03:04:05+00:00\n---\n# T\n")
+    monkeypatch.setattr(sourcedesk.core.notes.note, "_FRONTMATTER_LOADER", Spy)
+    data, body = sourcedesk.core.notes.note.parse_note(
+        "---\nrun_id: run-1\ngenerated_at: 2026-01-02T03:04:05+00:00\n---\n# T\n"
+    )
     assert used and data["run_id"] == "run-1" and data["generated_at"].year == 2026 and body == "# T\n"

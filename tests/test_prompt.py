@@ -9,9 +9,9 @@ from datetime import date
 import pytest
 import yaml
 
-from core.memo import Memo
-from core.models import OmittedSource, Source, SourceSet
-from core.prompt import NEEDS_SOURCE, PromptError, build_prompt, effective_web_search
+from sourcedesk.core.domain.models import OmittedSource, Source, SourceSet
+from sourcedesk.core.memo.spec import Memo
+from sourcedesk.core.writing.prompt import NEEDS_SOURCE, PromptError, build_prompt, effective_web_search
 
 TODAY = date(2026, 6, 8)
 HEADING_RE = re.compile(r"^### \[\^([A-Z]\d+)\] ", re.MULTILINE)
@@ -328,7 +328,7 @@ def test_effective_web_search_prefers_the_section_switch():
 
 def test_the_sandbox_writer_reads_our_prompt():
     """The offline writer parses prompts; it must recover subject, section and every source."""
-    import sandbox.writer_prompt as parser
+    import sourcedesk.sandbox.writer_prompt as parser
 
     facts = {"founded_year": "2016", "workforce": {"total": 44}}
     p = _build(_set(_source(1, facts=facts, published_date="2024-03-01"), _source(2, title="")))

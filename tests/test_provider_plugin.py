@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import respx
 
-from core import providers
-from core.providers import PROVIDERS, discover, get_provider
-from core.settings import load_settings
-from tui.cli import main
+from sourcedesk import providers
+from sourcedesk.core.config.settings import load_settings
+from sourcedesk.providers import PROVIDERS, discover, get_provider
+from sourcedesk.tui.cli import main
 
 ACME_KEY = "acme-key-5f0c2e9a71"
 ACME_URL = "https://search.acme.test"
@@ -37,12 +37,17 @@ from typing import Any
 import httpx
 from pydantic import AliasChoices, ConfigDict, Field, SecretStr
 
-from core.errors import RetrievalError
-from core.memo import PluginEntry
-from core.models import Source
-from core.providers import Provider, ProviderContext, ProviderResult
-from core.settings import ProviderSettings, Settings
-from core.templates import render
+from sourcedesk.providers import (
+    PluginEntry,
+    Provider,
+    ProviderContext,
+    ProviderResult,
+    ProviderSettings,
+    RetrievalError,
+    Settings,
+    Source,
+    render,
+)
 
 
 class AcmeSettings(ProviderSettings):

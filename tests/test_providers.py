@@ -14,18 +14,26 @@ import httpx
 import pytest
 from pydantic import ConfigDict
 
-from core.exa import ExaClient, ExaResult, parse_search_response
-from core.exclusions import assemble, canonical_domain
-from core.memo import ExaEntry, FilesEntry, PluginEntry
-from core.memo_loader import load_memo
-from core.models import Source
-from core.providers import PROVIDERS, Provider, ProviderClients, ProviderResult, get_provider, register, unregister
-from core.providers.base import ProviderContext
-from core.providers.exa import plan_entry, to_source
-from core.providers.files import MAX_FILE_CHARS, summary_of, title_of
-from core.retrieval import retrieve_section
-from core.settings import Settings
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.models import Source
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.memo.spec import ExaEntry, FilesEntry, PluginEntry
+from sourcedesk.core.sources.exclusions import assemble, canonical_domain
+from sourcedesk.core.sources.providers import (
+    PROVIDERS,
+    Provider,
+    ProviderClients,
+    ProviderResult,
+    get_provider,
+    register,
+    unregister,
+)
+from sourcedesk.core.sources.providers.base import ProviderContext
+from sourcedesk.core.sources.providers.exa.client import ExaClient, ExaResult, parse_search_response
+from sourcedesk.core.sources.providers.exa.provider import plan_entry, to_source
+from sourcedesk.core.sources.providers.files import MAX_FILE_CHARS, summary_of, title_of
+from sourcedesk.core.sources.retrieve import retrieve_section
+from sourcedesk.store.memo_store import MemoStore
 from tests.conftest import API_FIXTURES
 
 MEMO = """
@@ -48,7 +56,7 @@ def _loaded(tmp_path: Path, text: str = MEMO, domains: str = ""):
 def _ctx(loaded, **kw) -> ProviderContext:
     memo = loaded.memo
     section = memo.sections[0]
-    from core.templates import template_variables
+    from sourcedesk.core.memo.templates import template_variables
 
     return ProviderContext(
         memo=memo,
@@ -338,7 +346,7 @@ def test_title_and_summary_helpers():
 
 
 def test_date_window_applied_to_results_when_exa_cannot_take_it(tmp_path):
-    from core.providers.exa import _filter
+    from sourcedesk.core.sources.providers.exa.provider import _filter
 
     ctx = _ctx(_loaded(tmp_path))
     entry = _exa(pin="none", category="company", start_published_date="2024-01-01", end_published_date="2024-12-31")
@@ -415,7 +423,7 @@ def test_a_registered_provider_is_usable_from_memo_yaml_without_a_schema_change(
 
 
 def test_an_unregistered_or_malformed_provider_entry_is_a_load_error(tmp_path):
-    from core.errors import MemoError
+    from sourcedesk.core.domain.errors import MemoError
 
     with pytest.raises(MemoError) as err:
         _loaded(tmp_path, NOTEBOOK_MEMO)

@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-from core.text_safety import UNSAFE_CHARACTER
+from sourcedesk.core.text.safety import UNSAFE_CHARACTER
+from sourcedesk.tui.cli import main
 from tests.conftest import API_FIXTURES
-from tui.cli import main
 
 SOURCES = [
     {"marker": "E1", "url": "https://nats.io/about", "title": "About NATS", "summary": "NATS messaging system"},

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from core.citations import reconcile
-from core.models import Source
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.domain.models import Source
 
 URL = "https://a.example.org/x"
 SOURCES = [Source(provider="exa", url=URL, title="A page", summary="NATS raised money.")]
@@ -96,7 +96,7 @@ def test_grounding_many_statistics_against_a_large_page_takes_seconds_not_minute
     """check-urls grounds every statistic of a note against the stored page text: 2,000
     statistics against a 560 KB page took 27 s (the page was normalised and regex-scanned once
     per statistic), past check-urls' own deadlines."""
-    from core.verify.grounding import ground
+    from sourcedesk.core.verify.grounding import ground
 
     page = "Synadia builds NATS, a messaging system used by many firms in 2024. " * 8000
     t0 = time.perf_counter()

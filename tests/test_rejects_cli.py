@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from core.hosts import excluded_by
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.net.hosts import excluded_by
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 from tests.conftest import exa_requests
-from tui.cli import main
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_unreject(memo, capsys):
 
 
 def test_a_memo_open_elsewhere_is_a_clear_error(memo, capsys, monkeypatch):
-    import tui.commands.rejects as rejects_cmd
+    import sourcedesk.tui.commands.rejects as rejects_cmd
 
     monkeypatch.setattr(rejects_cmd, "STORE_WAIT_S", 0.0)
     with MemoStore(memo):

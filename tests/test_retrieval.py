@@ -10,17 +10,17 @@ from pathlib import Path
 
 import httpx
 
-from core.exa import ExaClient
-from core.hosts import host_matches_pin
-from core.memo_loader import load_memo
-from core.providers import ProviderClients, get_provider
-from core.retrieval import retrieve_section_outcome
-from core.settings import Settings
-from sandbox.server import SandboxServer
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.net.hosts import host_matches_pin
+from sourcedesk.core.sources.providers import ProviderClients, get_provider
+from sourcedesk.core.sources.providers.exa.client import ExaClient
+from sourcedesk.core.sources.retrieve import retrieve_section_outcome
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.headless import retrieve_memo_folder, retrieve_memo_sets
 from tests.conftest import EXA_KEY, exa_stats
-from tui.headless import retrieve_memo_folder, retrieve_memo_sets
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 KEY = EXA_KEY
@@ -427,7 +427,7 @@ def test_retrieve_memo_returns_plain_source_sets(exa, tmp_path):
 def test_follow_up_search_makes_up_for_namesakes_when_exa_has_more(tmp_path, monkeypatch):
     """Impostors outrank the real site: the over-fetched first call is all namesakes, so a
     second, larger call is made and the entry still gets its num-results."""
-    from sandbox.corpus import Page
+    from sourcedesk.sandbox.corpus import Page
 
     loud = "acme widgets pricing " * 8
     pages = [
@@ -460,7 +460,7 @@ sections:
 
 
 def test_rejecting_a_domain_curates_the_frozen_set_without_a_search(exa, tmp_path):
-    from core.retrieval import reapply_rejections
+    from sourcedesk.core.sources.retrieve import reapply_rejections
 
     d = write_memo(
         tmp_path,

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sourcedesk.tui.cli import main
 from tests.conftest import EXA_KEY as KEY
 from tests.conftest import exa_requests
-from tui.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 
@@ -121,7 +121,7 @@ def test_missing_memo_is_a_clean_error(exa, tmp_path, capsys):
 
 
 def test_untrusted_titles_cannot_drive_the_terminal():
-    from tui.commands.retrieve import render_text
+    from sourcedesk.tui.commands.retrieve import render_text
 
     doc = {
         "sections": [

@@ -16,17 +16,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.memo_loader import load_memo
-from core.notes import note_counts, parse_note
-from core.records import StoredReport
-from core.run import run_section
-from core.settings import Settings
-from core.urls import normalise_url
-from sandbox.note_urls import check_memo, note_urls
-from sandbox.server import SandboxServer
-from sandbox.writer_truth import raw_citation_classes
-from store.memo_store import MemoStore
-from tui.headless import run_memo_folder
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.records import StoredReport
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.notes.note import note_counts, parse_note
+from sourcedesk.core.pipeline.run import run_section
+from sourcedesk.sandbox.note_urls import check_memo, note_urls
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.sandbox.writer_truth import raw_citation_classes
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 EXA_KEY = "exa-dummy-key-0123456789"
@@ -503,19 +503,19 @@ def test_a_blank_perplexity_key_fails_the_writer_clearly_and_sends_nothing(env, 
 _KILLED_RUN = """
 import asyncio, os, signal, sys
 from pathlib import Path
-import core.run
-import store.memo_store
-from tui.headless import run_memo_folder
+import sourcedesk.core.pipeline.run
+import sourcedesk.store.memo_store
+from sourcedesk.tui.headless import run_memo_folder
 
 memo_dir, where = Path(sys.argv[1]), sys.argv[2]
-original_save, original_write = store.memo_store.MemoStore.save_run, core.run.write_note_atomic
+original_save, original_write = sourcedesk.store.memo_store.MemoStore.save_run, sourcedesk.core.pipeline.run.write_note_atomic
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 def save_run(self, *args, **kwargs):
     if where == "in-store-write":  # the db.json replacement itself is where the process dies
-        import core.atomic_file as atomic
+        import sourcedesk.core.files.atomic as atomic
         atomic.os.replace = lambda *a: die()
     return original_save(self, *args, **kwargs)
 
@@ -526,8 +526,8 @@ def write_note(path, text):
     if where == "after-note":
         die()
 
-store.memo_store.MemoStore.save_run = save_run
-core.run.write_note_atomic = write_note
+sourcedesk.store.memo_store.MemoStore.save_run = save_run
+sourcedesk.core.pipeline.run.write_note_atomic = write_note
 asyncio.run(run_memo_folder(memo_dir, ["overview"]))
 """
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.urls import normalise_url
-from sandbox.server import SandboxServer
-from tui.cli import main
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.tui.cli import main
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 

@@ -65,7 +65,7 @@ def test_ctrl_c_during_run_json_prints_the_finished_sections_and_exits_130(tmp_p
         }
         master, slave = pty.openpty()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.cli", "run", str(memo), "--json"],
+            [sys.executable, "-m", "sourcedesk.tui.cli", "run", str(memo), "--json"],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -17,13 +17,13 @@ import httpx
 import pytest
 import respx
 
-from core.memo_loader import load_memo
-from core.notes import parse_note
-from core.settings import Settings
-from sandbox.server import SandboxServer
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.notes.note import parse_note
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.headless import run_memo_folder
 from tests.conftest import API_FIXTURES
-from tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 COMPLETED = json.loads((API_FIXTURES / "agent-response-completed.json").read_text(encoding="utf-8"))
@@ -135,7 +135,7 @@ def test_a_retired_model_in_the_writer_model_setting_runs_with_a_notice_naming_t
     env, tmp_path, capsys, monkeypatch
 ):
     """Not only a memo: an old config's writer_model: sonar-pro is mapped too, and says so."""
-    from tui.cli import main
+    from sourcedesk.tui.cli import main
 
     text = MODES_MEMO.replace("api: perplexity, model: perplexity/sonar, ", "").replace(
         "    writer: {preset: low}\n", ""
@@ -157,7 +157,7 @@ def test_the_demo_memo_loads_clean_with_the_new_names():
 
 
 def test_the_demo_memo_runs_on_the_agent_api_with_no_link_outside_the_ground_truth(env, tmp_path):
-    from sandbox.note_urls import check_memo, note_urls
+    from sourcedesk.sandbox.note_urls import check_memo, note_urls
 
     demo = Path(shutil.copytree(Path(__file__).resolve().parents[1] / "tui" / "demo" / "nats-profile", tmp_path / "d"))
     outcomes = _run(demo)
@@ -380,7 +380,7 @@ def test_the_legacy_sonar_path_still_writes_notes(env, tmp_path):
 
 
 def test_a_new_memo_from_init_uses_the_new_names(tmp_path):
-    from core.outline import standard_memo_yaml
+    from sourcedesk.core.memo.outline import standard_memo_yaml
 
     memo_dir = _memo(tmp_path, standard_memo_yaml("NATS", "https://nats.io"))
     loaded = load_memo(memo_dir)
@@ -390,8 +390,8 @@ def test_a_new_memo_from_init_uses_the_new_names(tmp_path):
 
 def test_a_fourth_backend_is_one_class_and_one_registration(env, tmp_path, monkeypatch):
     """A backend registered from outside the package is selectable and runs sections."""
-    import core.writers
-    from core.writers.chat import ChatCompletionsWriter
+    import sourcedesk.core.writing.registry
+    from sourcedesk.core.writing.chat import ChatCompletionsWriter
 
     class EchoWriter(ChatCompletionsWriter):
         api = "echo"
@@ -405,8 +405,10 @@ def test_a_fourth_backend_is_one_class_and_one_registration(env, tmp_path, monke
         def request_body(self, request):
             return self.finish_body(self.base_body(request), request)
 
-    monkeypatch.setattr(core.writers, "_registered", dict(core.writers._registered))
-    core.writers.register_writer(EchoWriter)
+    monkeypatch.setattr(
+        sourcedesk.core.writing.registry, "_registered", dict(sourcedesk.core.writing.registry._registered)
+    )
+    sourcedesk.core.writing.registry.register_writer(EchoWriter)
     monkeypatch.setenv("SOURCEDESK_WRITER_API", "echo")
     monkeypatch.setenv("ECHO_GATEWAY_KEY", "echo-secret-123")
     memo_dir = _memo(tmp_path, MODES_MEMO.replace("api: perplexity, model: perplexity/sonar, ", ""))

@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from sandbox.server import SandboxServer
+from sourcedesk.sandbox.server import SandboxServer
 
 KEY = "sandbox-agent-key"
 PROMPT = (

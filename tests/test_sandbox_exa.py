@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from core.urls import host_of, normalise_url
-from sandbox.corpus import SANDBOX_LABEL, load_corpus
-from sandbox.server import SandboxServer
+from sourcedesk.core.net.urls import host_of, normalise_url
+from sourcedesk.sandbox.corpus import SANDBOX_LABEL, load_corpus
+from sourcedesk.sandbox.server import SandboxServer
 from tests.conftest import API_FIXTURES as TESTDATA
 
 KEY = "exa-test-key"

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sandbox.faults import FaultPlan
-from sandbox.server import SandboxServer
+from sourcedesk.sandbox.faults import FaultPlan
+from sourcedesk.sandbox.server import SandboxServer
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "server-test-key"
@@ -242,7 +242,7 @@ def test_reset_zeroes_stats_and_clears_faults(sb, http):
 
 
 def test_exa_rate_limit_answers_429_past_10_requests_in_its_window(http):
-    from sandbox.http import RateLimit
+    from sourcedesk.sandbox.http import RateLimit
 
     with SandboxServer(exa_key=KEY) as server:  # default: 10 requests per second
         default = server.ctx.rate_limits["exa"]
@@ -258,7 +258,7 @@ def test_exa_rate_limit_answers_429_past_10_requests_in_its_window(http):
 
 
 def test_rate_limit_is_a_bucket_of_ten_refilled_at_ten_per_second():
-    from sandbox.http import RateLimit
+    from sourcedesk.sandbox.http import RateLimit
 
     limit = RateLimit(10, window_s=1.0)
     assert all(limit.allow(100.0) for _ in range(10))  # a burst of ten at once
@@ -272,7 +272,7 @@ def test_rate_limit_is_a_bucket_of_ten_refilled_at_ten_per_second():
 
 
 def test_rate_limit_counts_out_of_order_stamps_as_arriving_together():
-    from sandbox.http import RateLimit
+    from sourcedesk.sandbox.http import RateLimit
 
     limit = RateLimit(2, window_s=1.0)
     assert limit.allow(50.0) and limit.allow(50.0) and not limit.allow(50.0)
@@ -335,7 +335,7 @@ def test_unknown_routes_and_methods(sb, http):
 
 
 def test_writer_route_answers_501_until_the_writer_half_exists(sb, http, monkeypatch):
-    monkeypatch.setitem(sys.modules, "sandbox.writer_api", None)  # import now fails as if absent
+    monkeypatch.setitem(sys.modules, "sourcedesk.sandbox.writer_api", None)  # import now fails as if absent
     r = http.post(f"{sb.url}/chat/completions", json={}, headers={"Authorization": f"Bearer {KEY}"})
     assert r.status_code == 501
 
@@ -375,7 +375,7 @@ def test_quiet_by_default(capfd, http):
 def _start_cli(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "sandbox", *args],
+        [sys.executable, "-m", "sourcedesk.tui.cli", "sandbox", *args],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -422,7 +422,7 @@ def test_a_burst_of_connections_is_not_dropped_by_a_short_listen_backlog():
 
     import httpx as _httpx
 
-    from sandbox.server import SandboxServer as _Server
+    from sourcedesk.sandbox.server import SandboxServer as _Server
 
     async def burst(url: str) -> list[float]:
         # one pool, so 40 simultaneous requests open 40 connections at the same moment
@@ -445,7 +445,7 @@ def test_the_sandbox_help_names_the_agent_api_it_serves(capsys):
     """The demo runs on /v1/agent: the command's description says so, not only the legacy endpoint."""
     import pytest
 
-    from tui.cli import main
+    from sourcedesk.tui.cli import main
 
     with pytest.raises(SystemExit):
         main(["sandbox", "--help"])

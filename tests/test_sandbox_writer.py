@@ -14,13 +14,13 @@ from datetime import date
 import httpx
 import pytest
 
-from core.memo import Memo
-from core.models import Source, SourceSet
-from core.prompt import build_prompt
-from core.urls import host_of, normalise_url
-from sandbox.corpus import Page, load_corpus
-from sandbox.server import SandboxServer
-from sandbox.writer_text import supports
+from sourcedesk.core.domain.models import Source, SourceSet
+from sourcedesk.core.memo.spec import Memo
+from sourcedesk.core.net.urls import host_of, normalise_url
+from sourcedesk.core.writing.prompt import build_prompt
+from sourcedesk.sandbox.corpus import Page, load_corpus
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.sandbox.writer_text import supports
 from tests.conftest import API_FIXTURES as TESTDATA
 
 RECORDED = json.loads((TESTDATA / "sonar-chat-completion.json").read_text())

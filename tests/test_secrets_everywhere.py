@@ -14,9 +14,9 @@ import logging
 
 import pytest
 
-from sandbox.server import SandboxServer
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.tui.cli import main
 from tests.hostile_server import HostileServer, Reply
-from tui.cli import main
 
 EXA_KEY = "exa-echoed-SECRET-4c1d9e77"
 WRITER_KEY = "pplx-echoed-SECRET-4c1d9e77"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.providers import get_provider
-from core.providers.exa import exa_settings
-from core.settings import config_path, load_settings
-from tui.cli import main
+from sourcedesk.core.config.settings import config_path, load_settings
+from sourcedesk.core.sources.providers import get_provider
+from sourcedesk.core.sources.providers.exa.provider import exa_settings
+from sourcedesk.tui.cli import main
 
 
 def test_env_keys_and_base_urls(monkeypatch, tmp_path):
@@ -47,7 +47,7 @@ def test_help_lists_commands(capsys):
 
 
 def test_key_from_config_file_is_redacted_from_the_store(monkeypatch, tmp_path):
-    from store.memo_store import MemoStore
+    from sourcedesk.store.memo_store import MemoStore
 
     monkeypatch.setenv("SOURCEDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()

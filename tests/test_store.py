@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from core import atomic_file
-from core.errors import StoreLocked, UserError
-from core.models import OmittedSource, RunWarning, Source, SourceSet
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.domain.errors import StoreLocked, UserError
+from sourcedesk.core.domain.models import OmittedSource, RunWarning, Source, SourceSet
+from sourcedesk.core.files import atomic as atomic_file
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -163,7 +163,7 @@ def umask():
 
 @pytest.mark.parametrize("mask, expected", [(0o022, 0o644), (0o027, 0o640)])
 def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path, umask, mask, expected):
-    from core.notes import write_note_atomic
+    from sourcedesk.core.notes.note import write_note_atomic
 
     umask(mask)
     atomic_file.atomic_write_text(tmp_path / "memo.md", "# Memo\n")
@@ -234,7 +234,7 @@ def test_store_folder_ignores_itself_in_git(memo_dir):
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from store.memo_store import MemoStore
+    from sourcedesk.store.memo_store import MemoStore
     store = MemoStore(sys.argv[1])
     print("ready", flush=True)
     sys.stdin.readline()
@@ -244,8 +244,8 @@ _HOLDER = textwrap.dedent(
 _OPENER = textwrap.dedent(
     """
     import sys
-    from core.errors import StoreLocked
-    from store.memo_store import MemoStore
+    from sourcedesk.core.domain.errors import StoreLocked
+    from sourcedesk.store.memo_store import MemoStore
     print("trying", flush=True)
     try:
         store = MemoStore(sys.argv[1], wait_s=float(sys.argv[2]))
@@ -531,7 +531,7 @@ def test_writes_never_parse_the_file_again_and_reads_cost_no_io(memo_dir):
 
 
 def test_a_file_replaced_by_another_process_is_read_again(tmp_path):
-    from store.json_storage import AtomicJSONStorage
+    from sourcedesk.store.json_storage import AtomicJSONStorage
 
     path = tmp_path / "global.json"
     mine = AtomicJSONStorage(path)
@@ -580,7 +580,7 @@ def test_runs_saved_together_from_threads_are_one_write_and_each_gets_its_own_re
 def test_a_store_written_by_an_older_version_still_reads(memo_dir):
     """Before this version: each source set inline in db.json, each large run field its own
     payload, the report inside the outcome too, no row-level ``degraded``."""
-    from store.payloads import PayloadDir, payload_ref
+    from sourcedesk.store.payloads import PayloadDir, payload_ref
 
     payloads = PayloadDir(memo_dir / ".sourcedesk" / "payloads")
     raw = json.dumps({"search_results": [{"url": "https://nats.io/blog", "title": "Blog"}], "pad": "x" * 3000})

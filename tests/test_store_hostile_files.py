@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserError
-from core.models import Source, SourceSet
-from store.memo_store import MemoStore
-from tui.cli import main
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.models import Source, SourceSet
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
-from core.models import Source, SourceSet
-from core.records import SectionState
-from store.memo_store import MemoStore
+from sourcedesk.core.domain.models import Source, SourceSet
+from sourcedesk.core.domain.records import SectionState
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.cli import main
 from tests.conftest import exa_requests
-from tui.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memos"
 

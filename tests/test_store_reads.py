@@ -15,14 +15,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.memo_judge import RunSets, subject_pages
-from core.memo_loader import load_memo
-from core.models import Source, SourceSet
-from core.settings import Settings
-from sandbox.server import SandboxServer
-from store.json_storage import AtomicJSONStorage
-from store.memo_store import MemoStore
-from tui.headless import run_memo_folder
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.models import Source, SourceSet
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.sources.judge import RunSets, subject_pages
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.json_storage import AtomicJSONStorage
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 EXA_KEY = "exa-dummy-key-0123456789"

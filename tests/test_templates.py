@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from core.memo import Memo
-from core.templates import (
+from sourcedesk.core.memo.spec import Memo
+from sourcedesk.core.memo.templates import (
     BUILTIN_VARIABLES,
     TemplateError,
     render,

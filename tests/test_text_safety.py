@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.secrets import REDACTED
-from core.text_safety import UNSAFE_CHARACTER, clean_mapped, clean_text, clean_tree
+from sourcedesk.core.text.safety import UNSAFE_CHARACTER, clean_mapped, clean_text, clean_tree
+from sourcedesk.core.text.secrets import REDACTED
 
 KEY = "sk-test-REFLECTED-0123456789"
 

@@ -12,12 +12,13 @@ import pytest
 import yaml
 from textual.widgets import DataTable
 
-from core.memo_loader import load_memo
-from core.settings import config_dir
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.reject_modal import RejectScreen
-from screens.section_screen import SectionScreen
+from sourcedesk.core.config.settings import config_dir
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.memo_screen import MemoScreen
+from sourcedesk.screens.reject_modal import RejectScreen
+from sourcedesk.screens.section_screen import SectionScreen
+from sourcedesk.themes import DARK, LIGHT
 from tests.conftest import exa_entry
 from tests.test_tui_support import (
     SIZE,
@@ -31,7 +32,6 @@ from tests.test_tui_support import (
     select_row,
     wait_for,
 )
-from themes import DARK, LIGHT
 
 SECTIONS = ["overview", "product", "competitors", "funding", "news"]
 
@@ -282,9 +282,9 @@ def test_a_retrieval_outage_degrades_the_section_with_a_visible_warning(sb, tmp_
 
 
 def test_missing_keys_are_announced_at_start(tmp_path):
-    from store.global_store import GlobalStore
-    from tui.app import SourcedeskApp
-    from tui.demo import DemoSettings, prepare_demo
+    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.tui.app import SourcedeskApp
+    from sourcedesk.tui.demo import DemoSettings, prepare_demo
 
     async def scenario():
         memo = prepare_demo(root=tmp_path / "demo")
@@ -298,9 +298,9 @@ def test_missing_keys_are_announced_at_start(tmp_path):
 
 
 def test_a_retired_writer_model_setting_is_announced_at_start_as_run_says_it(tmp_path):
-    from store.global_store import GlobalStore
-    from tui.app import SourcedeskApp
-    from tui.demo import DemoSettings, prepare_demo
+    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.tui.app import SourcedeskApp
+    from sourcedesk.tui.demo import DemoSettings, prepare_demo
 
     memo = prepare_demo(root=tmp_path / "demo")
     text = (memo / "memo.yaml").read_text(encoding="utf-8")
@@ -353,10 +353,10 @@ def test_the_history_tab_lists_every_run_newest_first(sb, tmp_path):
 def test_a_crash_in_the_workbench_is_one_line_naming_the_log_file_not_a_traceback(tmp_path, monkeypatch):
     import logging
 
-    from store.global_store import GlobalStore
-    from tui.app import SourcedeskApp
-    from tui.demo import DemoSettings, prepare_demo
-    from tui.logs import log_file, setup_logging
+    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.tui.app import SourcedeskApp
+    from sourcedesk.tui.demo import DemoSettings, prepare_demo
+    from sourcedesk.tui.logs import log_file, setup_logging
 
     setup_logging()
 

@@ -8,7 +8,7 @@ import os
 import pytest
 from textual.widgets import DataTable
 
-from sandbox.server import SandboxServer
+from sourcedesk.sandbox.server import SandboxServer
 from tests.test_tui_support import SIZE, control, exa_requests, make_app, run_and_wait
 
 

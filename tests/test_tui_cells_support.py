@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.widgets.cells import Palette, citations_bar, flags_cell
+from sourcedesk.tui.widgets.cells import Palette, citations_bar, flags_cell
 
 
 def test_the_citations_bar_says_how_many_verified_citations_are_weak():

@@ -8,10 +8,10 @@ import asyncio
 import pytest
 from textual.widgets import DataTable, Static
 
-from core.models import RemovedSource, Source, SourceSet
-from core.notes import NoteRecord, render_note
-from sandbox.server import SandboxServer
-from screens.section_screen import SectionScreen
+from sourcedesk.core.domain.models import RemovedSource, Source, SourceSet
+from sourcedesk.core.notes.note import NoteRecord, render_note
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.section_screen import SectionScreen
 from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 
 INJECTED_TITLE = "[bold red]pwn[/] [link=x]"

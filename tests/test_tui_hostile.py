@@ -23,8 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from core.models import RunWarning, Source, SourceSet
-from store.memo_store import MemoStore
+from sourcedesk.core.domain.models import RunWarning, Source, SourceSet
+from sourcedesk.store.memo_store import MemoStore
 from tests.hostile_server import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +101,7 @@ def test_a_hostile_source_never_reaches_the_terminal(tmp_path):
     for fixed in ("COLUMNS", "LINES"):  # set by pytest-xdist; the terminal's size is the pty's
         env.pop(fixed, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "open", str(memo)],
+        [sys.executable, "-m", "sourcedesk.tui.cli", "open", str(memo)],
         cwd=ROOT,
         env=env,
         stdin=slave,
@@ -173,7 +173,7 @@ def test_the_workbench_quits_when_its_terminal_goes_away(tmp_path):
     for fixed in ("COLUMNS", "LINES"):  # set by pytest-xdist; the terminal's size is the pty's
         env.pop(fixed, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "open", str(memo)],
+        [sys.executable, "-m", "sourcedesk.tui.cli", "open", str(memo)],
         cwd=ROOT,
         env=env,
         stdin=slave,

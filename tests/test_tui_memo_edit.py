@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserError
-from core.memo_edit import set_section_pin, toggle_section_pin
-from core.memo_loader import load_memo
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.memo.pin_edit import set_section_pin, toggle_section_pin
 from tests.conftest import exa_entries, exa_entry
 
 MEMO = """\

@@ -8,12 +8,12 @@ import asyncio
 import pytest
 from textual.widgets import DataTable, Input
 
-from core.namesakes import LearnedNamesake
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.namesakes_modal import NamesakesScreen
-from screens.reject_name_modal import RejectNameScreen
-from screens.section_screen import SectionScreen
+from sourcedesk.core.sources.namesakes import LearnedNamesake
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.memo_screen import MemoScreen
+from sourcedesk.screens.namesakes_modal import NamesakesScreen
+from sourcedesk.screens.reject_name_modal import RejectNameScreen
+from sourcedesk.screens.section_screen import SectionScreen
 from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
 
 GUARDIAN = "www.theguardian.com"

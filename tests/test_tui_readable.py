@@ -10,13 +10,13 @@ import pytest
 from rich.cells import cell_len
 from textual.widgets import DataTable, Input, RadioButton
 
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.reject_modal import RejectScreen
-from screens.reject_name_modal import RejectNameScreen
-from screens.section_screen import REPORT_COLUMNS, SectionScreen
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.memo_screen import MemoScreen
+from sourcedesk.screens.reject_modal import RejectScreen
+from sourcedesk.screens.reject_name_modal import RejectNameScreen
+from sourcedesk.screens.section_screen import REPORT_COLUMNS, SectionScreen
+from sourcedesk.tui.widgets import check_rows
 from tests.test_tui_support import SIZE, column, control, exa_requests, make_app, run_and_wait, screen_text, wait_for
-from tui.widgets import check_rows
 
 
 @pytest.fixture(scope="module")
@@ -104,11 +104,11 @@ def test_status_words_and_markers_fit_their_columns():
 def test_every_source_state_fits_the_state_column():
     """'omitted by budget (12,345 chars)' was cut to 'omitted by budget (1' — a wrong number —
     and 'name rejected (global)' to 'name rejected (globa'."""
-    from core.curation import DROPPED_RULE
-    from core.models import RemovedSource, Source
-    from themes import DARK
-    from tui.widgets.cells import Palette
-    from tui.widgets.source_rows import COLUMNS, SourceRow, _state_text
+    from sourcedesk.core.domain.models import RemovedSource, Source
+    from sourcedesk.core.sources.curation import DROPPED_RULE
+    from sourcedesk.themes import DARK
+    from sourcedesk.tui.widgets.cells import Palette
+    from sourcedesk.tui.widgets.source_rows import COLUMNS, SourceRow, _state_text
 
     width = {key: w for key, _label, w in COLUMNS}["state"]
     palette = Palette(DARK)

@@ -8,9 +8,9 @@ then look at the new SVGs before accepting them.
 
 from __future__ import annotations
 
-from store.global_store import GlobalStore
-from tui.app import SourcedeskApp
-from tui.demo import demo_settings, prepare_demo
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.tui.app import SourcedeskApp
+from sourcedesk.tui.demo import demo_settings, prepare_demo
 
 UNUSED_URL = "http://127.0.0.1:9"  # nothing is run in these pictures
 

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from core.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
-from core.memo_loader import load_memo
-from core.models import OmittedSource, Source, SourceSet
-from core.providers import get_provider
-from core.run import run_section
-from core.section_state import describe_section
-from core.settings import Settings
-from sandbox.server import SandboxServer
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.models import OmittedSource, Source, SourceSet
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.pipeline.run import run_section
+from sourcedesk.core.pipeline.section_state import describe_section
+from sourcedesk.core.sources.curation import domain_for, preview_reject, rebuild, reject_domain, unreject_domain
+from sourcedesk.core.sources.providers import get_provider
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.demo import DEMO_KEY, demo_settings, prepare_demo
 from tests.test_tui_support import control, exa_requests
-from tui.demo import DEMO_KEY, demo_settings, prepare_demo
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 from textual.widgets import DataTable
 
-from store.global_store import GlobalStore
-from tui.app import SourcedeskApp
-from tui.demo import demo_settings, prepare_demo
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.tui.app import SourcedeskApp
+from sourcedesk.tui.demo import demo_settings, prepare_demo
 
 SIZE = (160, 45)
 

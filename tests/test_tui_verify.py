@@ -15,14 +15,14 @@ import httpx
 import pytest
 from textual.widgets import DataTable, TabbedContent
 
-from core.verify import addresses
-from sandbox.server import SandboxServer
-from screens.memo_screen import MemoScreen
-from screens.section_screen import SectionScreen
-from store.global_store import GlobalStore
+from sourcedesk.core.verify import addresses
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.memo_screen import MemoScreen
+from sourcedesk.screens.section_screen import SectionScreen
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.tui.app import SourcedeskApp
+from sourcedesk.tui.demo import demo_settings
 from tests.test_tui_support import SIZE, cells, column, control, make_app, run_and_wait, screen_text, wait_for
-from tui.app import SourcedeskApp
-from tui.demo import demo_settings
 
 PUBLIC = "93.184.216.34"
 PAGE = "<html><head><title>NATS</title></head><body><p>Messaging for the edge, in production.</p></body></html>"

@@ -1,4 +1,4 @@
-"""The one URL normaliser and host extractor (core.urls), checked against WHATWG's URL tests."""
+"""The one URL normaliser and host extractor (sourcedesk.core.net.urls), checked against WHATWG's URL tests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.urls import canonical_host, host_of, normalise_url, same_url, strip_www
+from sourcedesk.core.net.urls import canonical_host, host_of, normalise_url, same_url, strip_www
 from tests.conftest import TESTDATA
 
 _C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
@@ -208,7 +208,7 @@ def test_normalise_url_root_and_bare_host_agree():
 
 
 def test_local_file_urls_stay_distinct():
-    from core.urls import normalise_url
+    from sourcedesk.core.net.urls import normalise_url
 
     assert normalise_url("file:notes/x.md") != normalise_url("file:other/x.md")
     assert normalise_url("file:a.md") != normalise_url("file:b.md")
@@ -218,7 +218,7 @@ def test_local_file_urls_stay_distinct():
 def test_a_plain_url_is_normalised_without_the_escaping_pass(monkeypatch):
     """Every URL of a new draft is normalised once: a path with nothing to escape and no query
     skips percent-encoding and query parsing (the same key, a fraction of the work)."""
-    import core.urls as urls
+    import sourcedesk.core.net.urls as urls
 
     normalise_url.cache_clear()
 
@@ -239,7 +239,7 @@ def test_a_plain_url_is_normalised_without_the_escaping_pass(monkeypatch):
 def test_an_ordinary_host_name_is_canonical_without_the_address_checks(monkeypatch, host):
     """A host of letters, digits and hyphens whose last label starts with a letter can be no IPv4
     address and has no label to check: it is canonical at once, lower-cased, trailing dot gone."""
-    import core.urls as urls
+    import sourcedesk.core.net.urls as urls
 
     def refuse(_host: str) -> None:
         raise AssertionError("an ordinary host name needs no IPv4 parsing")
@@ -257,7 +257,7 @@ def test_hosts_that_are_not_ordinary_names_are_still_checked(host, canonical):
 
 
 def test_an_http_url_without_query_or_fragment_is_split_without_the_general_parser(monkeypatch):
-    import core.urls as urls
+    import sourcedesk.core.net.urls as urls
 
     normalise_url.cache_clear()
 

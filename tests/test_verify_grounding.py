@@ -8,11 +8,11 @@ import asyncio
 
 import pytest
 
-from core.verify.addresses import HostNotFound, is_public_address, vet_url
-from core.verify.claims import find_items
-from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground, normalise
-from core.verify.sniff import sniff_page
-from core.verify.targets import read_note
+from sourcedesk.core.verify.addresses import HostNotFound, is_public_address, vet_url
+from sourcedesk.core.verify.claims import find_items
+from sourcedesk.core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground, normalise
+from sourcedesk.core.verify.sniff import sniff_page
+from sourcedesk.core.verify.targets import read_note
 
 
 def _texts(prose: str) -> list[tuple[str, str]]:
@@ -199,8 +199,8 @@ def test_paywall_stubs_are_detected_but_full_articles_with_a_banner_are_not():
 
 
 def test_uncited_money_and_percentages_are_looked_for_in_the_whole_frozen_set(tmp_path):
-    from core.verify.check import ground_notes
-    from core.verify.evidence import Evidence
+    from sourcedesk.core.verify.check import ground_notes
+    from sourcedesk.core.verify.evidence import Evidence
 
     path = tmp_path / "01-overview.md"
     path.write_text(

@@ -1,4 +1,4 @@
-"""``core.verify`` as the workbench uses it: grounding alone (no network at all), the
+"""``sourcedesk.core.verify`` as the workbench uses it: grounding alone (no network at all), the
 memo's already open store, and progress while URLs are fetched.
 
 Memos are built as in test_check_urls (house-format notes, a real memo store);
@@ -12,8 +12,8 @@ import random
 
 import respx
 
-from core.verify.check import CheckOptions, check_notes, check_path, ground_notes, prepare_path
-from store.memo_store import MemoStore, open_existing
+from sourcedesk.core.verify.check import CheckOptions, check_notes, check_path, ground_notes, prepare_path
+from sourcedesk.store.memo_store import MemoStore, open_existing
 from tests.test_check_urls import GROUNDED_BODY, GROUNDED_CITES, Cite, Resolver, _grounding, make_memo, public
 
 OPTIONS = CheckOptions(timeout_s=2.0)

@@ -16,12 +16,12 @@ import httpx
 import pytest
 import respx
 
-from core.citations import reconcile
-from core.prompt import Prompt
-from core.writers import WriteRequest, WriterError
-from core.writers.agent import AgentWriter, read_response
-from core.writers.results import read_results
-from sandbox.server import SandboxServer
+from sourcedesk.core.citations import reconcile
+from sourcedesk.core.writing.agent import AgentWriter, read_response
+from sourcedesk.core.writing.prompt import Prompt
+from sourcedesk.core.writing.registry import WriteRequest, WriterError
+from sourcedesk.core.writing.results import read_results
+from sourcedesk.sandbox.server import SandboxServer
 from tests.conftest import API_FIXTURES
 
 BASE = "https://api.writer.test"

@@ -19,13 +19,13 @@ import respx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.http_policy import shared_limiter
-from core.prompt import Prompt
-from core.writers import WriteRequest, WriterError
-from core.writers.chat import read_completion
-from core.writers.domain_filter import domain_filter_for
-from core.writers.openai_compat import OpenAICompatibleWriter
-from core.writers.sonar import SonarWriter
+from sourcedesk.core.net.policy import shared_limiter
+from sourcedesk.core.writing.chat import read_completion
+from sourcedesk.core.writing.domain_filter import domain_filter_for
+from sourcedesk.core.writing.openai_compat import OpenAICompatibleWriter
+from sourcedesk.core.writing.prompt import Prompt
+from sourcedesk.core.writing.registry import WriteRequest, WriterError
+from sourcedesk.core.writing.sonar import SonarWriter
 from tests.conftest import API_FIXTURES as TESTDATA
 
 BASE = "https://writer.test"
@@ -491,15 +491,15 @@ def test_domain_filter_is_never_mixed_and_never_over_the_cap(pins, rejects, cap)
 
 # ---------------------------------------------------------------- against the sandbox server
 
-import sandbox.server as sandbox_server  # noqa: E402 - the sandbox half of this file
+import sourcedesk.sandbox.server as sandbox_server  # noqa: E402 - the sandbox half of this file
 
 SANDBOX_KEY = "sandbox-writer-key"
 
 
 def _sandbox_prompt() -> Prompt:
-    from core.memo import Memo
-    from core.models import Source, SourceSet
-    from core.prompt import build_prompt
+    from sourcedesk.core.domain.models import Source, SourceSet
+    from sourcedesk.core.memo.spec import Memo
+    from sourcedesk.core.writing.prompt import build_prompt
 
     memo = Memo.model_validate(
         {

@@ -15,17 +15,17 @@ import time
 
 import pytest
 
-from core.http_policy import RetryPolicy
-from core.memo import Memo
-from core.prompt import Prompt
-from core.run import writer_from_settings
-from core.settings import Settings
-from core.text_safety import UNSAFE_CHARACTER
-from core.writers import WriteRequest, WriterError, WriterResponse
-from core.writers.agent import AgentWriter, read_response
-from core.writers.chat import read_completion
-from core.writers.results import read_results
-from core.writers.sonar import SonarWriter
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.memo.spec import Memo
+from sourcedesk.core.net.policy import RetryPolicy
+from sourcedesk.core.pipeline.run import writer_from_settings
+from sourcedesk.core.text.safety import UNSAFE_CHARACTER
+from sourcedesk.core.writing.agent import AgentWriter, read_response
+from sourcedesk.core.writing.chat import read_completion
+from sourcedesk.core.writing.prompt import Prompt
+from sourcedesk.core.writing.registry import WriteRequest, WriterError, WriterResponse
+from sourcedesk.core.writing.results import read_results
+from sourcedesk.core.writing.sonar import SonarWriter
 from tests.hostile_server import HostileServer, Reply
 
 KEY = "pplx-hostile-unit-key-5519"

@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 from textual.theme import Theme
 
-from core.atomic_file import atomic_write_text
-from core.settings import config_dir
+from sourcedesk.core.config.settings import config_dir
+from sourcedesk.core.files.atomic import atomic_write_text
 
 log = logging.getLogger("sourcedesk.themes")
 

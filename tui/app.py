@@ -11,7 +11,7 @@ describe work and are told when a section changed.
 Every message to the analyst goes through ``say`` (a toast with markup off, plus a
 log the tests read); no exception reaches the terminal as a traceback.
 
-Verification (``tui.checks``): a successful run grounds its new note before it
+Verification (``sourcedesk.tui.checks``): a successful run grounds its new note before it
 reports (offline), and ``v`` checks a section's URLs in a worker of its own.
 """
 
@@ -35,24 +35,24 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
-from core.about import About, AboutJudge
-from core.errors import UserError
-from core.memo_judge import cited_namesakes, memo_judge
-from core.memo_loader import LoadedMemo, load_memo
-from core.providers import ProviderClients, get_provider
-from core.providers.base import Provider
-from core.run import RunOutcome, newest_first, run_section, writer_from_settings
-from core.section_state import SectionView, describe_memo, describe_section
-from core.settings import Settings, is_set, load_settings
-from core.text_safety import clean_text
-from core.writers import Writer, writer_class
-from screens.palette import SourcedeskCommands
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
-from themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
-from tui.checks import CheckRunner
-from tui.logs import logged_at, report_unexpected
-from tui.widgets.cells import Palette
+from sourcedesk.core.config.settings import Settings, is_set, load_settings
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.memo.loader import LoadedMemo, load_memo
+from sourcedesk.core.pipeline.run import RunOutcome, newest_first, run_section, writer_from_settings
+from sourcedesk.core.pipeline.section_state import SectionView, describe_memo, describe_section
+from sourcedesk.core.sources.about import About, AboutJudge
+from sourcedesk.core.sources.judge import cited_namesakes, memo_judge
+from sourcedesk.core.sources.providers import ProviderClients, get_provider
+from sourcedesk.core.sources.providers.base import Provider
+from sourcedesk.core.text.safety import clean_text
+from sourcedesk.core.writing.registry import Writer, writer_class
+from sourcedesk.screens.palette import SourcedeskCommands
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
+from sourcedesk.tui.checks import CheckRunner
+from sourcedesk.tui.logs import logged_at, report_unexpected
+from sourcedesk.tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
 
@@ -126,7 +126,7 @@ class SourcedeskApp(CheckRunner, App[None]):
     def load_notices(self) -> list[str]:
         """What memo.yaml and the settings ask for that runs differently (a retired Sonar name,
         in the memo or in the writer_model setting): said at start, as ``sourcedesk run`` does."""
-        from core.writers.choice import setting_notices
+        from sourcedesk.core.writing.choice import setting_notices
 
         api = self.loaded.memo.writer.api or self.settings.writer_api
         return [*self.loaded.notices, *setting_notices(self.loaded.memo, api, self.settings.writer_model)]
@@ -141,7 +141,7 @@ class SourcedeskApp(CheckRunner, App[None]):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
-        from screens.memo_screen import MemoScreen
+        from sourcedesk.screens.memo_screen import MemoScreen
 
         self.register_theme(DARK)
         self.register_theme(LIGHT)
@@ -488,7 +488,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         reused = "frozen set reused" if outcome.source_set_reused else "sources retrieved"
         text = f"{sid}: {outcome.status} — {', '.join(parts) or 'no citations'}; {reused}; ${outcome.cost['total']:.3f}"
         if grounded is not None:
-            from tui.widgets.check_rows import grounding_words
+            from sourcedesk.tui.widgets.check_rows import grounding_words
 
             text += f"; grounding: {grounding_words(grounded.report)}"
             if grounded.problems and outcome.status != "degraded":
@@ -508,7 +508,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.section_changed(None)
 
     def action_help(self) -> None:
-        from screens.help_screen import HelpScreen
+        from sourcedesk.screens.help_screen import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -517,7 +517,7 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.run_all()
 
     def action_export(self) -> None:
-        from core.export import export_memo
+        from sourcedesk.core.notes.export import export_memo
 
         try:
             result = export_memo(self.loaded.dir)
@@ -535,7 +535,7 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     def action_namesakes(self) -> None:
         """The memo's namesakes: declared in memo.yaml or learned (learned ones removable)."""
-        from screens.namesakes_modal import NamesakesScreen
+        from sourcedesk.screens.namesakes_modal import NamesakesScreen
 
         memo = self.loaded.memo
 
@@ -552,7 +552,7 @@ class SourcedeskApp(CheckRunner, App[None]):
             )
 
     def open_section(self, section_id: str) -> None:
-        from screens.section_screen import SectionScreen
+        from sourcedesk.screens.section_screen import SectionScreen
 
         if section_id not in {s.id for s in self.loaded.memo.sections}:
             self.say(f"There is no section {section_id!r}.", "error")

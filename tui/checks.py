@@ -8,7 +8,7 @@ Two kinds of check of a section's note, both in the background:
   after every successful run, inside that run's worker (a thread reads the
   note and the store), and its counts join the run's notice;
 * **liveness and grounding** — ``v`` on the section screen: every cited URL is
-  fetched for real (``core.verify``), in its own worker, one per section at a
+  fetched for real (``sourcedesk.core.verify``), in its own worker, one per section at a
   time, with progress (URLs done / distinct URLs) on the section's head line.
 
 The latest check of each section is kept in memory (``checks``) with the hash
@@ -35,14 +35,14 @@ import httpx
 from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
-from core.notes import find_note
-from core.records import CheckState
-from core.storage import EvidenceStore
-from core.verify.addresses import Resolver
-from core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
+from sourcedesk.core.domain.records import CheckState
+from sourcedesk.core.domain.storage import EvidenceStore
+from sourcedesk.core.notes.note import find_note
+from sourcedesk.core.verify.addresses import Resolver
+from sourcedesk.core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from tui.app import SourcedeskApp
+    from sourcedesk.tui.app import SourcedeskApp
 
 log = logging.getLogger("sourcedesk.tui")
 
@@ -137,7 +137,7 @@ class CheckRunner:
 
     @property
     def workbench(self) -> SourcedeskApp:
-        from tui.app import SourcedeskApp  # the app module defines the class this is mixed into
+        from sourcedesk.tui.app import SourcedeskApp  # the app module defines the class this is mixed into
 
         if not isinstance(self, SourcedeskApp):
             raise TypeError("CheckRunner is the workbench app's mixin")
@@ -281,7 +281,7 @@ class CheckRunner:
             self.checks_changed(sid)
 
     def _announce(self, check: SectionCheck) -> None:
-        from tui.widgets.check_rows import summary
+        from sourcedesk.tui.widgets.check_rows import summary
 
         text = f"{check.section_id}: {summary(check.report, self.workbench.palette).plain}"
         offline = next((w for w in check.report.warnings if "offline" in w), "")

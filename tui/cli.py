@@ -25,9 +25,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import UserError
+from sourcedesk.core.domain.errors import UserError
 
-COMMAND_PACKAGE = "tui.commands"
+COMMAND_PACKAGE = "sourcedesk.tui.commands"
 
 
 @dataclass(frozen=True)
@@ -167,13 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from tui.logs import setup_logging
+    from sourcedesk.tui.logs import setup_logging
 
     setup_logging()
     command = next((c for c in COMMANDS if c.name == args.command), None)
     try:
         if command is None or command.needs_settings:
-            from core.settings import load_settings
+            from sourcedesk.core.config.settings import load_settings
 
             args.settings = load_settings()
         return int(args.func(args) or 0)
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print("sourcedesk: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - anything else is written down, never shown as a traceback
-        from tui.logs import report_unexpected
+        from sourcedesk.tui.logs import report_unexpected
 
         print(f"sourcedesk: {report_unexpected(exc, f'sourcedesk {args.command}')}", file=sys.stderr)
         return 1

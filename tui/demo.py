@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.errors import UserError
-from core.settings import Settings, data_dir
-from sandbox.server import SandboxServer
+from sourcedesk.core.config.settings import Settings, data_dir
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.sandbox.server import SandboxServer
 
 DEMO_MEMO = Path(__file__).resolve().with_name("demo") / "nats-profile"
 DEMO_NAME = "nats-profile"
@@ -62,7 +62,7 @@ def _fail_if_open(target: Path) -> None:
     """Resetting a demo another window has open would pull the files from under it."""
     if not (target / ".sourcedesk").is_dir():
         return
-    from store.memo_store import MemoStore
+    from sourcedesk.store.memo_store import MemoStore
 
     try:
         MemoStore(target).close()

@@ -1,6 +1,6 @@
 """The headless pipeline on a memo folder: open its stores, hand them to core.
 
-core never opens a store (it receives one through ``core.storage``'s protocols);
+core never opens a store (it receives one through ``sourcedesk.core.domain.storage``'s protocols);
 the commands, the bench and scripts that start from a folder on disk come here.
 The memo store is locked for the duration, as in the workbench, and the
 analyst's global rejection list is read from the user's data directory.
@@ -14,14 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.memo_loader import load_memo
-from core.models import SourceSet
-from core.providers import ProviderClients
-from core.retrieval import RetrievalOutcome, check_section_ids, retrieve_memo_outcomes
-from core.run import Progress, RunOutcome, run_memo
-from core.settings import Settings
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain.models import SourceSet
+from sourcedesk.core.memo.loader import load_memo
+from sourcedesk.core.pipeline.run import Progress, RunOutcome, run_memo
+from sourcedesk.core.sources.providers import ProviderClients
+from sourcedesk.core.sources.retrieve import RetrievalOutcome, check_section_ids, retrieve_memo_outcomes
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
 
 
 async def run_memo_folder(
@@ -35,7 +35,7 @@ async def run_memo_folder(
     cancel: asyncio.Event | None = None,
     on_outcome: Callable[[RunOutcome], Any] | None = None,
 ) -> list[RunOutcome]:
-    """``core.run.run_memo`` on the memo in ``memo_dir``, with its store and the global lists."""
+    """``sourcedesk.core.pipeline.run.run_memo`` on the memo in ``memo_dir``, with its store and the global lists."""
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir), writer_api=settings.writer_api)
     check_section_ids(loaded, section_ids)  # a bad id is an error before the store is touched
@@ -64,7 +64,7 @@ async def retrieve_memo_folder(
     clients: ProviderClients | None = None,
     now: datetime | None = None,
 ) -> list[RetrievalOutcome]:
-    """``core.retrieval.retrieve_memo_outcomes`` on the memo in ``memo_dir``."""
+    """``sourcedesk.core.sources.retrieve.retrieve_memo_outcomes`` on the memo in ``memo_dir``."""
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir))
     check_section_ids(loaded, section_ids)

@@ -13,8 +13,8 @@ import logging
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from core.settings import log_dir
-from store.redact import redact_text
+from sourcedesk.core.config.settings import log_dir
+from sourcedesk.store.redact import redact_text
 
 LOGGER = "sourcedesk"
 LOG_NAME = "sourcedesk.log"

@@ -25,20 +25,20 @@ Sources list), ``screening`` (both, before and after citations), ``rewrite`` (ma
 ``report``, ``house`` (house format), ``dates``, ``placeholders``.
 """
 
-from core.citations.ground import GroundSource, GroundTruth, coerce_source
-from core.citations.house import (
+from sourcedesk.core.citations.ground import GroundSource, GroundTruth, coerce_source
+from sourcedesk.core.citations.house import (
     RETRIEVED_HEADING,
     WEB_HEADING,
     HouseDefinition,
     format_definition,
     render_sources_sections,
 )
-from core.citations.placeholders import is_placeholder_url
-from core.citations.reconcile import DEFAULT_PROTECTED, ReconcileResult, reconcile
-from core.citations.report import CitationRecord, ReconcileReport, ReportWarning, UncitedClaim
-from core.citations.support import SUPPORTED_MIN, Verdict, supports_text
-from core.citations.tidy import tidy, tidy_with_stats
-from core.citations.tokens import terms
+from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.citations.reconcile import DEFAULT_PROTECTED, ReconcileResult, reconcile
+from sourcedesk.core.citations.report import CitationRecord, ReconcileReport, ReportWarning, UncitedClaim
+from sourcedesk.core.citations.support import SUPPORTED_MIN, Verdict, supports_text
+from sourcedesk.core.citations.tidy import tidy, tidy_with_stats
+from sourcedesk.core.citations.tokens import terms
 
 __all__ = [
     "DEFAULT_PROTECTED",

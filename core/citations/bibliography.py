@@ -26,8 +26,8 @@ import re
 from collections.abc import Set
 from dataclasses import dataclass, field
 
-from core.citations.bare_urls import comparable, find_bare_urls
-from core.citations.parse import ParsedDoc
+from sourcedesk.core.citations.bare_urls import comparable, find_bare_urls
+from sourcedesk.core.citations.parse import ParsedDoc
 
 MAX_ENTRY_WORDS = 24
 _VOCABULARY = (

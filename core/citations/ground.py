@@ -12,7 +12,7 @@ unmarked items of ``sources`` still count as ground truth (they can verify a
 cited URL or be substituted) but no bare ``[N]`` points at them.
 
 Items may be dicts (Perplexity ``search_results`` entries as they are, Exa
-results, SOURCES.json objects), ``core.models.Source`` objects, any object with
+results, SOURCES.json objects), ``sourcedesk.core.domain.models.Source`` objects, any object with
 the same attributes, or a bare URL string. The first item with a given
 normalised URL is that URL's canonical source: two citations of one page resolve
 to one source, whichever namespace they came through.
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from core.errors import UserError
-from core.facts import MAX_FACT_DEPTH
-from core.name_rejects import NameReject
-from core.urls import normalise_url
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.sources.facts import MAX_FACT_DEPTH
+from sourcedesk.core.sources.name_rejects import NameReject
 
 MARKER_RE = re.compile(r"^([A-Z])(\d+)$")
 #: Marker prefixes every provider registry uses today (Exa, local files, promoted web results).
@@ -195,7 +195,7 @@ ABOUT_VERDICTS = ("subject", "namesake", "other", "unclear")
 
 def _about(item: object, where: str) -> dict[str, str] | None:
     """A source's ``about`` verdict, passed through as ``{"verdict", "reason"}`` — given as that
-    object (what ``retrieve --json`` prints), as the verdict alone, or as ``core.about.About``."""
+    object (what ``retrieve --json`` prints), as the verdict alone, or as ``sourcedesk.core.sources.about.About``."""
     value = _get(item, "about")
     if value is None:
         return None

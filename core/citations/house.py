@@ -25,9 +25,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.citations.dates import parse_date
-from core.citations.ground import MARKER_RE, GroundSource, coerce_source
-from core.urls import host_of, strip_www
+from sourcedesk.core.citations.dates import parse_date
+from sourcedesk.core.citations.ground import MARKER_RE, GroundSource, coerce_source
+from sourcedesk.core.net.urls import host_of, strip_www
 
 WEB_HEADING = "## Sources (web search)"
 RETRIEVED_HEADING = "## Sources (retrieved)"

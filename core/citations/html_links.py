@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from core.citations.bare_urls import unescape_attribute
-from core.citations.parse import is_web_url
+from sourcedesk.core.citations.bare_urls import unescape_attribute
+from sourcedesk.core.citations.parse import is_web_url
 
 # Attributes whose whole value is a URL (or a list of them) in some element.
 URL_ATTRIBUTES = frozenset(

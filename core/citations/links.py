@@ -45,11 +45,11 @@ from dataclasses import dataclass, field
 
 from markdown_it.common.utils import normalizeReference
 
-from core.citations.bare_urls import comparable, find_bare_urls
-from core.citations.html_links import screen_html
-from core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
-from core.citations.rewrite import Edit, apply_edits, removal_edit
-from core.citations.scan import Span
+from sourcedesk.core.citations.bare_urls import comparable, find_bare_urls
+from sourcedesk.core.citations.html_links import screen_html
+from sourcedesk.core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
+from sourcedesk.core.citations.rewrite import Edit, apply_edits, removal_edit
+from sourcedesk.core.citations.scan import Span
 
 _RELEVANT = frozenset({"backticks", "footnote_ref", "footnote_inline", "html_inline", "autolink", "link", "image"})
 _PAIRS = {"(": ")", "[": "]", "<": ">", '"': '"', "'": "'", "“": "”", "‘": "’", "*": "*", "_": "_", "~": "~"}

@@ -43,11 +43,11 @@ from typing import Any, NamedTuple
 
 from markdown_it.token import Token
 
-from core.citations.plain import LINK_DEFINITION, plain_tokens
-from core.citations.plain import Token as PlainToken
-from core.citations.scan import Span, scan
+from sourcedesk.core.citations.plain import LINK_DEFINITION, plain_tokens
+from sourcedesk.core.citations.plain import Token as PlainToken
+from sourcedesk.core.citations.scan import Span, scan
 
-# markdown-it's block tokens, or the lighter ones ``core.citations.plain`` builds for a plain draft.
+# markdown-it's block tokens, or the lighter ones ``sourcedesk.core.citations.plain`` builds for a plain draft.
 BlockToken = Token | PlainToken
 
 # At most three digits: a writer's search returns tens of results, and "[2019]" is a year.
@@ -271,7 +271,7 @@ def parse(
     """Parse a (normalised) draft. See ``normalise_source``; offsets refer to its result.
 
     ``malformed=True`` also reads ``[^ E1]`` (a space inside) as the footnote marker ``[^E1]``.
-    A plain draft (``core.citations.plain``) gets markdown-it's tokens without running it;
+    A plain draft (``sourcedesk.core.citations.plain``) gets markdown-it's tokens without running it;
     ``plain=False`` always runs the full parse (the two are tested to agree)."""
     src = normalise_source(markdown)
     env: dict[str, Any] = {}
@@ -345,7 +345,7 @@ _FOOTNOTE_IN_HTML = re.compile(r"\[\^([^\]\s]{1,256})\]")
 def _add_html_blocks(doc: ParsedDoc, tok: BlockToken, definition: int | None, malformed: bool) -> None:
     """Text between the tags of a raw HTML block, as inline blocks, so markers written there
     (``<p>claim [^1]</p>``) are citations like any other — never orphans left behind."""
-    from core.citations.html_links import scan_html  # html_links reads web URLs with this module's rule
+    from sourcedesk.core.citations.html_links import scan_html  # html_links reads web URLs with this module's rule
 
     assert tok.map is not None
     start, end = doc.line_span(tok.map[0], tok.map[1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from core.urls import host_of, strip_www
+from sourcedesk.core.net.urls import host_of, strip_www
 
 _PLACEHOLDER_HOSTS = re.compile(r"(^|\.)(example\.(com|org|net|edu)|example|test|invalid|localhost)$")
 _PLACEHOLDER_TEXT = re.compile(r"x{4,}|/path/to/|\{[^}]*\}|<[^>]*>|your[-_]?(domain|site|company|url)", re.I)

@@ -2,8 +2,8 @@
 
 Most drafts a writer returns are plain: paragraphs of prose with footnote markers and
 simple links, ATX headings, and one-line footnote definitions. For those, what the
-instrumented parse (``core.citations.scan``) yields is known in advance — the block
-tokens ``core.citations.parse`` reads and the spans of each footnote reference and
+instrumented parse (``sourcedesk.core.citations.scan``) yields is known in advance — the block
+tokens ``sourcedesk.core.citations.parse`` reads and the spans of each footnote reference and
 link — and building it directly costs a fraction of the parse, which otherwise
 dominates reconciling a short section.
 
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 
 from markdown_it.common.utils import MD_TRIM_CHARS
 
-from core.citations.scan import Span
+from sourcedesk.core.citations.scan import Span
 
 
 @dataclass(slots=True, eq=False)
 class Token:
-    """The part of a markdown-it ``Token`` that ``core.citations.parse`` reads (cheaper to build)."""
+    """The part of a markdown-it ``Token`` that ``sourcedesk.core.citations.parse`` reads (cheaper to build)."""
 
     type: str
     tag: str

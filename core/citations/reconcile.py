@@ -37,19 +37,19 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from core.citations.bare_urls import comparable
-from core.citations.bibliography import is_label, numbering
-from core.citations.ground import GroundSource, GroundTruth
-from core.citations.house import HouseDefinition, render_sources_sections
-from core.citations.links import citation_references, reference_label
-from core.citations.parse import ParsedDoc, citation_link_label, normalise_source, parse
-from core.citations.placeholders import is_placeholder_url
-from core.citations.report import CitationRecord, ReconcileReport, UncitedClaim
-from core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
-from core.citations.scan import scan
-from core.citations.screening import Screened, report_screening, screen_body, screen_draft
-from core.citations.sentences import ClaimIndex
-from core.citations.support import (
+from sourcedesk.core.citations.bare_urls import comparable
+from sourcedesk.core.citations.bibliography import is_label, numbering
+from sourcedesk.core.citations.ground import GroundSource, GroundTruth
+from sourcedesk.core.citations.house import HouseDefinition, render_sources_sections
+from sourcedesk.core.citations.links import citation_references, reference_label
+from sourcedesk.core.citations.parse import ParsedDoc, citation_link_label, normalise_source, parse
+from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.citations.report import CitationRecord, ReconcileReport, UncitedClaim
+from sourcedesk.core.citations.rewrite import apply_edits, delete_lines, rewrite_markers
+from sourcedesk.core.citations.scan import scan
+from sourcedesk.core.citations.screening import Screened, report_screening, screen_body, screen_draft
+from sourcedesk.core.citations.sentences import ClaimIndex
+from sourcedesk.core.citations.support import (
     UNCHECKED,
     UNSUPPORTED,
     Claim,
@@ -59,10 +59,10 @@ from core.citations.support import (
     clear_winner,
     verdict_rank,
 )
-from core.citations.tidy import needs_tidy, one_marker_per_source_edits, tidy_with_stats
-from core.citations.uncited import uncited_claims
-from core.citations.written import WrittenDefinition, differs, read_definition
-from core.urls import normalise_url
+from sourcedesk.core.citations.tidy import needs_tidy, one_marker_per_source_edits, tidy_with_stats
+from sourcedesk.core.citations.uncited import uncited_claims
+from sourcedesk.core.citations.written import WrittenDefinition, differs, read_definition
+from sourcedesk.core.net.urls import normalise_url
 
 DEFAULT_PROTECTED = ("deck", "dataroom", "internal")
 

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from core.citations.figures import figures
-from core.citations.tokens import UNSPACED_RE, normalise_text, term_set
+from sourcedesk.core.citations.figures import figures
+from sourcedesk.core.citations.tokens import UNSPACED_RE, normalise_text, term_set
 
 LEAD, PARTICIPANT, INVESTOR = "lead", "participant", "investor"
 FOUNDED_IN, BASED_IN, ACQUIRED, STAKE = "founded_in", "based_in", "acquired", "stake"

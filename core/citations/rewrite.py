@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from core.citations.parse import InlineBlock, Marker, ParsedDoc
+from sourcedesk.core.citations.parse import InlineBlock, Marker, ParsedDoc
 
 _HWS = " \t"
 # Only punctuation that ends a sentence is moved in front of a marker: the marker then sits at

@@ -201,7 +201,7 @@ def make_parser(always_match_refs: bool = True, code_blocks: bool = True) -> Mar
     md.use(footnote_plugin, inline=True, move_to_end=False, always_match_refs=always_match_refs)
     if not code_blocks:
         md.disable("code")
-    # Keep link destinations as written: the one URL normaliser (core.urls) compares them.
+    # Keep link destinations as written: the one URL normaliser (sourcedesk.core.net.urls) compares them.
     md.normalizeLink = _identity  # type: ignore[method-assign]  # markdown-it's documented per-instance hook
     for rule in md.inline.ruler.__rules__:
         if rule.name == "footnote_ref":

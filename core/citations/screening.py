@@ -22,17 +22,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.citations.bare_urls import comparable
-from core.citations.bibliography import Bibliography, find_bibliographies, numbering
-from core.citations.ground import GroundTruth
-from core.citations.html_links import attribute_urls, scan_html
-from core.citations.links import LinkScreen, find_web_urls, screen_links, strip_remaining
-from core.citations.parse import ParsedDoc, parse
-from core.citations.placeholders import is_placeholder_url
-from core.citations.report import ReconcileReport
-from core.citations.rewrite import apply_edits, delete_lines
-from core.citations.tidy import tidy_with_stats
-from core.urls import normalise_url
+from sourcedesk.core.citations.bare_urls import comparable
+from sourcedesk.core.citations.bibliography import Bibliography, find_bibliographies, numbering
+from sourcedesk.core.citations.ground import GroundTruth
+from sourcedesk.core.citations.html_links import attribute_urls, scan_html
+from sourcedesk.core.citations.links import LinkScreen, find_web_urls, screen_links, strip_remaining
+from sourcedesk.core.citations.parse import ParsedDoc, parse
+from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.citations.report import ReconcileReport
+from sourcedesk.core.citations.rewrite import apply_edits, delete_lines
+from sourcedesk.core.citations.tidy import tidy_with_stats
+from sourcedesk.core.net.urls import normalise_url
 
 
 @dataclass

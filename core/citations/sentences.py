@@ -23,8 +23,8 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # parse imports nothing from here; the type is only for readers
-    from core.citations.parse import InlineBlock, ParsedDoc
-    from core.citations.scan import Span
+    from sourcedesk.core.citations.parse import InlineBlock, ParsedDoc
+    from sourcedesk.core.citations.scan import Span
 
 _TERMINATORS = ".!?…。！？"
 _WIDE_TERMINATORS = "。！？"  # end a sentence with no space after them

@@ -5,7 +5,7 @@ marker binds to) is checked against everything stored for the source — title,
 snippet, summary, highlights, facts and page text — split into passages (sentences;
 a fact is one passage). Four things decide, in this order:
 
-1. **Figures** (``core.citations.figures``). Every figure in the claim must be
+1. **Figures** (``sourcedesk.core.citations.figures``). Every figure in the claim must be
    stated somewhere in the evidence. When one is not, and the passage that best
    matches the claim gives the same quantity another value (``$150 million`` where
    the page says ``$125 million``, ``founded in 2015`` where it says 2017), the
@@ -14,7 +14,7 @@ a fact is one passage). Four things decide, in this order:
    places — in scripts with letter case), other than the subject's own names, must
    appear in the evidence: a page about a round led by Tiger Global does not
    support "led by Andreessen Horowitz".
-3. **Relations** (``core.citations.relations``). A claim that says who led a round, holds
+3. **Relations** (``sourcedesk.core.citations.relations``). A claim that says who led a round, holds
    a role, founded or is based where, or bought whom is supported only when the source states
    the same relation with the same names; a conflicting one (the investor only participated,
    the person is another officer or at another company, another city, another buyer) is a
@@ -26,14 +26,14 @@ a fact is one passage). Four things decide, in this order:
    counts fully against the claim, as much as the rarest term some source uses — not
    more, or every paraphrased word would outweigh the words the claim shares with
    its source). Terms are script-aware
-   (``core.citations.tokens``), so CJK and Arabic claims are scored like any other.
+   (``sourcedesk.core.citations.tokens``), so CJK and Arabic claims are scored like any other.
 
 Verdicts: ``supported`` (relevance at least ``SUPPORTED_MIN``, every figure, name and relation
 found, and no "not" in the claim that its best passage lacks: the same words negated say the
 reverse), ``partial`` (relevance at least ``PARTIAL_MIN``, something missing but
 nothing contradicted), ``unsupported``, and ``unchecked`` (no stored text beyond a
 title, or a claim with nothing to check). The thresholds and the substitution
-margin are calibrated on data by ``python -m sandbox.calibrate_support``, never
+margin are calibrated on data by ``python -m sourcedesk.sandbox.calibrate_support``, never
 set by hand; the values below are its output.
 """
 
@@ -48,7 +48,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
 
-from core.citations.figures import (
+from sourcedesk.core.citations.figures import (
     Figure,
     amount,
     date_of,
@@ -59,8 +59,15 @@ from core.citations.figures import (
     plain_numbers,
     same_quantity,
 )
-from core.citations.relations import Relation, check, lower_terms, may_state_relations, relations, stated_relations
-from core.citations.tokens import normalise_text, term_set, terms
+from sourcedesk.core.citations.relations import (
+    Relation,
+    check,
+    lower_terms,
+    may_state_relations,
+    relations,
+    stated_relations,
+)
+from sourcedesk.core.citations.tokens import normalise_text, term_set, terms
 
 SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
 VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
@@ -305,7 +312,9 @@ class Claim(NamedTuple):  # a named tuple: built for every marker of every run
     figures: tuple[Figure, ...]
     names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
     context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
-    relations: tuple[Relation, ...] = ()  # who led, holds a role, is based, bought (core.citations.relations)
+    relations: tuple[
+        Relation, ...
+    ] = ()  # who led, holds a role, is based, bought (sourcedesk.core.citations.relations)
 
     @property
     def checkable(self) -> bool:

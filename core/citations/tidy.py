@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Mapping
 
-from core.citations.parse import ParsedDoc, normalise_source, parse
-from core.citations.rewrite import Edit, TidyStats, apply_edits, rewrite_markers
-from core.citations.sentences import ClaimIndex
+from sourcedesk.core.citations.parse import ParsedDoc, normalise_source, parse
+from sourcedesk.core.citations.rewrite import Edit, TidyStats, apply_edits, rewrite_markers
+from sourcedesk.core.citations.sentences import ClaimIndex
 
 _MAX_PASSES = 8
 _HWS = " \t"

@@ -15,7 +15,7 @@ cannot drift apart.
 * Scripts written without spaces (Han, kana, Hangul, Thai, …) have no word
   boundaries to trust: a run of them becomes its overlapping character bigrams
   (``云舟科技`` → ``云舟 舟科 科技``), the usual unit for matching such text.
-* Numbers are not terms: figures are compared as values (``core.citations.figures``).
+* Numbers are not terms: figures are compared as values (``sourcedesk.core.citations.figures``).
 * Stopwords and one-letter words are dropped, and so are connectives and hedges
   (``additionally``, ``generally``, ``significant``): how a writer frames a claim,
   never what a source has to say for it.

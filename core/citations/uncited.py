@@ -3,7 +3,7 @@
 Two kinds, in document order:
 
 * a sentence that states a figure (money, a percentage, a count, a year, a date —
-  ``core.citations.figures``) or quotes someone (three words or more between
+  ``sourcedesk.core.citations.figures``) or quotes someone (three words or more between
   quotation marks) and carries no marker;
 * a claim whose citation was dropped (fabricated and unsupported, out of range,
   on a rejected domain) when no other citation is left on it.
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.citations.bare_urls import find_bare_urls
-from core.citations.figures import figures
-from core.citations.parse import ParsedDoc
-from core.citations.sentences import ClaimIndex
-from core.citations.tidy import marker_clusters
-from core.verify.claims import find_quotations
+from sourcedesk.core.citations.bare_urls import find_bare_urls
+from sourcedesk.core.citations.figures import figures
+from sourcedesk.core.citations.parse import ParsedDoc
+from sourcedesk.core.citations.sentences import ClaimIndex
+from sourcedesk.core.citations.tidy import marker_clusters
+from sourcedesk.core.verify.claims import find_quotations
 
 
 def _reason(text: str) -> str | None:

@@ -15,10 +15,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from core.citations.bare_urls import comparable, find_bare_urls
-from core.citations.dates import PartialDate, find_dates, parse_date
-from core.citations.ground import GroundSource
-from core.citations.parse import Definition, ParsedDoc
+from sourcedesk.core.citations.bare_urls import comparable, find_bare_urls
+from sourcedesk.core.citations.dates import PartialDate, find_dates, parse_date
+from sourcedesk.core.citations.ground import GroundSource
+from sourcedesk.core.citations.parse import Definition, ParsedDoc
 
 _TEXTUAL = frozenset({"escape", "entity"})
 _NON_WORD = re.compile(r"[\W_]+")

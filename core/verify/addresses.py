@@ -5,7 +5,7 @@ A note is untrusted input: a writer (or a pasted draft) can cite
 liveness check that follows it would probe the analyst's own network. So every
 URL — and every redirect hop — is vetted before a request is sent:
 
-* the host is canonicalised by ``core.urls.host_of`` (``0x7f.1`` and
+* the host is canonicalised by ``sourcedesk.core.net.urls.host_of`` (``0x7f.1`` and
   ``2130706433`` are ``127.0.0.1``; IPv6 brackets; IDNA);
 * literal addresses are judged as they are; ``localhost``/``*.localhost`` and the
   non-public suffixes ``.local``, ``.internal``, ``.home.arpa`` are refused by name;
@@ -27,7 +27,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from core.urls import host_of
+from sourcedesk.core.net.urls import host_of
 
 Resolver = Callable[[str], Awaitable[list[str]]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

@@ -37,17 +37,33 @@ from typing import Any
 
 import httpx
 
-from core.citations.figures import figures, matches
-from core.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
-from core.storage import EvidenceOpener, EvidenceStore
-from core.urls import host_of
-from core.verify import addresses
-from core.verify.addresses import Resolver
-from core.verify.evidence import Evidence
-from core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
-from core.verify.liveness import AUTH, CHECK_RETRY, DNS_FAILED, ERROR, MAX_BODY_BYTES, Fetch, FetchOptions, fetch_url
-from core.verify.stored import load_evidence
-from core.verify.targets import UNCITED_STATISTIC, CitedUrl, NoteCitations, display_name, read_note, resolve_target
+from sourcedesk.core.citations.figures import figures, matches
+from sourcedesk.core.domain.storage import EvidenceOpener, EvidenceStore
+from sourcedesk.core.net.deadline import INNER_MARGIN_S, Deadline, DeadlineExceeded, within
+from sourcedesk.core.net.urls import host_of
+from sourcedesk.core.verify import addresses
+from sourcedesk.core.verify.addresses import Resolver
+from sourcedesk.core.verify.evidence import Evidence
+from sourcedesk.core.verify.grounding import NOT_FOUND, SUPPORTED, UNVERIFIABLE, ground
+from sourcedesk.core.verify.liveness import (
+    AUTH,
+    CHECK_RETRY,
+    DNS_FAILED,
+    ERROR,
+    MAX_BODY_BYTES,
+    Fetch,
+    FetchOptions,
+    fetch_url,
+)
+from sourcedesk.core.verify.stored import load_evidence
+from sourcedesk.core.verify.targets import (
+    UNCITED_STATISTIC,
+    CitedUrl,
+    NoteCitations,
+    display_name,
+    read_note,
+    resolve_target,
+)
 
 URL_STATUSES = (
     "ok",

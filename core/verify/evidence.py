@@ -2,7 +2,7 @@
 
 Grounding needs "that source's stored text"; the 401/403 rule needs "was this URL
 in the retrieved set". Both come from what the run persisted, looked up by the
-product's one URL normaliser (``core.urls.normalise_url``):
+product's one URL normaliser (``sourcedesk.core.net.urls.normalise_url``):
 
 * a frozen ``SourceSet`` — every kept source *and* every source omitted by the
   budget (both were returned by a retrieval call): title, summary, text,
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.records import RunRecord
-from core.urls import normalise_url
+from sourcedesk.core.domain.records import RunRecord
+from sourcedesk.core.net.urls import normalise_url
 
 
 def _flatten(value: Any) -> list[str]:
@@ -49,7 +49,7 @@ def _title(item: Any) -> list[str]:
 
 
 def source_texts(source: Any) -> list[str]:
-    """The body texts of one retrieved source (a ``core.models.Source`` or a dict of the same shape)."""
+    """The body texts of one retrieved source (a ``sourcedesk.core.domain.models.Source`` or a dict of the same shape)."""
 
     def get(name: str) -> Any:
         return _get(source, name)

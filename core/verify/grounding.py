@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from core.verify.claims import QUOTE, STATISTIC
+from sourcedesk.core.verify.claims import QUOTE, STATISTIC
 
 SUPPORTED, NOT_FOUND, UNVERIFIABLE = "supported", "not_found", "unverifiable"
 

@@ -3,11 +3,11 @@
 Order of checks for one URL, cheapest and safest first:
 
 1. not ``http(s)`` (a local file source, ``mailto:``) → ``skipped``, no request;
-2. a placeholder or fabrication pattern (``core.citations.placeholders``) →
+2. a placeholder or fabrication pattern (``sourcedesk.core.citations.placeholders``) →
    ``placeholder``, no request — not even DNS;
 3. each hop is vetted by ``addresses.vet_url`` (private, loopback, link-local →
    ``blocked_private``, no request to it) and then fetched with the shared retry
-   policy (``core.http_policy.send_with_retries``: 429/5xx/connection errors
+   policy (``sourcedesk.core.net.policy.send_with_retries``: 429/5xx/connection errors
    retried with backoff); redirects are followed here, not by httpx, so a public
    URL that redirects to ``127.0.0.1`` is refused at that hop;
 4. the final answer is classified: 200 (after a body sniff for soft-404 and
@@ -19,8 +19,8 @@ Time and size are bounded: each request has a total deadline (``timeout_s``,
 headers and body together — a server trickling one byte a second is cut off),
 only the first ``max_body_bytes`` of a page are read, and a redirect back to an
 address already visited is a loop, reported at once. The caller bounds each URL
-and the whole check (``core.verify.check``). Everything a page says that reaches
-a report (its title, a phrase, a ``Location``) is cleaned (``core.text_safety``).
+and the whole check (``sourcedesk.core.verify.check``). Everything a page says that reaches
+a report (its title, a phrase, a ``Location``) is cleaned (``sourcedesk.core.text.safety``).
 
 DNS: a name that does not exist is reported as ``dns_failed``; the caller turns
 it into ``dead`` only when some other URL got an HTTP answer from a public
@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from core.bounded_http import describe_seconds, describe_size
-from core.citations.placeholders import is_placeholder_url
-from core.deadline import DeadlineExceeded, budget, current_deadline
-from core.http_policy import RetryPolicy, send_with_retries
-from core.text_safety import UNSAFE_CHARACTER, clean_text
-from core.urls import normalise_url
-from core.verify.addresses import HostNotFound, ResolutionFailed, Resolver, is_public_address, vet_url
-from core.verify.sniff import redirected_home, sniff_page
+from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.net.bounded import describe_seconds, describe_size
+from sourcedesk.core.net.deadline import DeadlineExceeded, budget, current_deadline
+from sourcedesk.core.net.policy import RetryPolicy, send_with_retries
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.text.safety import UNSAFE_CHARACTER, clean_text
+from sourcedesk.core.verify.addresses import HostNotFound, ResolutionFailed, Resolver, is_public_address, vet_url
+from sourcedesk.core.verify.sniff import redirected_home, sniff_page
 
 #: Checks are polite: fewer, shorter retries than the API clients (a page is not a paid call).
 CHECK_RETRY = RetryPolicy(max_retries=2, base_delay_s=0.5, max_delay_s=4.0, max_retry_after_s=10.0)

@@ -6,7 +6,7 @@ for the same section would be a different document. The exported ``memo.md``
 names neither, so it gets the union of every section note's evidence.
 
 Checking never creates a store: the caller hands in an open store or a way to open
-an existing one (``core.storage.EvidenceOpener``; core never imports ``store``), and
+an existing one (``sourcedesk.core.domain.storage.EvidenceOpener``; core never imports ``store``), and
 a folder without one simply has no stored text (grounding says "unverifiable"). A
 store another sourcedesk process holds open, or a damaged one, is a warning, not a
 failure.
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.errors import UserError
-from core.storage import EvidenceOpener, EvidenceStore
-from core.verify.evidence import Evidence, run_search_results
-from core.verify.targets import SECTIONS, NoteCitations, read_note
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.storage import EvidenceOpener, EvidenceStore
+from sourcedesk.core.verify.evidence import Evidence, run_search_results
+from sourcedesk.core.verify.targets import SECTIONS, NoteCitations, read_note
 
 NO_STORE = (
     "no memo store in {memo_dir} (.sourcedesk/db.json): quotations and statistics are unverifiable, "

@@ -13,7 +13,7 @@ PATH may be
 
 From each note, with the reconciler's own parser and claim binding:
 
-* every footnote definition's URL (``core.citations.written.read_definition``),
+* every footnote definition's URL (``sourcedesk.core.citations.written.read_definition``),
   with the house group it sits under (``## Sources (retrieved)`` / ``(web search)``);
 * every inline link or autolink in the prose (key ``None``);
 * every quotation and statistic (``claims``) in a sentence a marker cites, bound
@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.citations.figures import figures
-from core.citations.house import RETRIEVED_HEADING, WEB_HEADING
-from core.citations.parse import ParsedDoc, parse
-from core.citations.sentences import ClaimIndex
-from core.citations.written import read_definition
-from core.errors import UserError
-from core.notes import NoteFormatError, parse_note
-from core.verify.claims import STATISTIC, find_items
+from sourcedesk.core.citations.figures import figures
+from sourcedesk.core.citations.house import RETRIEVED_HEADING, WEB_HEADING
+from sourcedesk.core.citations.parse import ParsedDoc, parse
+from sourcedesk.core.citations.sentences import ClaimIndex
+from sourcedesk.core.citations.written import read_definition
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.notes.note import NoteFormatError, parse_note
+from sourcedesk.core.verify.claims import STATISTIC, find_items
 
 UNCITED_STATISTIC = "uncited_statistic"
 

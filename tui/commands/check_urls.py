@@ -4,7 +4,7 @@ citation that survived reconciling can still point at a page that died or never 
 Every cited URL is fetched for real (placeholders and private addresses are
 refused before any request) and every quotation and statistic is looked up,
 verbatim, in the stored text of the source it cites. The logic lives in
-``core.verify``; this module parses arguments and prints.
+``sourcedesk.core.verify``; this module parses arguments and prints.
 
 Exit code 0 when nothing is dead, soft-404, placeholder or not found in its
 source; 1 when something is; 2 for bad input (missing PATH, not a note).
@@ -58,7 +58,7 @@ def register(sub) -> None:
 
 
 def _redactor():
-    from store.redact import redact, redact_text
+    from sourcedesk.store.redact import redact, redact_text
 
     return redact, redact_text
 
@@ -158,8 +158,8 @@ def print_human(report, out=None) -> None:
 
 
 def run(args) -> int:
-    from core.verify.check import CheckOptions, check_path
-    from store.memo_store import open_existing
+    from sourcedesk.core.verify.check import CheckOptions, check_path
+    from sourcedesk.store.memo_store import open_existing
 
     settings = args.settings  # loaded once by the CLI entry point
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
@@ -167,7 +167,7 @@ def run(args) -> int:
     report = asyncio.run(check_path(args.path, options, open_store=open_existing, announce=announce))
     _, redact_text = _redactor()
     if args.json:
-        from core.text_safety import clean_tree
+        from sourcedesk.core.text.safety import clean_tree
 
         # Values are cleaned (keys redacted, control sequences removed): a script reading the
         # JSON must not get escape sequences back out of it either.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from core.settings import config_path
+from sourcedesk.core.config.settings import config_path
 
 
 def register(sub) -> None:

@@ -28,9 +28,9 @@ def register(sub) -> None:
 
 
 def _demo(args) -> int:
-    from store.global_store import GlobalStore
-    from tui.app import SourcedeskApp
-    from tui.demo import demo_root, demo_sandbox, demo_settings, prepare_demo
+    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.tui.app import SourcedeskApp
+    from sourcedesk.tui.demo import demo_root, demo_sandbox, demo_settings, prepare_demo
 
     root = args.dir or demo_root()
     memo_dir = prepare_demo(keep=args.keep, root=root)

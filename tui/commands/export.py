@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def _export(args) -> int:
-    from core.export import export_memo
+    from sourcedesk.core.notes.export import export_memo
 
     result = export_memo(args.dir, args.output)
     if args.json:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.atomic_file import atomic_write_text
-from core.errors import UserError
-from core.memo_loader import MEMO_FILENAME, load_memo
-from core.outline import STANDARD_OUTLINE, standard_memo_yaml
-from core.reject_domains import canonical_domain
-from core.urls import host_of
-from store.memo_store import STORE_DIRNAME
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.files.atomic import atomic_write_text
+from sourcedesk.core.memo.loader import MEMO_FILENAME, load_memo
+from sourcedesk.core.memo.outline import STANDARD_OUTLINE, standard_memo_yaml
+from sourcedesk.core.net.urls import host_of
+from sourcedesk.core.sources.reject_domains import canonical_domain
+from sourcedesk.store.memo_store import STORE_DIRNAME
 
 PIN_CONSEQUENCE = "pinning it would admit every site registered under it"
 

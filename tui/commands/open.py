@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def _open(args) -> int:
-    from tui.app import SourcedeskApp
+    from sourcedesk.tui.app import SourcedeskApp
 
     SourcedeskApp(args.dir, settings=args.settings).run()  # settings: loaded once by the CLI entry point
     return 0

@@ -30,9 +30,9 @@ import json
 import sys
 from pathlib import Path
 
-from core.citations import DEFAULT_PROTECTED, reconcile
-from core.errors import UserError
-from core.text_safety import clean_text, clean_tree
+from sourcedesk.core.citations import DEFAULT_PROTECTED, reconcile
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.text.safety import clean_text, clean_tree
 
 
 def register(sub) -> None:

@@ -14,7 +14,7 @@ the memo in the current folder is meant, if there is one.
     sourcedesk rejects [--memo DIR] [--global] [--json]          # domains, names, namesakes
 
 When a memo is named, ``reject`` / ``unreject`` do exactly what the app's curation does
-(``core.curation``): the sources leave (or come back to) that memo's frozen source sets at
+(``sourcedesk.core.sources.curation``): the sources leave (or come back to) that memo's frozen source sets at
 once, markers are re-packed, and what changed is printed. A set the rejection does not
 touch keeps its version and is reused as it is.
 
@@ -45,12 +45,12 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from core.errors import MemoError, UserError
-from core.memo_loader import MEMO_FILENAME, LoadedMemo, load_memo
-from core.name_rejects import canonical_name
-from core.reject_domains import canonical_domain
-from store.global_store import GlobalStore
-from store.memo_store import MemoStore
+from sourcedesk.core.domain.errors import MemoError, UserError
+from sourcedesk.core.memo.loader import MEMO_FILENAME, LoadedMemo, load_memo
+from sourcedesk.core.sources.name_rejects import canonical_name
+from sourcedesk.core.sources.reject_domains import canonical_domain
+from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.memo_store import MemoStore
 
 STORE_WAIT_S = 2.0
 Scope = Literal["memo", "global"]
@@ -325,7 +325,7 @@ def _reject(args) -> int:
             lines += [_said_name(n, n in added_names, scope, memo_dir) for n in names]
             _emit(args, document, lines)
             return 0
-        from core.curation import reject_domains, reject_name
+        from sourcedesk.core.sources.curation import reject_domains, reject_name
 
         before = {s.id: store.latest_source_set(s.id) for s in loaded.memo.sections}
         results = []
@@ -434,7 +434,7 @@ def _unreject(args) -> int:
         document.update(domains=domain_docs, names=name_docs, sections={})
         _emit(args, document, lines)
         return 0
-    from core.curation import rejected_name_scopes, rejected_scopes, unreject_domain, unreject_name
+    from sourcedesk.core.sources.curation import rejected_name_scopes, rejected_scopes, unreject_domain, unreject_name
 
     loaded = _load(memo_dir)
     sections: dict[str, dict[str, Any]] = {}
@@ -526,7 +526,7 @@ def _refuse_junk(domains: list[str], lists: MemoStore | GlobalStore) -> None:
 
 def _stored_name(lists: MemoStore | GlobalStore, name: str) -> str | None:
     """The rejected name as it was stored (first typed) that ``name`` stands for, or None."""
-    from core.phrases import normalise_phrase
+    from sourcedesk.core.text.phrases import normalise_phrase
 
     key = normalise_phrase(name)
     return next((n for n in lists.reject_names() if normalise_phrase(n) == key), None)
@@ -568,7 +568,7 @@ def _said_lifted(shown: str, removed: bool, still: list[str], scope: str, memo_d
 
 
 def _forget_namesakes(store: MemoStore, loaded: LoadedMemo | None, names: list[str], lines: list[str]) -> list[str]:
-    from core.phrases import normalise_phrase
+    from sourcedesk.core.text.phrases import normalise_phrase
 
     forgotten = []
     for name in names:

@@ -4,7 +4,7 @@ Shows, per section, what the writer would be given and everything that was
 kept out: kept sources with markers, sources omitted by the budget (with sizes),
 namesakes removed by the pin check, results removed by exclusions, warnings,
 and what this run cost. Every kept or omitted source carries its ``about``
-verdict (``core.about``): ``subject``, ``namesake``, ``other`` or ``unclear``, with why. Exit code 0 even when retrieval degraded — a degraded
+verdict (``sourcedesk.core.sources.about``): ``subject``, ``namesake``, ``other`` or ``unclear``, with why. Exit code 0 even when retrieval degraded — a degraded
 section is a warning, not an error.
 
 ``--json`` prints one stable document::
@@ -28,7 +28,7 @@ import asyncio
 import json
 import sys
 
-from core.text_safety import clean_document, clean_text
+from sourcedesk.core.text.safety import clean_document, clean_text
 
 
 def register(sub) -> None:
@@ -45,8 +45,8 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    from core.memo_loader import load_memo
-    from tui.headless import retrieve_memo_folder
+    from sourcedesk.core.memo.loader import load_memo
+    from sourcedesk.tui.headless import retrieve_memo_folder
 
     settings = args.settings  # loaded once by the CLI entry point
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
@@ -74,10 +74,10 @@ def _judge(memo_dir):
     """The about judge with what the store learned (the retrieval above has let go of the store)."""
     from pathlib import Path
 
-    from core.memo_judge import memo_judge
-    from core.memo_loader import load_memo
-    from store.global_store import GlobalStore
-    from store.memo_store import MemoStore
+    from sourcedesk.core.memo.loader import load_memo
+    from sourcedesk.core.sources.judge import memo_judge
+    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.store.memo_store import MemoStore
 
     loaded = load_memo(Path(memo_dir))
     with MemoStore(loaded.dir) as store:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.text_safety import clean_text, clean_tree
+from sourcedesk.core.text.safety import clean_text, clean_tree
 
 COUNT_LABELS = (
     ("verified", "verified"),
@@ -90,8 +90,8 @@ class TerminalProgress:
 def _planned(args, writer_api: str) -> list[str]:
     """The section ids this run was asked for (best effort, for an interrupted run)."""
     try:
-        from core.memo_loader import load_memo
-        from core.retrieval import check_section_ids
+        from sourcedesk.core.memo.loader import load_memo
+        from sourcedesk.core.sources.retrieve import check_section_ids
 
         return check_section_ids(load_memo(args.dir, writer_api=writer_api), args.sections)
     except Exception:  # noqa: BLE001 - the outcomes we have are printed whatever happens here
@@ -100,7 +100,7 @@ def _planned(args, writer_api: str) -> list[str]:
 
 def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
     """The completed outcomes, then the interrupted sections as ``cancelled``, in the order asked."""
-    from core.run import RunOutcome
+    from sourcedesk.core.pipeline.run import RunOutcome
 
     by_id = {o.section: o for o in done}
     order = planned + [o.section for o in done if o.section not in planned]
@@ -112,11 +112,11 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 
 
 def _run(args) -> int:
-    from core.memo_loader import load_memo
-    from tui.headless import run_memo_folder
+    from sourcedesk.core.memo.loader import load_memo
+    from sourcedesk.tui.headless import run_memo_folder
 
     settings = args.settings  # loaded once by the CLI entry point
-    from core.writers.choice import setting_notices
+    from sourcedesk.core.writing.choice import setting_notices
 
     loaded = load_memo(args.dir, writer_api=settings.writer_api)
     api = loaded.memo.writer.api or settings.writer_api

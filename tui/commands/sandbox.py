@@ -9,12 +9,12 @@ from __future__ import annotations
 import errno
 import sys
 
-from core.errors import UserError
+from sourcedesk.core.domain.errors import UserError
 
 
 def register(sub) -> None:
-    from sandbox.faults import DEFAULT_HOLD_S, FAULT_KINDS
-    from sandbox.server import DEFAULT_PORT, EXA_REQUESTS_PER_SECOND, WRITER_REQUESTS_PER_MINUTE
+    from sourcedesk.sandbox.faults import DEFAULT_HOLD_S, FAULT_KINDS
+    from sourcedesk.sandbox.server import DEFAULT_PORT, EXA_REQUESTS_PER_SECOND, WRITER_REQUESTS_PER_MINUTE
 
     p = sub.add_parser(
         "sandbox",
@@ -83,7 +83,7 @@ def _announce(server) -> None:
 
 
 def _run(args) -> int:
-    from sandbox.server import serve_forever
+    from sourcedesk.sandbox.server import serve_forever
 
     for name in ("port", "latency_ms", "exa_latency_ms", "writer_latency_ms", "exa_rps", "writer_rpm"):
         value = getattr(args, name)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.atomic_file import atomic_write_bytes
-from core.citations import tidy_with_stats
-from core.errors import UserError
-from core.text_safety import clean_text
-from tui.commands.reconcile import read_text
+from sourcedesk.core.citations import tidy_with_stats
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.files.atomic import atomic_write_bytes
+from sourcedesk.core.text.safety import clean_text
+from sourcedesk.tui.commands.reconcile import read_text
 
 
 def register(sub) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from core.about import About
-from tui.widgets.cells import Palette, plain
+from sourcedesk.core.sources.about import About
+from sourcedesk.tui.widgets.cells import Palette, plain
 
 GLYPHS = {"subject": "✓", "namesake": "✗", "other": "·", "unclear": "?"}
 

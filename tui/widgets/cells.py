@@ -6,7 +6,7 @@ would be styled and ``"[link=…]"`` would become a link. Every cell here is a
 ``Text`` built from the raw string (``Text(value)`` never parses markup); styles
 are applied as spans afterwards.
 
-Outside text was cleaned where it entered (``core.text_safety``); the cells clean
+Outside text was cleaned where it entered (``sourcedesk.core.text.safety``); the cells clean
 it once more, so that data stored by an older version — or any path that forgot
 — still cannot put an escape sequence on the analyst's terminal.
 """
@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.text import Text
 
-from core.models import Source
-from core.text_safety import clean_text, clean_tree
+from sourcedesk.core.domain.models import Source
+from sourcedesk.core.text.safety import clean_text, clean_tree
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 BAR_WIDTH = 12

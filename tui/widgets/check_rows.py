@@ -21,11 +21,17 @@ from typing import Any
 
 from rich.text import Text
 
-from core.verify.check import PROBLEM_GROUNDING_STATUSES, PROBLEM_URL_STATUSES, CheckReport, GroundingRow, UrlRow
-from core.verify.targets import UNCITED_STATISTIC
-from store.redact import redact_text
-from tui.commands.check_urls import clean
-from tui.widgets.cells import Palette, block, plain
+from sourcedesk.core.verify.check import (
+    PROBLEM_GROUNDING_STATUSES,
+    PROBLEM_URL_STATUSES,
+    CheckReport,
+    GroundingRow,
+    UrlRow,
+)
+from sourcedesk.core.verify.targets import UNCITED_STATISTIC
+from sourcedesk.store.redact import redact_text
+from sourcedesk.tui.commands.check_urls import clean
+from sourcedesk.tui.widgets.cells import Palette, block, plain
 
 COLUMNS = (
     ("key", "Key", 7),  # "[^E12]" whole: cut, it reads as another marker

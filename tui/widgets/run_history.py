@@ -13,9 +13,9 @@ from datetime import datetime
 
 from rich.text import Text
 
-from core.records import RunRecord
-from sandbox.writer_truth import raw_citation_classes
-from tui.widgets.cells import Palette, plain
+from sourcedesk.core.domain.records import RunRecord
+from sourcedesk.sandbox.writer_truth import raw_citation_classes
+from sourcedesk.tui.widgets.cells import Palette, plain
 
 COLUMNS = (
     ("when", "When", 16),

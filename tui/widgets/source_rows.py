@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from core.about import About, SourceText
-from core.curation import DROPPED_RULE
-from core.hosts import host_matches_any
-from core.models import RemovedSource, Source, SourceSet
-from core.name_rejects import is_name_rule, name_of_rule
-from core.urls import host_of
-from tui.widgets.about_cells import reason_cell, verdict_cell
-from tui.widgets.cells import Palette, plain, source_label
+from sourcedesk.core.domain.models import RemovedSource, Source, SourceSet
+from sourcedesk.core.net.hosts import host_matches_any
+from sourcedesk.core.net.urls import host_of
+from sourcedesk.core.sources.about import About, SourceText
+from sourcedesk.core.sources.curation import DROPPED_RULE
+from sourcedesk.core.sources.name_rejects import is_name_rule, name_of_rule
+from sourcedesk.tui.widgets.about_cells import reason_cell, verdict_cell
+from sourcedesk.tui.widgets.cells import Palette, plain, source_label
 
 # (key, label, width): titles, hosts and reasons are cut with an ellipsis so every column
 # stays in view at 160 columns; the detail pane shows them in full, with the date and provider.
