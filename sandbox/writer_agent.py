@@ -33,11 +33,11 @@ import hashlib
 import json
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, json_reply, key_accepted
 from sourcedesk.sandbox.writer_api import MODES, bearer, digest, search_query, tokens, truncate
 from sourcedesk.sandbox.writer_prompt import parse_prompt
@@ -357,7 +357,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = Non
             "content": [{"type": "output_text", "text": content, "annotations": annotations}],
         }
     )
-    now = int(time.time())
+    now = int(clock.timestamp())
     return {
         "id": f"resp_{uuid.uuid4().hex}",
         "object": "response",

@@ -38,11 +38,11 @@ import json
 import math
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
 from sourcedesk.sandbox.writer_prompt import ParsedPrompt, parse_prompt
 from sourcedesk.sandbox.writer_prose import compose
@@ -241,7 +241,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
     return {
         "id": str(uuid.uuid4()),
         "model": opts["model"],
-        "created": int(time.time()),
+        "created": int(clock.timestamp()),
         "usage": _usage(opts["model"], tokens(prompt_text), tokens(content), opts["context_size"]),
         "citations": [r["url"] for r in results],
         "search_results": results,
