@@ -295,9 +295,7 @@ def _usage(prompt_text: str, content: str, searches: int) -> dict[str, Any]:
 
 def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = None) -> dict[str, Any]:
     """The complete response object for validated options (``fault`` forces an outcome)."""
-    key = digest(
-        ctx.seed, [{"role": "system", "content": opts["instructions"]}, {"role": "user", "content": opts["input"]}]
-    )
+    key = digest(ctx.seed, opts["input"])
     prompt_text = "\n\n".join(p for p in (opts["instructions"], opts["input"]) if p)
     parsed = parse_prompt(prompt_text)
     rng = random.Random(key + ":agent")

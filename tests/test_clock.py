@@ -1,4 +1,5 @@
-"""One clock: the environment moves it for the whole product, and a test sets it.
+"""One clock: the environment moves it for the whole product, a test sets it, and what the
+sandbox writer drafts does not depend on it.
 
 ``make test`` runs the suite a second time with ``SOURCEDESK_CLOCK_SHIFT_DAYS`` set, so these
 tests read the shift in force instead of assuming there is none.
@@ -6,16 +7,25 @@ tests read the shift in force instead of assuming there is none.
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
+from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain import clock
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.memo.templates import template_variables
+from sourcedesk.core.notes.note import parse_note
 from sourcedesk.core.writing.prompt import build_prompt
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.sandbox.writer_api import digest
+from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.cli import main
+from sourcedesk.tui.headless import run_memo_folder
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "run" / "nats-memo"
 A_DAY = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
@@ -104,3 +114,69 @@ def test_the_prompt_and_the_query_variables_read_the_clock():
         variables = template_variables(memo, section)
     assert "Today's date is 2027-03-02." in prompt.system
     assert variables["today"] == "2027-03-02" and variables["year"] == "2027"
+
+
+# ---------------------------------------------------------------- the sandbox writer on two dates
+
+
+def test_the_sandbox_writer_draws_from_what_is_asked_never_from_the_day():
+    asked = "## Section to write\n\nSection: Company overview\n"
+    assert digest(5, asked + "Today's date is 2026-12-02.\n") == digest(5, asked + "Today's date is 2027-06-20.\n")
+    assert digest(5, asked + "Current date: 2026-12-02\n") == digest(5, asked + "Current date: 2027-01-01\n")
+    assert digest(5, asked) != digest(5, asked.replace("overview", "funding")) != digest(6, asked)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=5) as server:
+        yield server
+
+
+@pytest.fixture
+def env(sandbox, monkeypatch):
+    httpx.post(f"{sandbox.url}/_sandbox/reset")
+    monkeypatch.setenv("SOURCEDESK_EXA_URL", sandbox.url)
+    monkeypatch.setenv("SOURCEDESK_WRITER_URL", sandbox.url)
+    monkeypatch.setenv("EXA_API_KEY", "exa-key-0123456789")
+    monkeypatch.setenv("PERPLEXITY_API_KEY", "pplx-key-0123456789")
+    monkeypatch.setenv("SOURCEDESK_MAX_RETRIES", "0")
+    return sandbox
+
+
+def _run_on(day: datetime, memo_dir: Path, api: str) -> dict[str, tuple[str, str, str, str]]:
+    """Each section's (system prompt, draft, note body, generated_at) from a run on ``day``."""
+    if api == "perplexity-sonar":  # the legacy chat completions API, with one of its own models
+        spec = memo_dir / "memo.yaml"
+        spec.write_text(spec.read_text(encoding="utf-8").replace("model: perplexity/sonar", "model: sonar-pro"))
+    with clock.using(day):
+        outcomes = asyncio.run(run_memo_folder(memo_dir, ["overview", "funding"], settings=Settings(writer_api=api)))
+    assert [o.status for o in outcomes] == ["ok", "ok"], [o.message for o in outcomes]
+    found = {}
+    with MemoStore(memo_dir) as store:
+        for o in outcomes:
+            run = store.get_run(o.run_id)
+            raw = run.raw_response
+            assert isinstance(run.prompt, dict)
+            if api == "perplexity":
+                draft = "".join(c["text"] for i in raw["output"] if i["type"] == "message" for c in i["content"])
+            else:
+                draft = raw["choices"][0]["message"]["content"]
+            front, body = parse_note(o.note_path.read_text(encoding="utf-8"))
+            found[o.section] = (run.prompt["system"], draft, body, str(front["generated_at"]))
+    return found
+
+
+@pytest.mark.parametrize("api", ["perplexity", "perplexity-sonar"])
+def test_the_same_section_a_year_apart_is_drafted_byte_for_byte_the_same(env, tmp_path, api):
+    """The sandbox drew its prose from a digest of the whole prompt, today's date included:
+    the demo's draft changed every day, and a test expecting one draft passed or failed by date."""
+    first = _run_on(A_DAY, Path(shutil.copytree(FIXTURE, tmp_path / "first")), api)
+    later = _run_on(A_YEAR_LATER, Path(shutil.copytree(FIXTURE, tmp_path / "later")), api)
+    for section in ("overview", "funding"):
+        (system_a, draft_a, body_a, stamp_a), (system_b, draft_b, body_b, stamp_b) = first[section], later[section]
+        # the writer was told two different days, and the notes are stamped with them …
+        assert "Today's date is 2026-03-02." in system_a and "Today's date is 2027-03-02." in system_b
+        assert stamp_a.startswith("2026-03-02") and stamp_b.startswith("2027-03-02")
+        # … and wrote the very same draft, which became the very same note
+        assert draft_a and draft_a.encode() == draft_b.encode(), section
+        assert body_a.encode() == body_b.encode(), section
