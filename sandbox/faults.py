@@ -227,7 +227,7 @@ def fault_reply(kind: str, service: str, ctx: SandboxContext, path: str = "") ->
     if kind == "502-html":
         return html_reply(502, _GATEWAY_502)
     if kind == "timeout":
-        ctx.stopping.wait(ctx.faults.hold_s)
+        ctx.wait(ctx.faults.hold_s)
         return html_reply(504, _GATEWAY_504)
     if kind == "malformed":
         return _malformed_reply(service, path)

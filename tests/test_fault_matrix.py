@@ -3,8 +3,9 @@
 Each row is one case — a ``Reply`` from ``tests.hostile_server`` (a real loopback
 server), the command an analyst would type, and what must hold. For every row:
 
-- the command finishes inside its deadline (short ones here: the settings are the
-  product's, set tight), with the exit code the README documents (0 ok or
+- the command ends at its deadline, not when the server would let it (short deadlines
+  here: the settings are the product's, set tight; the wall-time bound is 10x the
+  deadline, far below a 30 s stall or a minutes-long trickle), with the exit code the README documents (0 ok or
   degraded, 1 a section failed or a URL is a problem, 2 bad input, 130
   interrupted);
 - a warning or detail names the cause;
@@ -33,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.text.safety import UNSAFE_CHARACTER
 from sourcedesk.sandbox.server import SandboxServer
 from sourcedesk.store.memo_store import MemoStore
@@ -50,7 +52,7 @@ CHECK_REQUEST_S = 0.5
 CHECK_URL_S = 1.2
 CAP = 64 * 1024  # exa_max_response_bytes, writer_max_response_bytes and check_max_page_bytes
 ANSWER_CHARS = 20_000  # writer_max_answer_chars
-SLACK_S = 2.5  # start-up, the store, the writer sandbox: what a case may take beyond its deadline
+HANG = 10  # a case taking 10x its deadline did not stop at it (every stall and trickle here is longer)
 
 MEMO_YAML = """\
 title: Acme Robotics — profile
@@ -517,7 +519,7 @@ def _with_dates(reply: Reply) -> Reply:
     headers = []
     for name, value in reply.headers:
         if value.startswith("{http-date+"):
-            value = formatdate(time.time() + float(value[len("{http-date+") : -1]), usegmt=True)
+            value = formatdate(clock.timestamp() + float(value[len("{http-date+") : -1]), usegmt=True)
         headers.append((name, value))
     return Reply(**{**reply.__dict__, "headers": tuple(headers)})
 
@@ -558,8 +560,8 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     code, elapsed, out, err, log = _invoke(args, capsys, caplog)
     seen = Observed(code, elapsed, out, err, log, memo, _files(memo))
 
-    deadline = (WRITER_S if case.service == "writer" else RETRIEVAL_S) + SLACK_S + case.extra_s
-    assert elapsed < deadline, f"{case.id} took {elapsed:.1f} s"
+    deadline = (WRITER_S if case.service == "writer" else RETRIEVAL_S) + case.extra_s
+    assert elapsed < HANG * deadline, f"{case.id} took {elapsed:.1f} s"
     assert code == case.exit_code, (out, err)
     assert "Traceback" not in err + log
     document = json.loads(out, parse_constant=_not_json)  # NaN/Infinity are not JSON: a reader would refuse it
@@ -610,7 +612,7 @@ def test_check_urls_faults(case, hostile, tmp_path, monkeypatch, capsys, caplog)
     code, elapsed, out, err, log = _invoke(["check-urls", str(note), "--json", "--allow-private"], capsys, caplog)
     seen = Observed(code, elapsed, out, err, log, tmp_path / "memo", _files(tmp_path / "memo"))
 
-    assert elapsed < CHECK_URL_S + SLACK_S, f"{case.id} took {elapsed:.1f} s"
+    assert elapsed < HANG * CHECK_URL_S, f"{case.id} took {elapsed:.1f} s"
     assert code == case.exit_code, out
     report = json.loads(out)
     (row,) = report["urls"]
