@@ -14,6 +14,15 @@ import pytest
 from sourcedesk.core.domain import clock
 from sourcedesk.core.memo.spec import ExaEntry
 
+
+def examples_per_pass(total: int) -> int:
+    """Hypothesis examples for one pass of a property test drawing ``total`` per `make test`.
+
+    `make test` runs the whole suite twice (today's date, then the clock moved), and each
+    pass draws fresh random examples: half per pass is as many per `make test` as before."""
+    return max(total // 2, 10)
+
+
 # External suites (with their licences) and the project's own API fixtures: both in the repo.
 TESTDATA = Path(__file__).resolve().parent / "data"
 API_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "api"
