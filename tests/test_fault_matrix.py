@@ -154,6 +154,9 @@ class Case:
 
 
 STREAM = (("SOURCEDESK_WRITER_STREAM", "true"),)
+# A row that waits out a 1 s Retry-After: its deadline has room for the wait and both tries on a
+# busy machine (the 1.5 s one left half a second, and a slow first try made the retry not start).
+WAITS = (("SOURCEDESK_RETRIEVAL_DEADLINE_S", "6"), ("SOURCEDESK_WRITER_DEADLINE_S", "6"))
 SONAR = (("SOURCEDESK_WRITER_API", "perplexity-sonar"),)
 ANSWER = "Acme Robotics builds warehouse robots for retailers. [^E1] It raised a Series A in 2024. [^E2]"
 WEB_RESULTS = [
@@ -247,8 +250,8 @@ EXA_CASES = [
     Case("status-422", "exa", Reply(422, b'{"error": "bad field"}', JSON), "(422)"),
     Case("status-500", "exa", Reply(500, b'{"error": "Internal"}', JSON), "server error (500) after 2 attempts"),
     Case("status-502-html", "exa", Reply(502, b"<html><body><h1>502 Bad Gateway</h1></body></html>", HTML), "server error (502)"),
-    Case("retry-after-seconds", "exa", Reply(503, b"{}", (*JSON, ("Retry-After", "1"))), "server error (503) after 2 attempts", extra_s=1.0),
-    Case("retry-after-http-date", "exa", Reply(429, b"{}", (*JSON, ("Retry-After", "{http-date+1}"))), "rate-limiting", extra_s=1.0),
+    Case("retry-after-seconds", "exa", Reply(503, b"{}", (*JSON, ("Retry-After", "1"))), "server error (503) after 2 attempts", extra_s=1.0, settings=WAITS),
+    Case("retry-after-http-date", "exa", Reply(429, b"{}", (*JSON, ("Retry-After", "{http-date+1}"))), "rate-limiting", extra_s=1.0, settings=WAITS),
     Case("retry-after-huge", "exa", _rate_limited("86400"), "asked to retry after 86400 s"),
     Case("retry-after-absent", "exa", _rate_limited(None), "rate-limiting the search (429) after 2 attempts"),
     Case("html-body-200", "exa", Reply(200, b"<!doctype html><html><title>Maintenance</title></html>", HTML), "an HTML page"),
@@ -296,8 +299,8 @@ WRITER_CASES = [
     W("writer-413", Reply(413, _writer_error("Request too large"), JSON), "too large for the writer (HTTP 413)"),
     W("writer-500", Reply(500, _writer_error("Internal"), JSON), "HTTP 500 from writer: Internal (gave up after 2 attempts)"),
     W("writer-502-html", Reply(502, b"<html><body><h1>502 Bad Gateway</h1></body></html>", HTML), "HTTP 502 from writer gateway (HTML page)"),
-    W("writer-retry-after-seconds", Reply(429, b"{}", (*JSON, ("Retry-After", "1"))), "rate limiting requests (HTTP 429) (gave up after 2 attempts)", extra_s=1.0),
-    W("writer-retry-after-http-date", Reply(503, b"{}", (*JSON, ("Retry-After", "{http-date+1}"))), "HTTP 503", extra_s=1.0),
+    W("writer-retry-after-seconds", Reply(429, b"{}", (*JSON, ("Retry-After", "1"))), "rate limiting requests (HTTP 429) (gave up after 2 attempts)", extra_s=1.0, settings=WAITS),
+    W("writer-retry-after-http-date", Reply(503, b"{}", (*JSON, ("Retry-After", "{http-date+1}"))), "HTTP 503", extra_s=1.0, settings=WAITS),
     W("writer-retry-after-huge", Reply(429, b"{}", (*JSON, ("Retry-After", "86400"))), "asked to retry after 86400 s"),
     W("writer-retry-after-absent", Reply(429, _writer_error("slow down"), JSON), "rate limiting requests (HTTP 429): slow down (gave up after 2 attempts)"),
     W("writer-error-body-reflects-key", Reply(400, _writer_error("bad key {key} \x1b]0;PWNED\x07"), JSON), "[redacted]"),
