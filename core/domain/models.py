@@ -38,6 +38,9 @@ class Source(BaseModel):
     query: str = ""
     full_text: bool = False  # the entry opted into full text: ``text`` counts toward the budget
     marker: str | None = None  # "E1", "V2", "W1" — assigned only after packing
+    # Typed facts read from the stored text when the set was frozen (sourcedesk.core.sources.extraction):
+    # {"kind", "value", "span", "field", "start", …}; computed once per set, offline, never sent to a writer.
+    extracted: list[dict[str, Any]] = Field(default_factory=list)
     # The ``about`` verdict ({"verdict", "reason"}) for this run only: computed from the stored
     # text whenever it is needed (namesakes change), so never persisted with the set.
     about: dict[str, str] | None = Field(default=None, exclude=True)
@@ -130,6 +133,7 @@ class SourceSet(BaseModel):
     requests: int = 0  # HTTP requests this retrieval made
     budget_chars: int = 0
     degraded: bool = False
+    facts_version: int = 0  # the extraction that made the sources' ``extracted`` facts (0: none yet)
 
     @property
     def used_chars(self) -> int:

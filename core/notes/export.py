@@ -47,7 +47,7 @@ from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.files.atomic import atomic_write_text
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.net.urls import normalise_url
-from sourcedesk.core.notes.note import find_note, parse_note
+from sourcedesk.core.notes.note import find_note, parse_note, read_note_text
 from sourcedesk.core.text.safety import clean_text
 
 DEFAULT_OUTPUT = "memo.md"
@@ -429,22 +429,6 @@ def assemble_memo(
     return text, len(labels.numbers), warnings
 
 
-def _read_note(path: Path) -> str:
-    """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
-            hint="save the note as UTF-8 (or re-run its section to rewrite it)",
-        ) from None
-
-
 def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> ExportResult:
     """Assemble ``memo.md`` from the section notes and write it atomically."""
     loaded = load_memo(Path(memo_dir))
@@ -458,7 +442,7 @@ def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> Expor
             missing.append(section.id)
             sections.append(SectionText(section.id, section.title, None))
             continue
-        _, body = parse_note(_read_note(path), path=path)
+        _, body = parse_note(read_note_text(path), path=path)
         sections.append(SectionText(section.id, section.title, body))
     text, footnotes, warnings = assemble_memo(memo.title, sections, protected=memo.settings.protected_keys)
     text = clean_text(text, multiline=True)  # no control sequence or key a note picked up reaches memo.md

@@ -214,6 +214,22 @@ def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, 
     return data, text[match.end() :]
 
 
+def read_note_text(path: Path) -> str:
+    """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"{path}:{line}: not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            hint="save the note as UTF-8 (or re-run its section to rewrite it)",
+        ) from None
+
+
 def write_note_atomic(path: Path | str, text: str) -> Path:
     """Replace ``path`` with ``text`` in one step (temp file in the same directory,
     fsync, ``os.replace``). Any failure leaves the old note byte-identical."""

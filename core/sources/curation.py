@@ -33,6 +33,7 @@ from sourcedesk.core.memo.spec import Memo
 from sourcedesk.core.net.hosts import PinRefused, excluded_by, registrable_domain, validate_pin
 from sourcedesk.core.net.urls import host_of, normalise_url, strip_www
 from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers
+from sourcedesk.core.sources.extraction import with_facts
 from sourcedesk.core.sources.name_rejects import NameReject, canonical_name, is_name_rule, name_of_rule
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.namesakes import NamesakeStore, TitleSeen, learn, remember
@@ -162,7 +163,7 @@ def rebuild(
     warnings = [w for w in base.warnings if w.code != "truncated"]
     if omitted:
         warnings.append(_truncation_warning(kept, omitted, budget))
-    return base.model_copy(
+    rebuilt = base.model_copy(
         update={
             "id": "",
             "version": 0,
@@ -173,6 +174,7 @@ def rebuild(
         },
         deep=True,
     )
+    return with_facts(rebuilt)  # a source kept in or promoted gets its facts; the others keep theirs
 
 
 # ---------------------------------------------------------------- reject / un-reject

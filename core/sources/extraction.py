@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sourcedesk.core.citations.figures import Figure, amount, date_of, figures
@@ -35,6 +35,7 @@ from sourcedesk.core.citations.relation_words import may_state_relations
 from sourcedesk.core.citations.relations import sentence_relations
 from sourcedesk.core.citations.support_evidence import SENTENCE_BREAK
 from sourcedesk.core.citations.tokens import normalise_text, term_set
+from sourcedesk.core.domain.models import Source, SourceSet
 
 EXTRACTION_VERSION = 1  # bump when what is extracted changes: stored facts of older versions are redone
 KINDS = ("money", "percent", "count", "headcount", "date", "year", "round", "person", "product", "organisation")
@@ -323,10 +324,31 @@ def source_fields(source: Any) -> list[tuple[str, str]]:
     return out
 
 
-@dataclass
-class SourceFacts:
-    """The facts of one source of a frozen set, as stored with it."""
+def with_facts(source_set: SourceSet) -> SourceSet:
+    """``source_set`` with every source's facts extracted (kept sources and those the budget
+    omitted), stamped with this extraction's version. Sources that already carry facts of this
+    version keep them: a curated set (a source dropped or kept) pays only for what is new."""
+    current = source_set.facts_version == EXTRACTION_VERSION
 
-    marker: str
-    url: str
-    facts: list[Fact] = field(default_factory=list)
+    def extracted(source: Source) -> Source:
+        if current and source.extracted:
+            return source
+        facts = [f.to_json() for f in extract(source_fields(source))]
+        return source.model_copy(update={"extracted": facts})
+
+    omitted = [o.model_copy(update={"source": extracted(o.source)}) for o in source_set.omitted]
+    return source_set.model_copy(
+        update={
+            "sources": [extracted(s) for s in source_set.sources],
+            "omitted": omitted,
+            "facts_version": EXTRACTION_VERSION,
+        }
+    )
+
+
+def facts_of(source: Source, facts_version: int) -> tuple[list[Fact], bool]:
+    """A source's facts as the source reader and ``sourcedesk facts`` show them, and whether they
+    were stored with its set (False: the set predates extraction, so they were read now)."""
+    if facts_version == EXTRACTION_VERSION and source.extracted:
+        return [Fact.from_json(f) for f in source.extracted], True
+    return extract(source_fields(source)), False

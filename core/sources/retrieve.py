@@ -43,6 +43,7 @@ from sourcedesk.core.memo.templates import template_variables
 from sourcedesk.core.net.deadline import Deadline, DeadlineExceeded, until
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers, pack
+from sourcedesk.core.sources.extraction import with_facts
 from sourcedesk.core.sources.namesakes import learn_from_set, remember
 from sourcedesk.core.sources.providers import (
     ProviderClients,
@@ -258,20 +259,22 @@ def _assemble(plan: SectionPlan, loaded: LoadedMemo, results: list[ProviderResul
             )
         )
     degraded = any(r.degraded for r in results)
-    return SourceSet(
-        memo=loaded.dir.name,
-        section=plan.section_id,
-        fingerprint=plan.fingerprint,
-        request=plan.request,
-        sources=kept,
-        omitted=omitted,
-        namesakes=namesakes,
-        excluded=excluded,
-        warnings=warnings,
-        cost_dollars=round(sum(r.cost_dollars for r in results), 6),
-        requests=sum(r.requests for r in results),
-        budget_chars=plan.budget_chars,
-        degraded=degraded,
+    return with_facts(
+        SourceSet(
+            memo=loaded.dir.name,
+            section=plan.section_id,
+            fingerprint=plan.fingerprint,
+            request=plan.request,
+            sources=kept,
+            omitted=omitted,
+            namesakes=namesakes,
+            excluded=excluded,
+            warnings=warnings,
+            cost_dollars=round(sum(r.cost_dollars for r in results), 6),
+            requests=sum(r.requests for r in results),
+            budget_chars=plan.budget_chars,
+            degraded=degraded,
+        )
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sourcedesk.core.citations.figures import Figure, date_of, figures, found_in, less_precise, matches
 from sourcedesk.core.citations.parse import parse
@@ -28,7 +29,11 @@ from sourcedesk.core.citations.relations import relations
 from sourcedesk.core.citations.sentences import ClaimIndex
 from sourcedesk.core.citations.support import distinctive_names, quarters
 from sourcedesk.core.citations.tokens import term_set, terms
+from sourcedesk.core.domain.models import SourceSet
+from sourcedesk.core.domain.storage import SourceSetStore
+from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.net.urls import host_of, normalise_url
+from sourcedesk.core.notes.note import find_note, parse_note, read_note_text
 from sourcedesk.core.sources.extraction import headcounts, measure_of
 
 # What a measure is called in a conflict, and whether a year in the sentence makes it a quantity
@@ -308,3 +313,45 @@ def build(notes: Iterable[NoteClaims], subject: Sequence[str] = ()) -> Ledger:
                 if not _same_value(a, b):
                     ledger.conflicts.append(Conflict(a, b))
     return ledger
+
+
+@dataclass
+class SectionFacts:
+    """One section as ``sourcedesk facts`` and the memo screen show it: its frozen set (the one its
+    note was written against, else the newest), and its note's body for the ledger."""
+
+    section: str
+    title: str
+    source_set: SourceSet | None
+    body: str | None  # None: no note yet
+
+
+def memo_sections(loaded: LoadedMemo, store: SourceSetStore | None, only: Sequence[str] = ()) -> list[SectionFacts]:
+    """Every section of the memo (or those in ``only``) with its frozen set and note body."""
+    out: list[SectionFacts] = []
+    for section in loaded.memo.sections:
+        if only and section.id not in only:
+            continue
+        path = find_note(loaded.dir, loaded.memo, section.id)
+        meta: dict[str, Any] = {}
+        body: str | None = None
+        if path is not None:
+            meta, body = parse_note(read_note_text(path), path=path)
+        source_set = None
+        if store is not None:
+            set_id = (meta.get("source_set") or {}).get("id") if isinstance(meta.get("source_set"), dict) else None
+            source_set = store.get_source_set(str(set_id)) if set_id else None
+            source_set = source_set or store.latest_source_set(section.id)
+        out.append(SectionFacts(section.id, section.title, source_set, body))
+    return out
+
+
+def memo_ledger(loaded: LoadedMemo, sections: Sequence[SectionFacts]) -> Ledger:
+    """The ledger over every written section's note, its claims checked against its own frozen set."""
+    subject = [loaded.memo.subject.name, *loaded.memo.subject.aliases]
+    notes = [
+        NoteClaims(s.section, s.body, s.source_set.sources if s.source_set else ())
+        for s in sections
+        if s.body is not None
+    ]
+    return build(notes, subject)
