@@ -98,3 +98,25 @@ def test_the_extraction_version_is_stored_with_the_set(tmp_path):
     with MemoStore(tmp_path) as store:
         stored = store.latest_source_set("overview")
     assert stored is not None and stored.facts_version == EXTRACTION_VERSION and stored.sources[0].extracted
+
+
+def test_export_ends_with_a_review_list_of_the_conflicts(tmp_path, capsys):
+    memo = _memo(tmp_path, "In total Ostrava Labs has raised $25M.[^E1]")
+    assert main(["export", str(memo)]) == 0
+    text = (memo / "memo.md").read_text(encoding="utf-8")
+    review = text.split("## Review before sending", 1)[1]
+    assert (
+        "funding (total): $41M (overview, techcrunch.example.com) vs $25M (funding, crunchbase.example.com)" in review
+    )
+    assert "review: funding (total)" in capsys.readouterr().err
+
+
+def test_export_without_review_or_without_conflicts_has_no_list(tmp_path):
+    memo = _memo(tmp_path, "In total Ostrava Labs has raised $25M.[^E1]")
+    assert main(["export", str(memo), "--no-review"]) == 0
+    assert "Review before sending" not in (memo / "memo.md").read_text(encoding="utf-8")
+    (memo / "sections" / "02-funding.md").write_text(
+        (memo / "sections" / "02-funding.md").read_text(encoding="utf-8").replace("$25M", "$41M"), encoding="utf-8"
+    )
+    assert main(["export", str(memo)]) == 0
+    assert "Review before sending" not in (memo / "memo.md").read_text(encoding="utf-8")
