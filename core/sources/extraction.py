@@ -352,3 +352,14 @@ def facts_of(source: Source, facts_version: int) -> tuple[list[Fact], bool]:
     if facts_version == EXTRACTION_VERSION and source.extracted:
         return [Fact.from_json(f) for f in source.extracted], True
     return extract(source_fields(source)), False
+
+
+def fact_lines(source: Source, facts_version: int) -> list[str]:
+    """A source's facts as lines of plain text, for the source reader: what each fact is and the
+    source's own words for it ("valuation: $1.6 billion  — summary: “$1.6 billion”"); a set frozen
+    before extraction says its facts were read now."""
+    facts, stored = facts_of(source, facts_version)
+    lines = [f"{f.describe()}  — {f.field}: “{f.span}”" for f in facts]
+    if not stored and facts:
+        lines.append("(read now: this frozen set predates fact extraction)")
+    return lines
