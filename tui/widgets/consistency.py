@@ -11,10 +11,11 @@ the quantity, each side's value with its section and source, and whether the sou
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
@@ -36,7 +37,7 @@ class ConsistencyView(Widget):
     ConsistencyView { height: auto; }
     ConsistencyView DataTable { height: auto; max-height: 20; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "jump(0)", "First claim"),
         Binding("b", "jump(1)", "Second claim"),
     ]
