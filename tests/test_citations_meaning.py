@@ -96,3 +96,34 @@ def test_a_contradicted_claim_is_never_substituted():
     draft = "Calder Systems' revenue fell to $40 million in 2024.[^1]\n\n[^1]: [x](https://invented.example.net/a)\n"
     record = reconcile(draft, sources).report.citations[0]
     assert record.status == "dropped"
+
+
+def test_an_abbreviation_written_like_a_name_still_moves():
+    from sourcedesk.core.citations.support import Evidence, SupportScorer
+
+    scorer = SupportScorer(
+        [Evidence.build([("summary", "Annual recurring revenue reached $48 million, up 70%.")])], ["Ferrow"]
+    )
+    v = scorer.judge(scorer.claim("Ferrow's ARR fell to $48 million."), 0)
+    assert v.support == UNSUPPORTED and v.contradicted
+
+
+def test_a_figure_stated_only_of_another_company_is_no_support():
+    from sourcedesk.core.citations.support import Evidence, SupportScorer
+
+    text = "Molara, a Brisa rival based in Madrid, raised €18 million in a Series B led by Kestrel Fund."
+    scorer = SupportScorer([Evidence.build([("summary", text)])], ["Brisa"])
+    v = scorer.judge(scorer.claim("Brisa raised €18 million in a Series B led by Kestrel Fund."), 0)
+    assert v.support == UNSUPPORTED and "for Molara" in v.reason
+    assert scorer.judge(scorer.claim("Molara raised €18 million in a Series B."), 0).support == SUPPORTED
+    # an investor opening the sentence is who funded, not whose round it was
+    lead = SupportScorer(
+        [Evidence.build([("summary", "Sequoia, an early backer, led the $40 million round of Brisa.")])], ["Brisa"]
+    )
+    assert not lead.judge(lead.claim("Brisa raised $40 million."), 0).contradicted
+
+
+def test_a_cjk_headquarters_elsewhere_is_a_contradiction():
+    source = "星衡智能成立于2020年，总部位于深圳，员工约350人。"
+    v = supports_text("星衡智能总部位于上海。", source)
+    assert v.support == UNSUPPORTED and "深圳" in v.reason

@@ -3,6 +3,7 @@ them by position; pronouns resolve to the sentence's (or the previous sentence's
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sourcedesk.core.citations.relation_model import (
@@ -473,10 +474,19 @@ def _informative(r: Relation) -> bool:
     return r.theme is not None
 
 
+# "总部位于深圳", "总部设在苏州": where a company is based (the company is the sentence's topic).
+_CJK_HEADQUARTERS = re.compile(r"总部(?:位于|设在|设于|在)([^，。；、,;\s]{2,8}?)(?=[，。；、,;\s]|$)")
+
+
 def _cjk(sentence: str, rnd: str | None) -> list[Relation]:
-    if not UNSPACED_RE.search(sentence) or not any(w in sentence for w in _CJK_FUNDING):
+    if not UNSPACED_RE.search(sentence):
         return []
     out: list[Relation] = []
+    for m in _CJK_HEADQUARTERS.finditer(sentence):
+        place = m.group(1)
+        out.append(Relation(BASED_IN, None, Arg(place, term_set(place))))
+    if not any(w in sentence for w in _CJK_FUNDING):
+        return out
     for kind, pattern in ((LEAD, _CJK_LEAD), (PARTICIPANT, _CJK_FOLLOW)):
         for m in pattern.finditer(sentence):
             text = next(g for g in m.groups() if g)

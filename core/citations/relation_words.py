@@ -322,7 +322,7 @@ _PHRASES = sorted(
     reverse=True,
 )
 _HINT = re.compile(
-    r"(?i)(?<![\w-])(?:" + "|".join(_PHRASES) + r")(?![\w-])|-(?:led|backed|based|headquartered)\b|领投|跟投|参投"
+    r"(?i)(?<![\w-])(?:" + "|".join(_PHRASES) + r")(?![\w-])|-(?:led|backed|based|headquartered)\b|领投|跟投|参投|总部"
 )
 
 

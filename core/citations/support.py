@@ -56,11 +56,19 @@ from sourcedesk.core.citations.figures import (
     matches,
     same_quantity,
 )
+from sourcedesk.core.citations.lexicon import lexicon
 from sourcedesk.core.citations.measures import confirmed_in
 from sourcedesk.core.citations.relation_model import BASED_IN, FOUNDED_IN, Relation
 from sourcedesk.core.citations.relation_words import may_state_relations
 from sourcedesk.core.citations.relations import check, lower_terms, relations, stated_relations
-from sourcedesk.core.citations.support_checks import _OPENING_WORD, _swapped_role, _within_bound, negated, quarters
+from sourcedesk.core.citations.support_checks import (
+    _OPENING_WORD,
+    _swapped_role,
+    _within_bound,
+    negated,
+    other_company,
+    quarters,
+)
 from sourcedesk.core.citations.support_evidence import (
     PARTIAL,
     SUPPORTED,
@@ -80,7 +88,6 @@ from sourcedesk.core.citations.tokens import normalise_text, term_set, terms
 SUPPORTED_MIN = 0.6
 PARTIAL_MIN = 0.25
 SUBSTITUTION_MARGIN = 0.15
-FACTS_MIN = 0.25  # every figure stated as the same measure: support from this relevance on
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
 # Figures too particular to be stated by chance (a year or a round letter is not).
@@ -102,7 +109,6 @@ class SupportScorer:
         supported_min: float = SUPPORTED_MIN,
         partial_min: float = PARTIAL_MIN,
         strangers: Iterable[int] = (),
-        facts_min: float = FACTS_MIN,
     ):
         """``strangers``: the sources known never to name the subject (their about verdict is
         "other"). The subject's name is no distinctive name — its own pages say "the startup" —
@@ -111,7 +117,6 @@ class SupportScorer:
         self.evidence = list(evidence)
         self.strangers = frozenset(strangers)
         self.supported_min, self.partial_min = supported_min, partial_min
-        self.facts_min = max(facts_min, partial_min)
         passages = [p for ev in self.evidence for p in ev.passages]
         self._df: Counter[str] = Counter(chain.from_iterable(p.terms for p in passages))
         self._n = len(passages)
@@ -268,28 +273,10 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
-        swapped = _swapped_role(claim, ev) if claim.figures else None
-        if swapped is not None:
-            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
-        if movements(claim.text):  # "revenue fell" against "revenue rose": the same words, reversed
-            names = self.subject | self.proper | frozenset(t for _, n in claim.names for t in n)
-            flip = reversal(claim.text, [p.text for p in passages], names)
-            if flip is not None:
-                where = _excerpt(passages[flip.passage].text)
-                return Verdict(UNSUPPORTED, score, where, flip.reason(), contradicted=True)
-        unconfirmed: tuple[Relation, ...] = ()
-        if claim.relations:
-            found = check(claim.relations, self.stated(index), self.subject)
-            if found.contradicted:
-                said, stated = found.contradicted[0]
-                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
-                if stated.kind in (FOUNDED_IN, BASED_IN):
-                    # Who a place belongs to is the weakest reading ("offices in Austria, based in
-                    # Berlin" is no "Austria is based in Berlin"): the reason names the place only.
-                    stated = replace(stated, agent=None)
-                why = f"the source says {stated.describe()}, not that {said.describe()}"
-                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
-            unconfirmed = found.unconfirmed
+        contradiction = self._contradiction(claim, index, score, evidence)
+        if isinstance(contradiction, Verdict):
+            return contradiction
+        unconfirmed = contradiction
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
         absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
         if index in self.strangers and self._names_subject(claim):
@@ -303,9 +290,10 @@ class SupportScorer:
                 # D"): never support, and never a substitute — a drop is safer than a reversal.
                 return Verdict(PARTIAL, score, evidence, "the claim says 'not' where the source does not", complete)
             return Verdict(SUPPORTED, score, evidence, complete=True)
-        if complete and score >= self.facts_min and not negated(claim.text):
-            # In other words, but every figure stated as the same measure ("valued at $2 billion"
-            # for "values the company at $2.0bn"): what the claim says is what the source says.
+        if complete and score >= self.partial_min and not negated(claim.text):
+            # In other words, but on topic (the calibrated partial floor) and every figure stated as
+            # the same measure ("valued at $2 billion" for "values the company at $2.0bn"): what
+            # the claim says is what the source says.
             at = self._figures_confirmed(claim, index)
             if at is not None:
                 return Verdict(SUPPORTED, score, _excerpt(passages[at].text), complete=True)
@@ -326,6 +314,53 @@ class SupportScorer:
             why = f"states {', '.join(f.text for f in specific)}, in other words than the claim"
             return Verdict(PARTIAL, score, _excerpt(passage) if passage else evidence, why, complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
+
+    def _contradiction(
+        self, claim: Claim, index: int, score: float, evidence: str | None
+    ) -> Verdict | tuple[Relation, ...]:
+        """The ``unsupported`` verdict when the source contradicts the claim beyond its figures' values
+        — an amount given as something else, a direction reversed, a relation the source states
+        otherwise, a figure that is another company's — else the claim's relations it leaves
+        unconfirmed."""
+        ev = self.evidence[index]
+        passages = ev.passages
+        unconfirmed: tuple[Relation, ...] = ()
+        swapped = _swapped_role(claim, ev) if claim.figures else None
+        if swapped is not None:
+            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
+        if movements(claim.text):  # "revenue fell" against "revenue rose": the same words, reversed
+            names = self.subject | self.proper | frozenset(t for _, n in claim.names for t in n)
+            names -= lexicon().names.keys()  # "ARR" is written like a name but is what moved
+            flip = reversal(claim.text, [p.text for p in passages], names)
+            if flip is not None:
+                where = _excerpt(passages[flip.passage].text)
+                return Verdict(UNSUPPORTED, score, where, flip.reason(), contradicted=True)
+        if claim.relations:
+            found = check(claim.relations, self.stated(index), self.subject)
+            if found.contradicted:
+                said, stated = found.contradicted[0]
+                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
+                if stated.kind in (FOUNDED_IN, BASED_IN):
+                    # Who a place belongs to is the weakest reading ("offices in Austria, based in
+                    # Berlin" is no "Austria is based in Berlin"): the reason names the place only.
+                    stated = replace(stated, agent=None)
+                why = f"the source says {stated.describe()}, not that {said.describe()}"
+                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
+            unconfirmed = found.unconfirmed
+        elsewhere = other_company(claim, ev, self._entity(claim)) if claim.figures else None
+        if elsewhere is not None:  # the figure is another company's ("Molara, a Brisa rival, raised …")
+            return Verdict(UNSUPPORTED, score, _excerpt(elsewhere[0]), elsewhere[1], contradicted=True)
+        return unconfirmed
+
+    def _entity(self, claim: Claim) -> frozenset[str]:
+        """The terms of the company a claim is about: the subject's when the claim names it, else
+        those of the name that opens the claim ("Molara raised …"); none when neither (a name
+        later in the claim may be an investor: "raised $125M in a round led by Tiger Global")."""
+        if self._names_subject(claim):
+            return self.subject
+        if claim.names and claim.text.lstrip(" \"'“‘(*_").startswith(claim.names[0][0]):
+            return claim.names[0][1]
+        return frozenset()
 
     def _figures_confirmed(self, claim: Claim, index: int) -> int | None:
         """The passage of source ``index`` that states the claim's first specific figure as the same

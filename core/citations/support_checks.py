@@ -13,7 +13,7 @@ from sourcedesk.core.citations.figures import (
     same_quantity,
 )
 from sourcedesk.core.citations.support_evidence import Claim, Evidence
-from sourcedesk.core.citations.tokens import normalise_text
+from sourcedesk.core.citations.tokens import normalise_text, term_set
 
 _OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
 _NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
@@ -147,3 +147,53 @@ def negated(text: str) -> bool:
     if "'t" in low or "’t" in low or not _NEGATION_WORDS.isdisjoint(_LOWER_WORD.findall(low)):
         return _NEGATION.search(text) is not None  # the words are there: read them in place ("No. 1")
     return False
+
+
+# The company a sentence is about, when it opens the sentence as a name followed by an apposition
+# ("Molara, a Brisa rival based in Madrid, raised …") or directly by what it did ("Haulmark
+# reported …"). A name followed by an investor's verb is who funded, not whose figure it is.
+_TOPIC = re.compile(
+    r"^[\s\"'“‘(]*(?P<name>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,3})"
+    r"(?:,\s+(?:a|an|the|its|which|one)\b[^,]{1,90},\s*(?P<next>[a-z]+)"
+    r"|\s+(?P<verb>raised|raises|reported|reports|posted|posts|said|says|announced|announces|recorded|records"
+    r"|ended|closed|closes|secured|secures|lands|landed|grew|grows|employs|has|had)\b)"
+)
+_FUNDER_VERBS = frozenset(["led", "co-led", "invested", "backed", "joined", "participated", "funded", "also"])
+_SPECIFIC_KINDS = frozenset(["money", "percent", "count", "number"])
+
+
+def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
+    m = _TOPIC.match(normalise_text(passage))
+    if m is None or (m.group("next") and m.group("next") in _FUNDER_VERBS):
+        return None
+    name = m.group("name")
+    return name, term_set(name)
+
+
+def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[str, str] | None:
+    """``(passage, why)`` when a figure of the claim — about ``entity`` (the terms of the subject's
+    or the claim's own company) — is stated by the source only in sentences about another
+    company the claim never names ("Molara, a Brisa rival, raised €18 million" does not say
+    Brisa raised it); None otherwise."""
+    if not entity:
+        return None
+    for f in claim.figures:
+        if f.kind not in _SPECIFIC_KINDS:
+            continue
+        foreign: tuple[str, str] | None = None
+        for p in ev.passages:
+            if not any(matches(f, g) for g in p.figures):
+                continue
+            topic = _topic(p.text)
+            if topic is None:
+                if p.terms & entity:
+                    foreign = None  # a sentence that may state it of the claim's company
+                    break
+                continue  # says nothing of whose figure it is ("Molara raises €18M", a title)
+            if topic[1] & entity or topic[1] & claim.terms:
+                foreign = None  # a sentence states it of the claim's company
+                break
+            foreign = foreign or (p.text, f"the source gives {f.text} for {topic[0]}, not for the claim's company")
+        if foreign is not None:
+            return foreign
+    return None
