@@ -333,8 +333,9 @@ class SupportScorer:
             names -= lexicon().names.keys()  # "ARR" is written like a name but is what moved
             flip = reversal(claim.text, [p.text for p in passages], names)
             if flip is not None:
-                where = _excerpt(passages[flip.passage].text)
-                return Verdict(UNSUPPORTED, score, where, flip.reason(), contradicted=True)
+                return Verdict(
+                    UNSUPPORTED, score, _excerpt(passages[flip.passage].text), flip.reason(), contradicted=True
+                )
         if claim.relations:
             found = check(claim.relations, self.stated(index), self.subject)
             if found.contradicted:

@@ -282,6 +282,7 @@ _UNSPACED = (
 UNSPACED_RE = re.compile(f"[{_UNSPACED}]+")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _ARABIC = re.compile("[\u0600-\u06ff]")
+_WIDE_DIGIT = re.compile("[\u0660-\u0669\u06f0-\u06f9]")
 _ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
 _ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ؤ": "و", "ئ": "ي"})
 DIGITS = str.maketrans({**{chr(0x660 + i): str(i) for i in range(10)}, **{chr(0x6F0 + i): str(i) for i in range(10)}})
@@ -293,7 +294,9 @@ def normalise_text(text: str) -> str:
     """What every comparison sees: NFKC, ASCII digits, Arabic without diacritics (case kept)."""
     if text.isascii():
         return text  # already all of that (every step maps only characters beyond ASCII)
-    text = unicodedata.normalize("NFKC", text).translate(DIGITS)
+    text = unicodedata.normalize("NFKC", text)
+    if _WIDE_DIGIT.search(text):  # translate() maps character by character: only when there is one
+        text = text.translate(DIGITS)
     if not text.isascii() and _ARABIC.search(text):
         text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
     return text

@@ -184,12 +184,16 @@ def measure_of(text: str, f: Figure, offset: int = 0) -> str:
     around = measure_by_distance(text, f.start - offset, f.end - offset)
     if f.kind == "count" and (f.unit == _HEADCOUNT or term_set(f.unit) & _PEOPLE):
         return "layoffs" if "layoffs" in around else "headcount"
-    allowed = _MEASURES_OF.get(f.kind, frozenset())
-    labels = {term: label for label, term in reversed(_MEASURE_TERMS) if label in allowed}
+    labels = _LABELS_OF.get(f.kind, {})
     return next((labels[t] for t in around if t in labels), "")
 
 
 _HEADCOUNT = next(iter(term_set("headcount")))
+# Per kind of figure, the term that names each measure it can have (the first listed wins).
+_LABELS_OF = {
+    kind: {term: label for label, term in reversed(_MEASURE_TERMS) if label in allowed}
+    for kind, allowed in _MEASURES_OF.items()
+}
 
 
 def canonical(f: Figure) -> str:
@@ -254,11 +258,16 @@ def extract(fields: Iterable[tuple[str, str]]) -> list[Fact]:
 
 def _field_facts(name: str, text: str) -> Iterator[Fact]:
     found = figures(text)
-    bounds = list(_sentences(text))
     carry = Carry()
-    for lo, hi in bounds:
+    at = 0  # figures are in order: each sentence takes the next ones
+    for lo, hi in _sentences(text):
         sentence = text[lo:hi]
-        here = [f for f in found if lo <= f.start < hi]
+        while at < len(found) and found[at].start < lo:
+            at += 1
+        end = at
+        while end < len(found) and found[end].start < hi:
+            end += 1
+        here = found[at:end]
         money = [f for f in here if f.kind == "money"]
         leads: tuple[str, ...] = ()
         if may_state_relations(sentence):

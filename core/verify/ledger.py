@@ -162,9 +162,9 @@ def _cited(note: NoteClaims) -> list[tuple[str, object | None]]:
     by_url = {normalise_url(str(_get(s, "url"))): s for s in note.sources if _get(s, "url")}
     urls: dict[str, str] = {}
     for d in doc.definitions:
-        m = re.search(r"https?://[^\s)>\]]+", doc.source[d.start : d.end])
-        if m:
-            urls[d.label] = m.group()
+        link = re.search(r"https?://[^\s)>\]]+", doc.source[d.start : d.end])
+        if link:
+            urls[d.label] = link.group()
     out: list[tuple[str, object | None]] = []
     seen: set[tuple[str, int]] = set()
     for i, m in enumerate(doc.markers):
