@@ -46,6 +46,9 @@ class Lexicon:
         return self.pattern.sub(self._replacement, " ".join(text.replace("-", " ").split()))
 
     def _replacement(self, m: re.Match[str]) -> str:
+        before = m.string[m.start() - 1] if m.start() else " "
+        if before.isalnum() or before in "_&":
+            return m.group()  # inside a longer word ("tarr"): not the term
         key = _key(m.group())
         return self.concepts.get(key) or self.words.get(key) or m.group()
 
@@ -96,7 +99,9 @@ def build(data: Any) -> Lexicon:
         for word in (data.get("directions") or {}).get(way) or []:
             directions[_key(str(word))] = way
     phrases = [k for k in (*concepts, *words) if " " in k or "&" in k]
-    pattern = re.compile(rf"(?<![\w&])(?:{_trie(phrases) or '(?!)'})(?![\w&])")
+    # No look-behind: tried at every character it costs more than the match; the replacement
+    # checks the character before instead.
+    pattern = re.compile(rf"(?:{_trie(phrases) or '(?!)'})(?![\w&])")
     return Lexicon(concepts, names, words, directions, pattern)
 
 

@@ -177,9 +177,11 @@ def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[s
     Brisa raised it); None otherwise."""
     if not entity:
         return None
+    seen: set[tuple[str, object, str]] = set()
     for f in claim.figures:
-        if f.kind not in _SPECIFIC_KINDS:
-            continue
+        if f.kind not in _SPECIFIC_KINDS or (f.kind, f.value, f.unit) in seen:
+            continue  # a value repeated thousands of times is checked once
+        seen.add((f.kind, f.value, f.unit))
         foreign: tuple[str, str] | None = None
         for p in ev.passages:
             if not any(matches(f, g) for g in p.figures):
