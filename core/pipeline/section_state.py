@@ -198,7 +198,8 @@ def _why_stale(
     latest = view.source_set
     if latest is None:
         return ""
-    covered = rejections.covered([*latest.sources, *(o.source for o in latest.omitted)]) if rejections else []
+    pool = [*latest.sources, *(o.source for o in latest.omitted), *(h.source for h in latest.held_out)]
+    covered = rejections.covered(pool) if rejections else []
     if covered:
         return (
             f"{len(covered)} source(s) in the frozen set are covered by a rejection made since "

@@ -162,6 +162,7 @@ def rebuild(
     warnings = [w for w in base.warnings if w.code != "truncated"]
     if omitted:
         warnings.append(_truncation_warning(kept, omitted, budget))
+    held = [h for h in base.held_out if normalise_url(h.source.url) not in drop]  # a rejection takes those too
     return base.model_copy(
         update={
             "id": "",
@@ -169,6 +170,7 @@ def rebuild(
             "sources": kept,
             "omitted": omitted,
             "excluded": excluded,
+            "held_out": held,
             "warnings": warnings,
         },
         deep=True,
@@ -193,6 +195,9 @@ def _remove_everywhere(loaded: LoadedMemo, store: MemoStorage, covers: Covers, r
             continue
         hit = [(s, r) for s in latest.sources if _web(s) and (r := covers(s)) is not None]
         hit_omitted = [(o.source, r) for o in latest.omitted if _web(o.source) and (r := covers(o.source)) is not None]
+        hit_omitted += [
+            (h.source, r) for h in latest.held_out if _web(h.source) and (r := covers(h.source)) is not None
+        ]
         if not hit and not hit_omitted:
             continue
         gone = hit + hit_omitted

@@ -1,0 +1,82 @@
+"""Sources about a namesake are held out of the writer's set, before the set is numbered.
+
+A namesake's page in the writer's set is an invitation to cite it ("Kestra Medical's USD
+59.8M revenue" in a note on Kestra the orchestration platform). So a frozen set keeps every
+source the ``about`` verdict calls ``namesake`` in ``held_out`` — shown greyed to the analyst
+as "held out: about Kestra Medical" — and re-packs and renumbers the rest (E1…En, no holes).
+The analyst can keep one in (``keep_in``); a source no longer judged a namesake (its name
+removed, say) comes back. The verdicts are recomputed whenever a set is handed out, so a
+namesake learned later holds its pages out of sets retrieved before.
+"""
+
+from __future__ import annotations
+
+from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.models import HeldOutSource, RunWarning, Source, SourceSet
+from sourcedesk.core.domain.storage import SourceSetStore
+from sourcedesk.core.net.urls import normalise_url
+from sourcedesk.core.sources.about import About, AboutJudge
+
+
+def _key(url: str) -> str:
+    return normalise_url(url) if url.lower().startswith(("http://", "https://")) else url
+
+
+def hold_out(source_set: SourceSet, judge: AboutJudge) -> SourceSet | None:
+    """``source_set`` with its namesake sources held out and its former ones that are no longer
+    namesakes put back (re-packed, renumbered, not saved); None when nothing changes."""
+    from sourcedesk.core.sources.curation import rebuild  # curation builds on the retrieval modules
+
+    pool: list[Source] = [
+        *source_set.sources,
+        *(o.source for o in source_set.omitted),
+        *(h.source for h in source_set.held_out),
+    ]
+    if not pool:
+        return None
+    kept_in = set(source_set.kept_in)
+    verdicts = judge.judge_section(pool)
+    holding: dict[str, tuple[Source, About]] = {}
+    for source, about in zip(pool, verdicts, strict=True):
+        if about.verdict == "namesake" and _key(source.url) not in kept_in:
+            holding.setdefault(_key(source.url), (source, about))
+    held_before = {_key(h.source.url) for h in source_set.held_out}
+    if set(holding) == held_before:
+        return None
+    back = [h.source for h in source_set.held_out if _key(h.source.url) not in holding]
+    rebuilt = rebuild(source_set, drop_urls={s.url for s, _ in holding.values()}, add=back)
+    held = [
+        HeldOutSource(source=s.model_copy(update={"marker": None}), namesake=a.namesake or "", reason=a.reason)
+        for s, a in holding.values()
+    ]
+    warnings = [w for w in rebuilt.warnings if w.code != "held_out"]
+    if held:
+        names = ", ".join(dict.fromkeys(h.namesake or "a namesake" for h in held))
+        warnings.append(
+            RunWarning(
+                code="held_out",
+                message=f"{len(held)} source(s) about a namesake held out of the writer's set ({names}); "
+                "k keeps one in",
+            )
+        )
+    return rebuilt.model_copy(update={"held_out": held, "warnings": warnings})
+
+
+def keep_in(store: SourceSetStore, section_id: str, url: str) -> SourceSet:
+    """Put a held-out source back into the section's set, and keep it there (saved as a new version)."""
+    from sourcedesk.core.sources.curation import rebuild
+
+    latest = store.latest_source_set(section_id)
+    key = _key(url)
+    held = next((h for h in (latest.held_out if latest else []) if _key(h.source.url) == key), None)
+    if latest is None or held is None:
+        raise UserError(f"{url} is not held out of the section's set", hint="k keeps in a greyed 'held out' row")
+    rebuilt = rebuild(latest, force_keep=[held.source])
+    remaining = [h for h in latest.held_out if h is not held]
+    warnings = [w for w in rebuilt.warnings if w.code != "held_out" or remaining]
+    return store.save_source_set(
+        rebuilt.model_copy(update={"held_out": remaining, "kept_in": [*latest.kept_in, key], "warnings": warnings})
+    )
+
+
+__all__ = ["hold_out", "keep_in"]
