@@ -75,6 +75,12 @@ class SectionView:
         return [str(w) for w in raw] if isinstance(raw, list) else []
 
     @property
+    def cited_namesakes(self) -> list[str]:
+        """The note's citations of sources about a namesake, as its run recorded them."""
+        raw = self.frontmatter.get("cites_namesakes")
+        return [str(k) for k in raw] if isinstance(raw, list) else []
+
+    @property
     def cost(self) -> float | None:
         cost = self.frontmatter.get("cost")
         if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):

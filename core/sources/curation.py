@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain.errors import UserError
-from sourcedesk.core.domain.models import OmittedSource, RemovedSource, RunWarning, Source, SourceSet
+from sourcedesk.core.domain.models import HeldOutSource, OmittedSource, RemovedSource, RunWarning, Source, SourceSet
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import Memo
@@ -321,18 +321,24 @@ def _put_back(
         if not gone:
             continue
         restored: list[Source] = []
+        held: list[HeldOutSource] = []  # held out as a namesake's where it was: back there
         relabelled: list[RemovedSource] = []
         for removed in gone:
             full = _find_in_versions(versions[:-1], removed.url)
-            if full is None:
+            was_held = None if full is not None else _find_held(versions[:-1], removed.url)
+            if full is None and was_held is None:
                 result.refetch[sid] = result.refetch.get(sid, 0) + 1
                 continue
-            other = still.removal(full)
+            other = still.removal(full or was_held.source)  # type: ignore[union-attr]
             if other is not None:
                 relabelled.append(other)
-            else:
+            elif full is not None:
                 restored.append(full)
+            else:
+                held.append(was_held)  # type: ignore[arg-type]
         new = rebuild(latest, add=restored, excluded_add=relabelled, excluded_drop={r.url for r in gone})
+        if held:
+            new = new.model_copy(update={"held_out": sorted([*new.held_out, *held], key=lambda h: _rank(h.source))})
         result.saved[sid] = store.save_source_set(new)
         if restored:
             result.restored[sid] = restored
@@ -512,6 +518,16 @@ def unreject_name(
 def find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
     """The newest stored copy of the source at ``url`` in ``versions`` (removed ones included)."""
     return _find_in_versions(versions, url)
+
+
+def _find_held(versions: list[SourceSet], url: str) -> HeldOutSource | None:
+    """The newest stored copy of a source ``versions`` held out as a namesake's."""
+    key = normalise_url(url)
+    for version in reversed(versions):
+        for held in version.held_out:
+            if normalise_url(held.source.url) == key:
+                return held
+    return None
 
 
 def _find_in_versions(versions: list[SourceSet], url: str) -> Source | None:

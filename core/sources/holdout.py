@@ -47,7 +47,7 @@ def hold_out(source_set: SourceSet, judge: AboutJudge) -> SourceSet | None:
     rebuilt = rebuild(source_set, drop_urls={s.url for s, _ in holding.values()}, add=back)
     held = [
         HeldOutSource(source=s.model_copy(update={"marker": None}), namesake=a.namesake or "", reason=a.reason)
-        for s, a in holding.values()
+        for s, a in sorted(holding.values(), key=lambda sa: (sa[0].provider == "writer", sa[0].entry, sa[0].rank))
     ]
     warnings = [w for w in rebuilt.warnings if w.code != "held_out"]
     if held:
