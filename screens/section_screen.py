@@ -35,6 +35,7 @@ from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.sources.about import VERDICTS, About, AboutJudge, SourceText
 from sourcedesk.core.sources.curation import find_in_versions
+from sourcedesk.core.sources.judge import name_to_offer
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.screens.section_actions import SectionActions
 from sourcedesk.tui.checks import note_sha256
@@ -309,7 +310,7 @@ class SectionScreen(SectionActions):
         if judge is None:
             return {}
         versions = None
-        out: dict[str, About] = {}
+        texts: list[SourceText] = []
         for row in rows:
             text = row.text
             if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
@@ -317,8 +318,9 @@ class SectionScreen(SectionActions):
                     versions = self.sd_app.store.source_set_versions(self.section_id)
                 stored = find_in_versions(versions, row.url)
                 text = SourceText.of(stored) if stored is not None else text
-            out[row.key] = judge.judge(text)
-        return out
+            texts.append(text)
+        # One section: a namesake's site passes its verdict to its other pages (core.sources.about).
+        return {row.key: about for row, about in zip(rows, judge.judge_section(texts), strict=True)}
 
     def _citations(self) -> list[StoredCitation]:
         report = self.run_record.the_report if self.run_record is not None else None
@@ -600,7 +602,11 @@ class SectionScreen(SectionActions):
             about = self.abouts.get(row.key) if row is not None else None
         if about is None:
             return "", ""
-        return about.phrase or "", about.verdict
+        if about.verdict != "namesake" or self.judge is None:
+            return about.phrase or "", about.verdict
+        store, memo = self.sd_app.store, self.sd_app.loaded.memo
+        sets = [store.latest_source_set(s.id) for s in memo.sections]
+        return name_to_offer(self.judge, about, sets), about.verdict
 
     def highlighted_web_result(self) -> dict[str, Any] | None:
         key = self._row_key(self.query_one("#web", DataTable))

@@ -199,7 +199,8 @@ def _sites(
     for site, indexes in by_site.items():
         attached = next((c for c in candidates.values() if c.seen & set(indexes)), None)
         if attached is None:  # a known namesake named on the site: the site is that namesake's
-            named = next((ns.name for i in indexes if readings[i] is not None for ns, _ in readings[i].hits), None)
+            hits = [hit for i in indexes for hit in (readings[i].hits if readings[i] is not None else [])]  # type: ignore[union-attr]
+            named = hits[0][0].name if hits else None
             if named is not None:
                 attached = _Candidate(named, "", known=True)
         if attached is None:

@@ -96,14 +96,20 @@ def on_domain(url: str, domain: str) -> bool:
     return excluded_by(url, [domain]) is not None
 
 
+def _everything(source_set: SourceSet) -> list[Source]:
+    """A set's sources: the writer's, those the budget left out, those held out as a namesake's."""
+    return [*source_set.sources, *(o.source for o in source_set.omitted), *(h.source for h in source_set.held_out)]
+
+
 def preview_reject(store: MemoStorage, section_ids: Iterable[str], domain: str) -> dict[str, list[Source]]:
-    """The kept sources a rejection of ``domain`` takes out of each section's frozen set."""
+    """Every source a rejection of ``domain`` takes out of each section's frozen set (the
+    writer's first, then those outside it)."""
     hits: dict[str, list[Source]] = {}
     for sid in section_ids:
         latest = store.latest_source_set(sid)
         if latest is None:
             continue
-        found = [s for s in latest.sources if on_domain(s.url, domain)]
+        found = [s for s in _everything(latest) if on_domain(s.url, domain)]
         if found:
             hits[sid] = found
     return hits
@@ -436,7 +442,7 @@ def name_covers(name: str) -> Callable[[Source], bool]:
 
 
 def preview_reject_name(store: MemoStorage, section_ids: Iterable[str], name: str) -> dict[str, list[Source]]:
-    """The kept sources a rejection of ``name`` takes out of each section's frozen set."""
+    """Every source a rejection of ``name`` takes out of each section's frozen set."""
     try:
         canonical_name(name)
     except UserError:
@@ -445,7 +451,7 @@ def preview_reject_name(store: MemoStorage, section_ids: Iterable[str], name: st
     hits: dict[str, list[Source]] = {}
     for sid in section_ids:
         latest = store.latest_source_set(sid)
-        found = [s for s in (latest.sources if latest else []) if covers(s)]
+        found = [s for s in (_everything(latest) if latest else []) if covers(s)]
         if found:
             hits[sid] = found
     return hits

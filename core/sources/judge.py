@@ -19,6 +19,7 @@ from sourcedesk.core.net.hosts import host_matches_any, registrable_domain
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.sources.about import About, AboutJudge, NamesakeRef, SourceText
 from sourcedesk.core.sources.cold_namesakes import FoundNamesake, find_namesakes, with_terms
+from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.namesakes import LearnedNamesake
 from sourcedesk.core.sources.subject_profile import learn_profile
 
@@ -162,6 +163,42 @@ class MemoJudge(AboutJudge):
         return made
 
 
+def name_to_offer(judge: AboutJudge, about: About, sets: Iterable[SourceSet | None]) -> str:
+    """What "reject this name" offers for a source ``about`` a namesake: of the forms of the
+    namesake's name (as the page writes it, its own name, the other names seen beside it), the
+    one that takes out the most of the memo's sources about it and none about the subject."""
+    phrase = about.phrase or ""
+    ns = next((n for n in judge.namesakes if about.namesake and n.name == about.namesake), None)
+    if ns is None:
+        return phrase
+    shown = judge.offer(ns) or ""
+    forms = [f for f in dict.fromkeys([phrase, shown, *ns.ref.aka, *_cased(ns.phrases, shown)]) if f]
+    judged: list[tuple[Source, About]] = []
+    for source_set in sets:
+        if source_set is not None:
+            pool = [
+                *source_set.sources,
+                *(o.source for o in source_set.omitted),
+                *(h.source for h in source_set.held_out),
+            ]
+            judged += list(zip(pool, judge.judge_section(pool), strict=True))
+
+    def reach(form: str) -> tuple[int, int]:
+        names = assemble_names(memo_names=[form])
+        hit = [a for s, a in judged if names.match(s) is not None]
+        if not names or any(a.verdict == "subject" for a in hit):
+            return (-1, 0)
+        return (sum(1 for a in hit if a.namesake == ns.name), -len(form))
+
+    return max(forms, key=reach)
+
+
+def _cased(phrases: Iterable[str], shown: str) -> list[str]:
+    """Normalised phrases written with the capitals of the namesake's shown name."""
+    by_word = {w.lower(): w for w in shown.split()}
+    return [" ".join(by_word.get(w, w) for w in p.split()) for p in phrases]
+
+
 def learned_from(found: Iterable[FoundNamesake]) -> list[LearnedNamesake]:
     """What the store keeps of namesakes found cold: the name, where, and whether it is its site."""
     out: list[LearnedNamesake] = []
@@ -232,5 +269,6 @@ __all__ = [
     "learned_from",
     "memo_judge",
     "memo_sources",
+    "name_to_offer",
     "subject_pages",
 ]
