@@ -620,17 +620,16 @@ class SectionScreen(SectionActions):
         table = self._active_table()
         out = Text()
         key = self._row_key(table) if table is not None else None
-        if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
+        if key and key.startswith(("kept:", "omitted:", "held:", "namesake:", "excluded:")):
             row = self.rows.get(key)
             if row is not None and row.source is not None:
                 out = about_block(self.abouts.get(key), palette)
-                out.append_text(
-                    source_detail(
-                        row.source,
-                        palette,
-                        state="included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)",
-                    )
-                )
+                state = "included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)"
+                if row.kind == "held":
+                    state = f"held out of the writer's set: about {row.held_for or 'a namesake'}"
+                out.append_text(source_detail(row.source, palette, state=state))
+                if row.kind == "held":
+                    out.append("\nk keeps it in the writer's set; n rejects the namesake's name.", style="dim")
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))
                 out.stylize("bold")

@@ -528,7 +528,9 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
     # A result about a namesake keeps its [N] slot too, but is no ground truth: its page is
     # another company's, whatever the writer wrote next to it.
     theirs = {normalise_url(str(r.get("url"))) for r in web_results if _verdict(r) == "namesake"}
-    theirs -= set(named)
+    theirs -= (
+        set(named) | {normalise_url(s.url) for s in resolved.sources}
+    )  # kept in by the analyst: flagged | {normalise_url(s.url) for s in resolved.sources}  # kept in by the analyst: flagged
     if theirs:
         outcome.warnings.append(
             f"writer: its own search returned {len(theirs)} result(s) about a namesake; "

@@ -49,17 +49,17 @@ def hold_out(source_set: SourceSet, judge: AboutJudge) -> SourceSet | None:
         HeldOutSource(source=s.model_copy(update={"marker": None}), namesake=a.namesake or "", reason=a.reason)
         for s, a in sorted(holding.values(), key=lambda sa: (sa[0].provider == "writer", sa[0].entry, sa[0].rank))
     ]
-    warnings = [w for w in rebuilt.warnings if w.code != "held_out"]
+    return rebuilt.model_copy(update={"held_out": held, "warnings": _warnings(rebuilt.warnings, held)})
+
+
+def _warnings(warnings: list[RunWarning], held: list[HeldOutSource]) -> list[RunWarning]:
+    """``warnings`` with the one that says what is held out, as it is now."""
+    out = [w for w in warnings if w.code != "held_out"]
     if held:
         names = ", ".join(dict.fromkeys(h.namesake or "a namesake" for h in held))
-        warnings.append(
-            RunWarning(
-                code="held_out",
-                message=f"{len(held)} source(s) about a namesake held out of the writer's set ({names}); "
-                "k keeps one in",
-            )
-        )
-    return rebuilt.model_copy(update={"held_out": held, "warnings": warnings})
+        message = f"{len(held)} source(s) about a namesake held out of the writer's set ({names}); k keeps one in"
+        out.append(RunWarning(code="held_out", message=message))
+    return out
 
 
 def keep_in(store: SourceSetStore, section_id: str, url: str) -> SourceSet:
@@ -73,10 +73,12 @@ def keep_in(store: SourceSetStore, section_id: str, url: str) -> SourceSet:
         raise UserError(f"{url} is not held out of the section's set", hint="k keeps in a greyed 'held out' row")
     rebuilt = rebuild(latest, force_keep=[held.source])
     remaining = [h for h in latest.held_out if h is not held]
-    warnings = [w for w in rebuilt.warnings if w.code != "held_out" or remaining]
-    return store.save_source_set(
-        rebuilt.model_copy(update={"held_out": remaining, "kept_in": [*latest.kept_in, key], "warnings": warnings})
-    )
+    update = {
+        "held_out": remaining,
+        "kept_in": [*latest.kept_in, key],
+        "warnings": _warnings(rebuilt.warnings, remaining),
+    }
+    return store.save_source_set(rebuilt.model_copy(update=update))
 
 
 __all__ = ["hold_out", "keep_in"]
