@@ -593,20 +593,23 @@ class SectionScreen(SectionActions):
         """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
         active = self._active_tab()
         about = None
+        item: object | None = None
         if active == "tab-web":
             key = self._row_key(self.query_one("#web", DataTable))
             index = int(key.split(":", 1)[1]) if key else -1
             about = self.web_abouts[index] if 0 <= index < len(self.web_abouts) else None
+            item = self.web_results[index] if 0 <= index < len(self.web_results) else None
         else:
             row = self.highlighted_source()
             about = self.abouts.get(row.key) if row is not None else None
+            item = row.source if row is not None else None
         if about is None:
             return "", ""
         if about.verdict != "namesake" or self.judge is None:
             return about.phrase or "", about.verdict
         store, memo = self.sd_app.store, self.sd_app.loaded.memo
         sets = [store.latest_source_set(s.id) for s in memo.sections]
-        return name_to_offer(self.judge, about, sets), about.verdict
+        return name_to_offer(self.judge, about, sets, item), about.verdict
 
     def highlighted_web_result(self) -> dict[str, Any] | None:
         key = self._row_key(self.query_one("#web", DataTable))

@@ -346,8 +346,8 @@ def _put_back(
         if held:
             new = new.model_copy(update={"held_out": sorted([*new.held_out, *held], key=lambda h: _rank(h.source))})
         result.saved[sid] = store.save_source_set(new)
-        if restored:
-            result.restored[sid] = restored
+        if restored or held:
+            result.restored[sid] = [*restored, *(h.source for h in held)]
 
 
 def _sent_to_search(request: dict[str, Any], domain: str | None = None, name: str | None = None) -> bool:

@@ -163,16 +163,21 @@ class MemoJudge(AboutJudge):
         return made
 
 
-def name_to_offer(judge: AboutJudge, about: About, sets: Iterable[SourceSet | None]) -> str:
-    """What "reject this name" offers for a source ``about`` a namesake: of the forms of the
-    namesake's name (as the page writes it, its own name, the other names seen beside it), the
-    one that takes out the most of the memo's sources about it and none about the subject."""
+def name_to_offer(
+    judge: AboutJudge, about: About, sets: Iterable[SourceSet | None], source: object | None = None
+) -> str:
+    """What "reject this name" offers for a ``source`` ``about`` a namesake: of the forms of the
+    namesake's name (as the page writes it, its own name, the other names seen beside it) that
+    take out this source, the one that takes out the most of the memo's sources about the
+    namesake and none about the subject."""
     phrase = about.phrase or ""
     ns = next((n for n in judge.namesakes if about.namesake and n.name == about.namesake), None)
     if ns is None:
         return phrase
     shown = judge.offer(ns) or ""
     forms = [f for f in dict.fromkeys([phrase, shown, *ns.ref.aka, *_cased(ns.phrases, shown)]) if f]
+    if source is not None:
+        forms = [f for f in forms if assemble_names(memo_names=[f]).match(source) is not None] or forms
     judged: list[tuple[Source, About]] = []
     for source_set in sets:
         if source_set is not None:
