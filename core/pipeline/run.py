@@ -393,6 +393,8 @@ async def resolve_sources(
 ) -> Resolved:
     """Stage 1: the section's frozen source set (reused or retrieved; degrades, never blocks)."""
     run.enter("retrieving")
+    if run.sets is None:
+        run.sets = RunSets(run.memo, run.store)
     retrieval = await _until_cancelled(
         retrieve_section_outcome(
             run.loaded,
@@ -404,6 +406,7 @@ async def resolve_sources(
             clients=clients,
             now=now,
             global_name_rejects=run.global_name_rejects,
+            sets=run.sets,
         ),
         run.cancel,
     )

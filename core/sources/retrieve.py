@@ -333,7 +333,11 @@ def _learn_namesakes(store: MemoStorage, loaded: LoadedMemo, source_set: SourceS
 
 
 def _hold_out_namesakes(
-    store: MemoStorage, loaded: LoadedMemo, source_set: SourceSet, global_name_rejects: Sequence[str]
+    store: MemoStorage,
+    loaded: LoadedMemo,
+    source_set: SourceSet,
+    global_name_rejects: Sequence[str],
+    sets: Any = None,
 ) -> SourceSet | None:
     """The set with its sources about a namesake held out of the writer's set (``holdout``), or
     None when that changes nothing; the namesakes the memo's results show cold are stored as
@@ -341,7 +345,7 @@ def _hold_out_namesakes(
     from sourcedesk.core.sources.judge import learned_from, memo_judge  # the judge reads retrieval's sets
 
     try:
-        judge = memo_judge(loaded.memo, store, extra=[source_set], global_name_rejects=global_name_rejects)
+        judge = memo_judge(loaded.memo, store, extra=[source_set], global_name_rejects=global_name_rejects, sets=sets)
     except Exception:  # the verdict is a safeguard: never fail a retrieval over it
         log.exception("could not judge section %s", source_set.section)
         return None
@@ -359,11 +363,12 @@ def _curated(
     source_set: SourceSet,
     rejections: Rejections,
     global_name_rejects: Sequence[str],
+    sets: Any = None,
 ) -> SourceSet | None:
     """``source_set`` under the rejections and hold-out in force now, or None when it already is."""
     rejected = enforce_rejections(source_set, rejections)
     base = rejected or source_set
-    held = _hold_out_namesakes(store, loaded, base, global_name_rejects)
+    held = _hold_out_namesakes(store, loaded, base, global_name_rejects, sets)
     return held or rejected
 
 
@@ -378,9 +383,11 @@ async def retrieve_section_outcome(
     clients: ProviderClients | None = None,
     now: datetime | None = None,
     global_name_rejects: Sequence[str] = (),
+    sets: Any = None,
 ) -> RetrievalOutcome:
     """The section's set and what getting it cost. ``clients``: the run's shared provider
-    clients (without them the call opens its own and closes them)."""
+    clients (without them the call opens its own and closes them); ``sets``: the memo's sets as
+    the run sees them (``sourcedesk.core.sources.judge.RunSets``), read once for every section."""
     owned = clients is None
     clients = clients if clients is not None else ProviderClients(settings)
     try:
@@ -394,6 +401,7 @@ async def retrieve_section_outcome(
             clients=clients,
             now=now,
             global_name_rejects=global_name_rejects,
+            sets=sets,
         )
     finally:
         if owned:
@@ -418,6 +426,7 @@ async def _retrieve(
     clients: ProviderClients,
     now: datetime | None,
     global_name_rejects: Sequence[str],
+    sets: Any = None,
 ) -> RetrievalOutcome:
     now = _aware(now or datetime.now(UTC))
     plan = plan_section(
@@ -435,7 +444,7 @@ async def _retrieve(
     if good and not refresh:
         age = now - _aware(good[0].created_at)
         if age < timedelta(hours=plan.ttl_hours):
-            curated = _curated(store, loaded_memo, good[0], rejections, global_name_rejects)
+            curated = _curated(store, loaded_memo, good[0], rejections, global_name_rejects, sets)
             if curated is None:
                 return RetrievalOutcome(source_set=good[0], reused=True)
             return RetrievalOutcome(source_set=store.save_source_set(curated), reused=True)
@@ -450,7 +459,7 @@ async def _retrieve(
     if latest_kept is not None and latest_kept.kept_in:  # the analyst's "keep in" outlives a refresh
         fresh = fresh.model_copy(update={"kept_in": list(latest_kept.kept_in)})
     if not fresh.degraded:
-        fresh = _hold_out_namesakes(store, loaded_memo, fresh, global_name_rejects) or fresh
+        fresh = _hold_out_namesakes(store, loaded_memo, fresh, global_name_rejects, sets) or fresh
 
     if fresh.degraded and good:
         previous = good[0]
@@ -460,7 +469,7 @@ async def _retrieve(
             message=f"retrieval failed, so the frozen set {previous.id} from "
             f"{_aware(previous.created_at):%Y-%m-%d %H:%M} UTC was kept instead of an incomplete one",
         )
-        curated = _curated(store, loaded_memo, previous, rejections, global_name_rejects)
+        curated = _curated(store, loaded_memo, previous, rejections, global_name_rejects, sets)
         if curated is not None:
             previous = store.save_source_set(curated)
         kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})
@@ -584,10 +593,14 @@ async def retrieve_memo_outcomes(
     shared = clients if clients is not None else ProviderClients(settings)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrent_sections))
 
+    from sourcedesk.core.sources.judge import RunSets  # the judge reads retrieval's sets
+
+    sets = RunSets(loaded.memo, store)  # every section's judge reads every section's set: once
+
     async def one(section_id: str) -> RetrievalOutcome:
         async with semaphore:
             try:
-                return await retrieve_section_outcome(
+                outcome = await retrieve_section_outcome(
                     loaded,
                     section_id,
                     store=store,
@@ -597,7 +610,11 @@ async def retrieve_memo_outcomes(
                     clients=shared,
                     now=now,
                     global_name_rejects=global_names,
+                    sets=sets,
                 )
+                if outcome.source_set.id:
+                    sets.note(outcome.source_set)
+                return outcome
             except Exception as exc:
                 log.exception("retrieval of section %s failed", section_id)
                 return _failed_outcome(section_id, exc)

@@ -195,7 +195,7 @@ def render_text(document: dict) -> str:
             for o in sec["omitted"]:
                 where = o["host"] or o["url"]
                 lines.append(f"     {_clean(o['title'] or where)}  ({_clean(where)}, {o['size']:,} chars)")
-        if sec["held_out"]:
+        if sec.get("held_out"):
             lines.append(f"   held out of the writer's set ({len(sec['held_out'])}):")
             for h in sec["held_out"]:
                 where = h["host"] or h["url"]
