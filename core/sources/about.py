@@ -132,7 +132,14 @@ class SourceText:
         )
 
     def words(self) -> PageWords:
-        return PageWords(self.title, self.body)
+        """The page read into words, once per text (a memo's judge and a section's verdicts read
+        the same pages)."""
+        return _page_words(self.title, self.body)
+
+
+@functools.lru_cache(maxsize=2048)
+def _page_words(title: str, body: str) -> PageWords:
+    return PageWords(title, body)
 
 
 def _leaves(value: object, depth: int = 0) -> list[str]:
