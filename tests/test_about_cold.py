@@ -131,3 +131,33 @@ def test_subjects_written_after_the_rules_still_meet_the_precision_targets():
     print(f"\nholdout: { ({k: v for k, v in got.items() if k != 'wrong'}) }")
     assert got["n"] >= 30
     assert got["namesake_precision"] >= 0.95 and got["subject_precision"] >= 0.95
+
+
+def test_a_fifty_source_section_is_judged_offline(monkeypatch):
+    """No network: the profile, the cold namesakes and the verdicts read stored text only. The
+    time is printed, not asserted (the machine is shared); see the 50 ms test in test_about.py."""
+    import socket
+    import time
+
+    from sourcedesk.core.sources.about import _page_words
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("the about verdict tried to open a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    data = json.loads((FIXTURES / "cold" / "kestra.json").read_text(encoding="utf-8"))
+    own = [_source(p, i) for i, p in enumerate(data["own_pages"])]
+    pages = (data["results"] * 2)[:50]
+    results = [_source({**r, "url": f"{r['url']}#{i}"}, i) for i, r in enumerate(pages)]
+    sets = {
+        "overview": SourceSet(section="overview", fingerprint="o", sources=own),
+        "news": SourceSet(section="news", fingerprint="n", sources=results),
+    }
+    best = float("inf")
+    for _ in range(5):
+        _page_words.cache_clear()
+        started = time.perf_counter()
+        verdicts = memo_judge(_memo(data, "cold"), FixtureStore(sets)).judge_section(results)
+        best = min(best, time.perf_counter() - started)
+    print(f"\n50 sources, cold (profile, namesakes found, verdicts): {best * 1000:.1f} ms")
+    assert len(verdicts) == 50 and {v.verdict for v in verdicts} >= {"subject", "namesake"}
