@@ -571,10 +571,15 @@ class AboutJudge:
         return self.offer(top)
 
     def offer(self, ns: _Namesake | None) -> str | None:
-        """A namesake's own name as "reject this name" offers it ("NATS (air traffic)" → "NATS air traffic")."""
+        """A namesake's name as "reject this name" offers it: its shortest form ("Kestra Medical"), or a
+        site's name without brackets ("NATS (air traffic)" → "NATS air traffic")."""
         if ns is None:
             return None
-        return " ".join(ns.name.replace("(", " ").replace(")", " ").split())
+        shown = " ".join(ns.name.replace("(", " ").replace(")", " ").split())
+        if not ns.phrases or ns.ref.exact:
+            return shown
+        by_word = {w.lower(): w for w in shown.split()}  # its shortest form, written as its name is
+        return " ".join(by_word.get(w, w) for w in ns.phrases[-1].split())
 
 
 def inherit_sites(texts: Sequence[SourceText], verdicts: Sequence[About]) -> list[About]:
