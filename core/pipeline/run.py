@@ -51,7 +51,14 @@ from sourcedesk.core.net.policy import WRITER_RETRY
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.notes.note import NoteRecord, note_path, render_note, write_note_atomic
 from sourcedesk.core.sources.about import AboutJudge
-from sourcedesk.core.sources.judge import RunSets, annotate, annotate_results, memo_judge
+from sourcedesk.core.sources.judge import (
+    RunSets,
+    annotate,
+    annotate_results,
+    cited_namesake_keys,
+    memo_judge,
+    verdict_of,
+)
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.providers import ProviderClients
 from sourcedesk.core.sources.retrieve import check_section_ids, retrieve_section_outcome
@@ -185,23 +192,6 @@ def _source_json(source: Source) -> dict[str, Any]:
         "provider": source.provider,
         "about": source.about,
     }
-
-
-def _verdict(item: Mapping[str, object]) -> object:
-    about = item.get("about")
-    return about.get("verdict") if isinstance(about, Mapping) else None
-
-
-def cited_namesake_keys(report: Mapping[str, Any]) -> list[str]:
-    """The keys of the kept citations (verified or substituted) whose source is about a namesake."""
-    return [
-        str(c.get("key"))
-        for c in report.get("citations", [])
-        if isinstance(c, Mapping)
-        and c.get("status") in ("verified", "substituted")
-        and isinstance(c.get("about"), Mapping)
-        and c["about"].get("verdict") == "namesake"
-    ]
 
 
 def _result_json(n: int, result: Mapping[str, object]) -> dict[str, Any]:
@@ -530,7 +520,7 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
         )
     # A result about a namesake keeps its [N] slot too, but is no ground truth: its page is
     # another company's, whatever the writer wrote next to it.
-    theirs = {normalise_url(str(r.get("url"))) for r in web_results if _verdict(r) == "namesake"}
+    theirs = {normalise_url(str(r.get("url"))) for r in web_results if verdict_of(r) == "namesake"}
     theirs -= (
         set(named) | {normalise_url(s.url) for s in resolved.sources}
     )  # kept in by the analyst: flagged | {normalise_url(s.url) for s in resolved.sources}  # kept in by the analyst: flagged

@@ -37,7 +37,7 @@ from sourcedesk.core.net.urls import host_of
 from sourcedesk.core.sources.facts import MAX_FACT_DEPTH
 from sourcedesk.core.sources.name_uses import NameUse, PageWords, name_uses
 from sourcedesk.core.sources.subject_profile import SubjectProfile, learn_profile
-from sourcedesk.core.sources.vocabulary import GENERIC, LEGAL_SUFFIXES, distinguishing_terms, stem, written_terms
+from sourcedesk.core.sources.vocabulary import GENERIC, distinguishing_terms, name_variants, stem, written_terms
 from sourcedesk.core.text.phrases import Hit, WordText, normalise_phrase
 
 Verdict = Literal["subject", "namesake", "other", "unclear"]
@@ -237,28 +237,6 @@ def _quoted(items: Iterable[str]) -> str:
     return ", ".join(f"'{i}'" for i in dict.fromkeys(items))
 
 
-def _variants(full: str, subject_phrase: str) -> list[str]:
-    """The ways a page names a namesake: its full name, without a legal suffix, and — when it
-    contains the subject's name — that name with the namesake's next word ("kestra medical")."""
-    variants = [full]
-    parts = full.split()
-    while len(parts) > 1 and parts[-1] in LEGAL_SUFFIXES:
-        parts = parts[:-1]
-        variants.append(" ".join(parts))
-    name = subject_phrase.split()
-    for i in range(len(parts) - len(name) + 1):
-        if parts[i : i + len(name)] != name:
-            continue
-        after = [w for w in parts[i + len(name) :] if w not in GENERIC]
-        before = [w for w in parts[:i] if w not in GENERIC]
-        if before:
-            variants.append(" ".join([before[-1], *name]))
-        elif after:
-            variants.append(" ".join([*name, after[0]]))
-        break
-    return sorted(dict.fromkeys(variants), key=lambda v: (-len(v.split()), v))
-
-
 class AboutJudge:
     """The subject and its namesakes, prepared once; ``judge`` gives one source's verdict,
     ``judge_section`` a section's (with sites judged as sites)."""
@@ -310,7 +288,7 @@ class AboutJudge:
             if not full or full in own or full in seen:
                 continue
             seen.add(full)
-            phrases = [full] if ref.exact else [v for v in _variants(full, self.subject_phrase) if v not in own]
+            phrases = [full] if ref.exact else [v for v in name_variants(full, self.subject_phrase) if v not in own]
             if ref.learned and ref.host and "(" in ref.name:
                 phrases = []  # "NATS (air traffic)": a site's name, not a phrase pages write
             for other in ref.aka:

@@ -11,11 +11,21 @@ namesake learned later holds its pages out of sets retrieved before.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from typing import Any
+
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import HeldOutSource, RunWarning, Source, SourceSet
-from sourcedesk.core.domain.storage import SourceSetStore
+from sourcedesk.core.domain.storage import MemoStorage, SourceSetStore
+from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.about import About, AboutJudge
+from sourcedesk.core.sources.judge import learned_from, memo_judge
+from sourcedesk.core.sources.namesakes import remember
+from sourcedesk.core.sources.rejected import Rejections
+
+log = logging.getLogger("sourcedesk.retrieval")
 
 
 def _key(url: str) -> str:
@@ -81,4 +91,44 @@ def keep_in(store: SourceSetStore, section_id: str, url: str) -> SourceSet:
     return store.save_source_set(rebuilt.model_copy(update=update))
 
 
-__all__ = ["hold_out", "keep_in"]
+def hold_out_namesakes(
+    store: MemoStorage,
+    loaded: LoadedMemo,
+    source_set: SourceSet,
+    global_name_rejects: Sequence[str],
+    sets: Any = None,
+) -> SourceSet | None:
+    """The set with its sources about a namesake held out of the writer's set (``holdout``), or
+    None when that changes nothing; the namesakes the memo's results show cold are stored as
+    learned on the way (marked so, removable)."""
+    try:
+        judge = memo_judge(loaded.memo, store, extra=[source_set], global_name_rejects=global_name_rejects, sets=sets)
+    except Exception:  # the verdict is a safeguard: never fail a retrieval over it
+        log.exception("could not judge section %s", source_set.section)
+        return None
+    if judge.found:
+        try:
+            remember(store, learned_from(judge.found))
+        except Exception:
+            log.exception("could not store the namesakes found")
+    return hold_out(source_set, judge)
+
+
+def curated_now(
+    store: MemoStorage,
+    loaded: LoadedMemo,
+    source_set: SourceSet,
+    rejections: Rejections,
+    global_name_rejects: Sequence[str],
+    sets: Any = None,
+) -> SourceSet | None:
+    """``source_set`` under the rejections and hold-out in force now, or None when it already is."""
+    from sourcedesk.core.sources.retrieve import enforce_rejections  # retrieval builds on this module
+
+    rejected = enforce_rejections(source_set, rejections)
+    base = rejected or source_set
+    held = hold_out_namesakes(store, loaded, base, global_name_rejects, sets)
+    return held or rejected
+
+
+__all__ = ["curated_now", "hold_out", "hold_out_namesakes", "keep_in"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from sourcedesk.core.domain.models import Source, SourceSet
 from sourcedesk.core.memo.spec import Memo
@@ -264,16 +264,36 @@ def cited_namesakes(
     return found
 
 
+def verdict_of(item: Mapping[str, object]) -> object:
+    """The ``about`` verdict a result or source dict carries, if any."""
+    about = item.get("about")
+    return about.get("verdict") if isinstance(about, Mapping) else None
+
+
+def cited_namesake_keys(report: Mapping[str, Any]) -> list[str]:
+    """The keys of the kept citations (verified or substituted) whose source is about a namesake."""
+    return [
+        str(c.get("key"))
+        for c in report.get("citations", [])
+        if isinstance(c, Mapping)
+        and c.get("status") in ("verified", "substituted")
+        and isinstance(c.get("about"), Mapping)
+        and c["about"].get("verdict") == "namesake"
+    ]
+
+
 __all__ = [
     "JudgeStore",
     "MemoJudge",
     "RunSets",
     "annotate",
     "annotate_results",
+    "cited_namesake_keys",
     "cited_namesakes",
     "learned_from",
     "memo_judge",
     "memo_sources",
     "name_to_offer",
     "subject_pages",
+    "verdict_of",
 ]

@@ -43,7 +43,7 @@ from sourcedesk.core.memo.templates import template_variables
 from sourcedesk.core.net.deadline import Deadline, DeadlineExceeded, until
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers, pack
-from sourcedesk.core.sources.holdout import hold_out
+from sourcedesk.core.sources.holdout import curated_now, hold_out_namesakes
 from sourcedesk.core.sources.namesakes import learn_from_set, remember
 from sourcedesk.core.sources.providers import (
     ProviderClients,
@@ -332,46 +332,6 @@ def _learn_namesakes(store: MemoStorage, loaded: LoadedMemo, source_set: SourceS
         log.exception("could not store learned namesakes")
 
 
-def _hold_out_namesakes(
-    store: MemoStorage,
-    loaded: LoadedMemo,
-    source_set: SourceSet,
-    global_name_rejects: Sequence[str],
-    sets: Any = None,
-) -> SourceSet | None:
-    """The set with its sources about a namesake held out of the writer's set (``holdout``), or
-    None when that changes nothing; the namesakes the memo's results show cold are stored as
-    learned on the way (marked so, removable)."""
-    from sourcedesk.core.sources.judge import learned_from, memo_judge  # the judge reads retrieval's sets
-
-    try:
-        judge = memo_judge(loaded.memo, store, extra=[source_set], global_name_rejects=global_name_rejects, sets=sets)
-    except Exception:  # the verdict is a safeguard: never fail a retrieval over it
-        log.exception("could not judge section %s", source_set.section)
-        return None
-    if judge.found:
-        try:
-            remember(store, learned_from(judge.found))
-        except Exception:
-            log.exception("could not store the namesakes found")
-    return hold_out(source_set, judge)
-
-
-def _curated(
-    store: MemoStorage,
-    loaded: LoadedMemo,
-    source_set: SourceSet,
-    rejections: Rejections,
-    global_name_rejects: Sequence[str],
-    sets: Any = None,
-) -> SourceSet | None:
-    """``source_set`` under the rejections and hold-out in force now, or None when it already is."""
-    rejected = enforce_rejections(source_set, rejections)
-    base = rejected or source_set
-    held = _hold_out_namesakes(store, loaded, base, global_name_rejects, sets)
-    return held or rejected
-
-
 async def retrieve_section_outcome(
     loaded_memo: LoadedMemo,
     section_id: str,
@@ -444,7 +404,7 @@ async def _retrieve(
     if good and not refresh:
         age = now - _aware(good[0].created_at)
         if age < timedelta(hours=plan.ttl_hours):
-            curated = _curated(store, loaded_memo, good[0], rejections, global_name_rejects, sets)
+            curated = curated_now(store, loaded_memo, good[0], rejections, global_name_rejects, sets)
             if curated is None:
                 return RetrievalOutcome(source_set=good[0], reused=True)
             return RetrievalOutcome(source_set=store.save_source_set(curated), reused=True)
@@ -455,11 +415,10 @@ async def _retrieve(
         by_provider[entry.provider] = by_provider.get(entry.provider, 0) + result.requests
     fresh = _assemble(plan, loaded_memo, results)
     fresh = enforce_rejections(fresh, rejections) or fresh  # providers that do not know every rule
-    latest_kept = store.latest_source_set(section_id)
-    if latest_kept is not None and latest_kept.kept_in:  # the analyst's "keep in" outlives a refresh
+    if (latest_kept := store.latest_source_set(section_id)) is not None:  # "keep in" outlives a refresh
         fresh = fresh.model_copy(update={"kept_in": list(latest_kept.kept_in)})
     if not fresh.degraded:
-        fresh = _hold_out_namesakes(store, loaded_memo, fresh, global_name_rejects, sets) or fresh
+        fresh = hold_out_namesakes(store, loaded_memo, fresh, global_name_rejects, sets) or fresh
 
     if fresh.degraded and good:
         previous = good[0]
@@ -469,7 +428,7 @@ async def _retrieve(
             message=f"retrieval failed, so the frozen set {previous.id} from "
             f"{_aware(previous.created_at):%Y-%m-%d %H:%M} UTC was kept instead of an incomplete one",
         )
-        curated = _curated(store, loaded_memo, previous, rejections, global_name_rejects, sets)
+        curated = curated_now(store, loaded_memo, previous, rejections, global_name_rejects, sets)
         if curated is not None:
             previous = store.save_source_set(curated)
         kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})

@@ -143,6 +143,28 @@ def distinguishing_terms(text: str) -> dict[str, str]:
     return out
 
 
+def name_variants(full: str, subject_phrase: str) -> list[str]:
+    """The ways a page names a namesake: its full name, without a legal suffix, and — when it
+    contains the subject's name — that name with the namesake's next word ("kestra medical")."""
+    variants = [full]
+    parts = full.split()
+    while len(parts) > 1 and parts[-1] in LEGAL_SUFFIXES:
+        parts = parts[:-1]
+        variants.append(" ".join(parts))
+    name = subject_phrase.split()
+    for i in range(len(parts) - len(name) + 1):
+        if parts[i : i + len(name)] != name:
+            continue
+        after = [w for w in parts[i + len(name) :] if w not in GENERIC]
+        before = [w for w in parts[:i] if w not in GENERIC]
+        if before:
+            variants.append(" ".join([before[-1], *name]))
+        elif after:
+            variants.append(" ".join([*name, after[0]]))
+        break
+    return sorted(dict.fromkeys(variants), key=lambda v: (-len(v.split()), v))
+
+
 __all__ = [
     "COMMON_WORDS",
     "GENERIC",
