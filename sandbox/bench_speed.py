@@ -162,7 +162,7 @@ def reconcile_throughput(scale: float, runs: int) -> list[Figure]:
 
 def about_verdicts(scale: float, runs: int) -> list[Figure]:
     from sourcedesk.core.domain.models import Source
-    from sourcedesk.core.sources.about import AboutJudge, NamesakeRef
+    from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, _page_words
     from sourcedesk.sandbox.corpus import load_corpus
 
     pages = load_corpus()
@@ -172,6 +172,7 @@ def about_verdicts(scale: float, runs: int) -> list[Figure]:
     ]
 
     def judge_all() -> None:
+        _page_words.cache_clear()  # each round reads the pages anew (the judge caches what it has read)
         judge = AboutJudge(
             "Kestra",
             url="https://kestra.io",
