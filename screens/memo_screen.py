@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Header, Static
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.sources.about import About
 from sourcedesk.core.text.safety import clean_text
-from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.screens.workbench import APP_FOOTER_ACTIONS, WorkbenchScreen
 from sourcedesk.tui import loading
 from sourcedesk.tui.loading import MemoRow
 from sourcedesk.tui.messages import (
@@ -50,7 +50,7 @@ from sourcedesk.tui.widgets.cells import (
     pin_cell,
     status_cell,
 )
-from sourcedesk.tui.widgets.key_footer import KeyFooter
+from sourcedesk.tui.widgets.key_bar import KeyBar
 
 # (key, label, width): fixed widths where cells change while a section runs, so the
 # layout never jumps and a spinner or a cost is never cut off.
@@ -128,7 +128,7 @@ class MemoScreen(WorkbenchScreen):
         yield Static(id="memo-head", markup=False)
         yield DataTable(id="sections", cursor_type="row", zebra_stripes=True)
         yield Static(id="memo-why", markup=False)
-        yield KeyFooter()
+        yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -142,7 +142,6 @@ class MemoScreen(WorkbenchScreen):
         self.reload()
 
     def on_resize(self, event: events.Resize) -> None:
-        super().on_resize(event)
         if self.is_mounted and self._compact != self._too_narrow():
             self._add_columns()
             self._show_rows(list(self.rows.values()))

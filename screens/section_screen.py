@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.screens.section_actions import SectionCuration
-from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.screens.workbench import APP_FOOTER_ACTIONS, WorkbenchScreen
 from sourcedesk.tui import loading
 from sourcedesk.tui.loading import SectionData, Verdicts
 from sourcedesk.tui.messages import (
@@ -44,7 +44,7 @@ from sourcedesk.tui.messages import (
 from sourcedesk.tui.widgets.cells import status_cell
 from sourcedesk.tui.widgets.checks_tab import ChecksTab
 from sourcedesk.tui.widgets.history_tab import HistoryTab
-from sourcedesk.tui.widgets.key_footer import KeyFooter
+from sourcedesk.tui.widgets.key_bar import KeyBar
 from sourcedesk.tui.widgets.note_tab import NoteTab
 from sourcedesk.tui.widgets.report_tab import REPORT_COLUMNS, ReportTab
 from sourcedesk.tui.widgets.section_tab import SectionTab
@@ -145,7 +145,7 @@ class SectionScreen(WorkbenchScreen):
                     yield tab()  # type: ignore[misc]  # every tab is a TabPane with a no-argument constructor
             with VerticalScroll(id="detail-pane"):
                 yield Static(id="detail", markup=False)
-        yield KeyFooter()
+        yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
         self.query_one(SourcesTab).table.focus()

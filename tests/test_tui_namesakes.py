@@ -132,7 +132,9 @@ def test_the_namesakes_list_marks_learned_ones_and_removes_them(sb, tmp_path):
             await settle(pilot)  # the rows are read off the event loop
             await pilot.press("N")
             await settle(pilot)
-            assert type(app.screen).__name__ == NamesakesScreen.__name__  # (isinstance would narrow to nothing: ModalScreen[None])
+            assert (
+                type(app.screen).__name__ == NamesakesScreen.__name__
+            )  # (isinstance would narrow to nothing: ModalScreen[None])
             table = app.screen.query_one("#namesakes", DataTable)
             rows = {r.key.value: cells(table, r.key.value) for r in table.ordered_rows}
             assert rows["declared:0"][0] == "NATS Holdings" and rows["declared:0"][2] == "memo.yaml"

@@ -101,6 +101,7 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         self._http: httpx.AsyncClient | None = None
         self._clients: ProviderClients | None = None
         self._slots: asyncio.Semaphore | None = None
+        self._palette: tuple[str, Palette] | None = None
         self.crash_log = CrashLog()
         self.error_console = self.crash_log.console()  # a crash's traceback goes to the log file
         self.title = self.loaded.memo.title
@@ -265,7 +266,10 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
 
     @property
     def palette(self) -> Palette:
-        return Palette(self.current_theme)
+        """The cells' colours, from the active theme (the same object until the theme changes)."""
+        if self._palette is None or self._palette[0] != self.theme:
+            self._palette = (self.theme, Palette(self.current_theme))
+        return self._palette[1]
 
     def say_outcome(self, outcome: RunOutcome, grounded: SectionCheck | None = None) -> None:
         """One notice for a finished run: what the reconciler did, what it cost, and grounding."""

@@ -31,6 +31,7 @@ class SourcesTab(TabPane):
         self.rows: dict[str, SourceRow] = {}
         self.abouts: dict[str, About] = {}
         self.source_set: SourceSet | None = None
+        self._drawn_with: Palette | None = None  # the colours the rows were drawn in
 
     def compose(self) -> ComposeResult:
         yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
@@ -43,6 +44,11 @@ class SourcesTab(TabPane):
         return self.query_one("#sources", DataTable)
 
     def show(self, data: SectionData, palette: Palette) -> None:
+        shown, new = self.source_set, data.view.source_set
+        same = shown is not None and new is not None and (shown.id, shown.version) == (new.id, new.version)
+        if same and self._drawn_with is palette:
+            return  # the same frozen set: its rows (and their verdicts) are on screen already
+        self._drawn_with = palette
         self.source_set = data.view.source_set
         rows = source_rows(self.source_set)
         self.rows = {r.key: r for r in rows}
