@@ -185,10 +185,10 @@ class MemoScreen(WorkbenchScreen):
         rows = message.rows
         if not message.flagged:  # keep each flag until it is judged again
             rows = [replace(r, namesakes=self.rows[r.view.id].namesakes) if r.view.id in self.rows else r for r in rows]
-        if message.only is None:
+        if message.only is None and not message.flagged:
             self._show_rows(rows)
             return
-        for row in rows:
+        for row in rows:  # one section's row, or the flags of every row: only those cells change
             if row.view.id in self.rows:
                 self.rows[row.view.id] = row
                 self._update_row(row.view.id)

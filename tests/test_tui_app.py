@@ -205,7 +205,7 @@ def test_a_running_section_can_be_cancelled(sb, tmp_path):
             table = app.screen.query_one("#sections", DataTable)
             writing = stage_reached(app, "overview", "writing")
             await pilot.press("r")
-            await writing.wait()  # the progress message of the writer stage, not a clock
+            await asyncio.wait_for(writing.wait(), 60)  # the writer stage's progress message (a guard, not a clock)
             await pilot.pause()
             assert app.jobs["overview"].stage == "writing"
             assert "writing" in cells(table, "overview")[2]

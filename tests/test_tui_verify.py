@@ -294,7 +294,7 @@ def test_a_second_v_while_checking_is_ignored_and_the_head_line_shows_progress(s
             await run_and_wait(pilot, "r", "overview")
             screen = await open_section(pilot, app)
             await pilot.press("v")
-            await resolver.called.wait()  # held at its first lookup, after saying how many URLs
+            await asyncio.wait_for(resolver.called.wait(), 60)  # held at its first lookup, after saying how many URLs
             await pilot.pause()  # the screens apply the progress message
             assert app.check_jobs.get("overview") is not None and app.check_jobs["overview"].total is not None
             total = app.check_jobs["overview"].total

@@ -202,11 +202,12 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         if self._own_store:
             self.store.close()
 
-    def run(self, *args: Any, **kwargs: Any) -> None:
+    def run(self, *args: Any, **kwargs: Any) -> Any:
         """The workbench, then — after a crash — one line naming the log file, never a traceback."""
-        super().run(*args, **kwargs)
+        result = super().run(*args, **kwargs)
         if self.crash_log.written:
             print(f"sourcedesk: {self.crash_log.summary()}", file=sys.stderr)
+        return result
 
     # ------------------------------------------------------------------ messages to the analyst
 
