@@ -146,11 +146,14 @@ class MemoScreen(WorkbenchScreen):
             self._add_columns()
             self._show_rows(list(self.rows.values()))
 
+    def _longest_title(self) -> int:
+        """The widest "title  id" of the memo's sections."""
+        sections = self.sd_app.loaded.memo.sections
+        return max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
+
     def _too_narrow(self) -> bool:
         """Whether the wide columns, with the longest "title  id", overflow the terminal."""
-        sections = self.sd_app.loaded.memo.sections
-        longest = max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
-        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + longest
+        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + self._longest_title()
         return self.app.size.width < wide
 
     def _add_columns(self) -> None:
@@ -161,8 +164,9 @@ class MemoScreen(WorkbenchScreen):
         columns = COMPACT_COLUMNS if self._compact else COLUMNS
         fixed = sum(w or 0 for _k, _l, w in columns) + CELL_PADDING * len(columns) + 2  # + a scrollbar
         for key, label, width in columns:
-            if width is None and self._compact:
-                width = max(MIN_SECTION_WIDTH, self.app.size.width - fixed)
+            if width is None:  # the section's title: as wide as the longest (the rows arrive later)
+                room = self.app.size.width - fixed
+                width = max(MIN_SECTION_WIDTH, room if self._compact else min(room, self._longest_title()))
             table.add_column(label, key=key, width=width)
 
     # ------------------------------------------------------------------ loading
