@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from sourcedesk.sandbox.server import SandboxServer
@@ -54,7 +55,7 @@ def test_the_help_lists_every_key_of_the_screen_it_was_opened_on_with_its_id(sb,
             await settle(pilot)
             await press(pilot, "enter")
             assert isinstance(app.screen, SectionScreen)
-            section_keys = {b.id for b in SectionScreen.BINDINGS if getattr(b, "id", None)}
+            section_keys = {b.id for b in SectionScreen.BINDINGS if isinstance(b, Binding) and b.id}
             await press(pilot, "question_mark")
             assert isinstance(app.screen, HelpScreen)
             listed = {binding_id for _key, _what, binding_id in app.screen.rows}
@@ -84,7 +85,7 @@ def test_an_outside_edit_of_memo_yaml_is_picked_up_by_the_watcher(sb, tmp_path):
                     reloaded.set()
                 return original(message)
 
-            memo_screen.post_message = spy
+            memo_screen.post_message = spy  # type: ignore[method-assign]  # a spy on what the screen is told
             text = app.loaded.path.read_text(encoding="utf-8")
             app.loaded.path.write_text(text.replace("title: Company overview", "title: Who they are"), encoding="utf-8")
             await asyncio.wait_for(reloaded.wait(), 60)  # the watcher's message (the bound is a guard, not a clock)

@@ -43,7 +43,7 @@ class PinnedDatetime(datetime):
     """``datetime`` whose ``now`` is the pinned time (for the check's time stamp)."""
 
     @classmethod
-    def now(cls, tz=None):  # type: ignore[override]
+    def now(cls, tz=None):
         return PINNED if tz is not None else PINNED.replace(tzinfo=None)
 
 
