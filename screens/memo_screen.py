@@ -237,7 +237,7 @@ class MemoScreen(WorkbenchScreen):
                 palette,
                 row.check_problems,
                 uncited=counts.get("uncited", 0) if counts else 0,
-                namesakes=len(row.namesakes or []),
+                namesakes=max(len(row.namesakes or []), len(view.cited_namesakes)),
             ),
             cost_cell(view.cost),
         ]

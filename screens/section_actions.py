@@ -31,6 +31,8 @@ from sourcedesk.core.sources.curation import (
     unreject_domain,
     unreject_name,
 )
+from sourcedesk.core.sources.holdout import keep_in
+from sourcedesk.core.sources.judge import name_to_offer
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.tui import loading
 from sourcedesk.tui.widgets.source_rows import SourceRow
@@ -135,13 +137,24 @@ class SectionCuration:
     def _name_target(self) -> tuple[str, str]:
         """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
         screen = self.screen
+        item: object | None
         if isinstance(screen.active_tab(), WebTab):
-            about = screen.web.about_of(screen.web.highlighted())
+            web_row = screen.web.highlighted()
+            about = screen.web.about_of(web_row)
+            item = web_row.result if web_row is not None else None
         else:
-            about = screen.sources.about_of(self._source(sources_tab_only=False))
+            row = self._source(sources_tab_only=False)
+            about = screen.sources.about_of(row)
+            item = row.source if row is not None else None
         if about is None:
             return "", ""
-        return about.phrase or "", about.verdict
+        judge = screen.data.judge if screen.data is not None else None
+        if about.verdict != "namesake" or judge is None:
+            return about.phrase or "", about.verdict
+        # the form of the namesake's name that takes out the highlighted source itself
+        store, memo = self.app.store, self.app.loaded.memo
+        sets = [store.latest_source_set(s.id) for s in memo.sections]
+        return name_to_offer(judge, about, sets, item), about.verdict
 
     def reject_name(self) -> None:
         from sourcedesk.screens.reject_name_modal import RejectNameScreen
@@ -262,9 +275,15 @@ class SectionCuration:
 
     def keep(self) -> None:
         app = self.app
+        held = self._source()
+        if held is not None and held.kind == "held":
+            self._keep_in(held)
+            return
         if not isinstance(self.screen.active_tab(), WebTab):
             app.say(
-                "Keep works on the writer's web results: open the Web results tab (5) and highlight one.", "warning"
+                "Keep works on a greyed 'held out' source (Sources tab) or a writer's web result "
+                "(Web results tab, 5): highlight one.",
+                "warning",
             )
             return
         row = self.screen.web.highlighted()
@@ -282,6 +301,21 @@ class SectionCuration:
             return
         app.say(f"Kept {source.host} in the frozen set as {source.marker}; r re-runs with it.")
         app.store_changed(frozenset({self.section_id}))
+
+    def _keep_in(self, row: SourceRow) -> None:
+        """A held-out source (about a namesake) kept in the writer's set after all."""
+        app = self.app
+        try:
+            saved = keep_in(app.store, self.section_id, row.url)
+        except UserError as exc:
+            app.report(exc, "keep")
+            return
+        marker = next((s.marker for s in saved.sources if s.url == row.url), None)
+        app.say(
+            f"Kept {row.host} in {saved.id} as {marker or 'a source'}, though it reads as about "
+            f"{row.held_for or 'a namesake'}; a note that cites it is flagged ⚑."
+        )
+        app.store_changed()
 
 
 def _unrejected(what: str, result: CurationResult, still: Collection[str]) -> str:

@@ -157,14 +157,18 @@ def judge_section(app: SourcedeskApp, data: SectionData) -> Verdicts:
     data.judge = judge
     out = Verdicts()
     versions = None
-    for row in source_rows(data.view.source_set):
+    rows = source_rows(data.view.source_set)
+    texts: list[SourceText] = []
+    for row in rows:
         text = row.text
         if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
             if versions is None:
                 versions = app.store.source_set_versions(data.view.id)
             stored = find_in_versions(versions, row.url)
             text = SourceText.of(stored) if stored is not None else text
-        out.by_row[row.key] = judge.judge(text)
+        texts.append(text)
+    # One section: a namesake's site passes its verdict to its other pages (core.sources.about).
+    out.by_row = {row.key: about for row, about in zip(rows, judge.judge_section(texts), strict=True)}
     out.web = [judge.judge(SourceText.of(r)) for r in data.web_results]
     return out
 

@@ -83,7 +83,11 @@ class SourcesTab(TabPane):
         if row.source is not None:
             out = about_block(about, palette)
             state = "included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)"
+            if row.kind == "held":
+                state = f"held out of the writer's set: about {row.held_for or 'a namesake'}"
             out.append_text(source_detail(row.source, palette, state=state))
+            if row.kind == "held":
+                out.append("\nk keeps it in the writer's set; n rejects the namesake's name.", style="dim")
             return out
         out = Text()
         if row.removed is None:
