@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from sourcedesk.core.sources.about import About, AboutJudge, SourceText
+from sourcedesk.core.sources.name_uses import PageWords
 
 
 class CachedJudge(AboutJudge):
@@ -22,13 +23,13 @@ class CachedJudge(AboutJudge):
         self._verdicts: dict[tuple[str, str, int, int], About] = {}
         self._lock = threading.Lock()
 
-    def judge(self, source: SourceText | object) -> About:
+    def judge(self, source: SourceText | object, page: PageWords | None = None) -> About:
         src = source if isinstance(source, SourceText) else SourceText.of(source)
         key = (src.url, src.title, len(src.body), hash(src.body))
         with self._lock:
             found = self._verdicts.get(key)
         if found is None:
-            found = super().judge(src)
+            found = super().judge(src, page)
             with self._lock:
                 self._verdicts[key] = found
         return found
