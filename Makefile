@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint view bench bench-store bench-memory sandbox clean
+.PHONY: demo test lint view bench bench-ui bench-store bench-memory sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
 	$(BIN)/python -m sourcedesk.sandbox.bench_speed
+	$(BIN)/python -m sourcedesk.sandbox.bench_ui
+
+# The workbench: first screen against a bare Textual app, a tab switch, a 515-source section.
+bench-ui: $(STAMP)
+	$(BIN)/python -m sourcedesk.sandbox.bench_ui
 
 bench-store: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench --store-only
