@@ -30,13 +30,14 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 from textual.notifications import SeverityLevel
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.records import CheckState
 from sourcedesk.core.domain.storage import EvidenceStore
 from sourcedesk.core.notes.note import find_note
@@ -71,7 +72,7 @@ class SectionCheck:
     note_name: str
     note_sha256: str
     url_by_key: dict[str, str] = field(default_factory=dict)
-    at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    at: datetime = field(default_factory=clock.now)
 
     @property
     def liveness(self) -> bool:
