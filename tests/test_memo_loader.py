@@ -354,7 +354,9 @@ def _must_be_memo_or_memo_error(path: Path, text: str) -> None:
 
 
 @settings(
-    max_examples=examples_per_pass(250), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(250),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(text=YAMLISH)
 def test_fuzz_random_yamlish_text(tmp_path, text):
@@ -403,7 +405,9 @@ _KEYS = st.sampled_from(
 
 
 @settings(
-    max_examples=examples_per_pass(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_fuzz_mutated_valid_memos(tmp_path, data):
@@ -428,7 +432,9 @@ def test_fuzz_mutated_valid_memos(tmp_path, data):
 
 
 @settings(
-    max_examples=examples_per_pass(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(cut=st.integers(0, len(DESIGN_SAMPLE)), junk=YAMLISH)
 def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):
