@@ -42,6 +42,7 @@ import httpx
 from sourcedesk.core.citations.placeholders import is_placeholder_url
 from sourcedesk.core.net.bounded import describe_seconds, describe_size
 from sourcedesk.core.net.deadline import DeadlineExceeded, budget, current_deadline
+from sourcedesk.core.net.decoding import DecodedTooLarge, UndecodableBody, decoded_chunks
 from sourcedesk.core.net.policy import RetryPolicy, send_with_retries
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.text.safety import UNSAFE_CHARACTER, clean_text
@@ -140,14 +141,19 @@ async def _read_start(response: httpx.Response, limit: int, seconds: float) -> P
     size = 0
     cut = ""
     timeout = asyncio.timeout(max(seconds, 0.0))
+    larger = f"page larger than {describe_size(limit)} (check_max_page_bytes): judged on its start"
     try:
         async with timeout:
-            async for chunk in response.aiter_bytes():
+            async for chunk in decoded_chunks(response, limit):
                 chunks.append(chunk)
                 size += len(chunk)
                 if size >= limit:
-                    cut = f"page larger than {describe_size(limit)} (check_max_page_bytes): judged on its start"
+                    cut = larger
                     break
+    except DecodedTooLarge:  # sent compressed: inflated only up to the cap
+        cut = larger + " (counted decompressed)"
+    except UndecodableBody as exc:
+        cut = f"{exc}: judged on what could be read ({size:,} bytes)"
     except TimeoutError:
         if not timeout.expired():
             raise
@@ -246,6 +252,9 @@ async def fetch_url(
             return fetch
         except ResolutionFailed as exc:
             fetch.status, fetch.detail = UNREACHABLE, f"{where}{exc}"
+            return fetch
+        if verdict.ambiguous:
+            fetch.status, fetch.detail = ERROR, f"{where}{verdict.reason}; not requested"
             return fetch
         if not verdict.allowed:
             status = BLOCKED_PRIVATE if verdict.host else DEAD  # no usable host: no page can be there

@@ -59,8 +59,10 @@ from sourcedesk.core.writing.base import (
     WriterResponse,
 )
 from sourcedesk.core.writing.chat import cleaning_notices, cost_notices, cost_of, depth_notices
+from sourcedesk.core.writing.events import StreamProgress, answer_too_long
+from sourcedesk.core.writing.replies import Scrubber, error_message
 from sourcedesk.core.writing.results import WebResults, read_results
-from sourcedesk.core.writing.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long, error_message
+from sourcedesk.core.writing.transport import HttpWriter
 
 PRESETS = ("fast", "low", "medium", "high", "xhigh")
 # Previous names the API still accepts; sent under their current name.
@@ -259,7 +261,7 @@ def read_response(
                 items += results
     web = read_results(items, secrets=keys)
     text, annotations, notes = _assemble(output, web, keys)
-    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + notes
+    warnings = cleaning_notices(tainted(data, keys)) + list(web.warnings) + notes
     truncated: str | None = None
     if status == "incomplete":
         details = data.get("incomplete_details")

@@ -29,7 +29,7 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from sourcedesk.core.domain.costs import reported_dollars, unusable_amount
-from sourcedesk.core.text.safety import MAX_TREE_DEPTH, clean_text, clean_tree, tainted, too_deep
+from sourcedesk.core.text.safety import MAX_TREE_DEPTH, Taint, clean_text, clean_tree, tainted, too_deep
 from sourcedesk.core.text.secrets import secret_values
 from sourcedesk.core.writing.base import (
     DEFAULT_MAX_ANSWER_CHARS,
@@ -38,8 +38,10 @@ from sourcedesk.core.writing.base import (
     WriterError,
     WriterResponse,
 )
+from sourcedesk.core.writing.events import StreamProgress, answer_too_long
+from sourcedesk.core.writing.replies import Scrubber
 from sourcedesk.core.writing.results import read_results
-from sourcedesk.core.writing.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long
+from sourcedesk.core.writing.transport import HttpWriter
 
 
 def _text(content: Any) -> str | None:
@@ -151,12 +153,17 @@ def _error_text(error: Any) -> str:
     return f"the writer reported an error mid-stream: {str(msg)[:300]}"
 
 
-def cleaning_notices(controls: bool, echoed: bool) -> list[str]:
+def cleaning_notices(taint: Taint) -> list[str]:
     """The section's warnings for what cleaning the writer's answer took out."""
     notes = []
-    if controls:
+    if taint.controls:
         notes.append("writer: its answer carried terminal control sequences or bidi overrides; they were removed")
-    if echoed:
+    if taint.invisible:
+        notes.append(
+            "writer: its answer carried invisible characters (direction marks, zero-width spaces, line separators) "
+            "or text that is not valid Unicode; they were removed or replaced with U+FFFD"
+        )
+    if taint.echoed:
         notes.append("writer: its answer echoed the API key back; it was redacted and never stored")
     return notes
 
@@ -246,7 +253,7 @@ def read_completion(
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
-    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + cost_notices(usage) + depth_notices(data)
+    warnings = cleaning_notices(tainted(data, keys)) + list(web.warnings) + cost_notices(usage) + depth_notices(data)
     if truncated:
         warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
     served = data.get("model")
