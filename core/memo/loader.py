@@ -508,7 +508,7 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
 
 def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
     """A search type Exa does not know is a 400 at run time: say so at load."""
-    from sourcedesk.core.sources.providers.exa.client import SEARCH_TYPES
+    from sourcedesk.core.sources.providers.exa.request import SEARCH_TYPES
 
     if entry.type is None or entry.type in SEARCH_TYPES:
         return []
@@ -520,7 +520,7 @@ def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[A
 
 def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
     """A highlights option Exa does not know is a 400 at run time: say so at load."""
-    from sourcedesk.core.sources.providers.exa.client import HIGHLIGHT_OPTIONS, RETIRED_FIELDS, exa_option_name
+    from sourcedesk.core.sources.providers.exa.request import HIGHLIGHT_OPTIONS, RETIRED_FIELDS, exa_option_name
 
     highlights = entry.contents.highlights
     if not isinstance(highlights, dict):
@@ -571,7 +571,7 @@ def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]
 
 
 def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
-    from sourcedesk.core.sources.providers.exa.client import RETIRED_FIELDS, category_notice, exa_option_name
+    from sourcedesk.core.sources.providers.exa.request import RETIRED_FIELDS, category_notice, exa_option_name
     from sourcedesk.core.writing.choice import api_notices, legacy_notices
 
     notices: list[str] = []
