@@ -465,6 +465,7 @@ async def write_section(run: SectionRun, resolved: Resolved) -> Written:
     record.raw_response = response.raw
     record.web_results = response.search_results
     record.annotations = response.annotations
+    record.annotation_offsets = response.offset_unit
     return Written(response, policy)
 
 
