@@ -44,7 +44,8 @@ from sourcedesk.core.citations.scan import scan
 from sourcedesk.core.citations.tidy import marker_clusters, tidy
 from sourcedesk.core.citations.written import read_definition
 from sourcedesk.core.domain.errors import UserError
-from sourcedesk.core.files.atomic import atomic_write_text
+from sourcedesk.core.files.atomic import atomic_write_text, remove_stale_temporaries
+from sourcedesk.core.files.regular import SymlinkRefused, read_regular
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.notes.note import find_note, parse_note
@@ -432,7 +433,12 @@ def assemble_memo(
 def _read_note(path: Path) -> str:
     """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, follow_links=False)
+    except SymlinkRefused:
+        raise UserError(
+            f"{path} is a symbolic link; export reads notes only as regular files",
+            hint="replace the link with the note itself, or re-run its section",
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
     try:
@@ -450,6 +456,7 @@ def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> Expor
     loaded = load_memo(Path(memo_dir))
     memo = loaded.memo
     memo_dir = Path(loaded.dir)
+    remove_stale_temporaries(memo_dir)  # a memo.md temporary a killed export left behind
     sections: list[SectionText] = []
     missing: list[str] = []
     for section in memo.sections:
