@@ -132,7 +132,9 @@ def _why_unusable(item: Any, secrets: list[str]) -> str:
     if not url.strip():
         return "url is empty"
     refused = why_unusable(url)
-    return f"url {shown!r} refused: {refused}" if refused else f"url {shown!r} is not a web address"
+    if refused:  # named by its host: the rest of it is what was refused
+        return f"a url on {clean_text(host_of(url) or 'no host', secrets=secrets)} refused: {refused}"
+    return f"url {shown!r} is not a web address"
 
 
 def _id(item: Any) -> int | None:
