@@ -148,7 +148,7 @@ async def _read_start(response: httpx.Response, limit: int, seconds: float) -> P
                 chunks.append(chunk)
                 size += len(chunk)
                 if size >= limit:
-                    cut = larger
+                    cut = larger + (" (counted decompressed)" if response.headers.get("content-encoding") else "")
                     break
     except DecodedTooLarge:  # sent compressed: inflated only up to the cap
         cut = larger + " (counted decompressed)"

@@ -229,11 +229,18 @@ def decode_answer(response: httpx.Response, attempts: int) -> Any:
     except UnicodeDecodeError as exc:
         raise malformed(f"a body that is not {shown_charset(charset)} text (byte {exc.start:,})") from None
     try:
-        json.loads(text)
+        # A lone surrogate escape ("\ud800") is valid JSON that orjson refuses: read it here, and let
+        # cleaning replace it with U+FFFD where the text enters. NaN and Infinity are not JSON at all.
+        return json.loads(text, parse_constant=_not_a_number)
     except RecursionError:
         raise malformed("a JSON body nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             raise malformed(f"a truncated JSON body (it breaks off after {len(body):,} bytes)") from None
         raise malformed(f"a body that is not JSON ({exc.msg} at byte {exc.pos:,})") from None
-    raise malformed("a body that is not JSON")  # orjson refused what json accepts (NaN, a lone surrogate)
+    except ValueError:  # NaN, Infinity
+        raise malformed("a body that is not JSON") from None
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
