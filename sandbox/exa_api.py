@@ -203,6 +203,42 @@ def _max_characters(options: dict[str, Any], where: str) -> None:
         raise BadRequest(f"{where}.maxCharacters must be at most {MAX_CONTENT_CHARS} (got {value})")
 
 
+def _contents(body: dict[str, Any], warnings: list[dict[str, str]]) -> tuple[Any, Any, Any]:
+    """``contents``: text, summary and highlights options checked like the API checks them."""
+    contents = body.get("contents") or {}
+    if not isinstance(contents, dict):
+        raise BadRequest("contents must be an object")
+    text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
+    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
+        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
+    if text is not None:
+        _max_characters(text, "contents.text")
+    summary = _option(contents.get("summary"), "summary", {"query", "schema"})
+    if summary is not None:
+        schema = summary.get("schema")
+        if schema is not None and (not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict)):
+            raise BadRequest("contents.summary.schema must be a JSON Schema object", "INVALID_JSON_SCHEMA")
+    highlights = _option(
+        contents.get("highlights"), "highlights", {"numSentences", "highlightsPerUrl", "query", "maxCharacters"}
+    )
+    if highlights is not None:
+        for key in ("numSentences", "highlightsPerUrl"):
+            _positive_int(highlights, key, "contents.highlights")
+        _max_characters(highlights, "contents.highlights")
+        if "numSentences" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
+            )
+            highlights.setdefault(
+                "maxCharacters", min(highlights["numSentences"] * CHARS_PER_SENTENCE, MAX_CONTENT_CHARS)
+            )
+        if "highlightsPerUrl" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
+            )
+    return text, summary, highlights
+
+
 def parse_search(body: Any) -> SearchParams:
     """Validate a ``/search`` body like the API does; BadRequest names the field."""
     if not isinstance(body, dict):
@@ -240,37 +276,7 @@ def parse_search(body: Any) -> SearchParams:
     if include and exclude:
         raise BadRequest("includeDomains and excludeDomains cannot be combined in one request", "INVALID_REQUEST")
 
-    contents = body.get("contents") or {}
-    if not isinstance(contents, dict):
-        raise BadRequest("contents must be an object")
-    text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
-    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
-        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
-    if text is not None:
-        _max_characters(text, "contents.text")
-    summary = _option(contents.get("summary"), "summary", {"query", "schema"})
-    if summary is not None:
-        schema = summary.get("schema")
-        if schema is not None and (not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict)):
-            raise BadRequest("contents.summary.schema must be a JSON Schema object", "INVALID_JSON_SCHEMA")
-    highlights = _option(
-        contents.get("highlights"), "highlights", {"numSentences", "highlightsPerUrl", "query", "maxCharacters"}
-    )
-    if highlights is not None:
-        for key in ("numSentences", "highlightsPerUrl"):
-            _positive_int(highlights, key, "contents.highlights")
-        _max_characters(highlights, "contents.highlights")
-        if "numSentences" in highlights:
-            warnings.append(
-                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
-            )
-            highlights.setdefault(
-                "maxCharacters", min(highlights["numSentences"] * CHARS_PER_SENTENCE, MAX_CONTENT_CHARS)
-            )
-        if "highlightsPerUrl" in highlights:
-            warnings.append(
-                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
-            )
+    text, summary, highlights = _contents(body, warnings)
     return SearchParams(
         query=query.strip(),
         num_results=num,

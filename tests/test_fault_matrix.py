@@ -254,7 +254,7 @@ WRITER_CASES = [
     W("writer-control-text", Reply(200, _agent(HOSTILE_ANSWER), JSON), "control sequences", exit_code=0, note_has="Acme Robotics builds warehouse robots"),
     W("writer-control-annotations", Reply(200, _agent(_ANNOTATED, results=WEB_RESULTS, annotations=ANNOTATIONS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme Robotics builds warehouse robots [^"),
     W("writer-control-results", Reply(200, _agent("Acme builds robots. [1] It raised money. [2]", results=HOSTILE_RESULTS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme builds robots"),
-    W("writer-malformed-results", Reply(200, _agent("Acme builds robots. [5]", results=MIXED_SHAPES), JSON), "skipped 4 malformed search results", exit_code=0, web_search=True, note_has="Acme builds robots"),
+    W("writer-malformed-results", Reply(200, _agent("Acme builds robots. [5]", results=MIXED_SHAPES), JSON), "skipped 5 malformed search results", exit_code=0, web_search=True, note_has="Acme builds robots"),
     W("writer-reflected-key", Reply(200, _agent(REFLECTING_ANSWER, results=REFLECTING_RESULTS), JSON), "echoed the API key", exit_code=0, web_search=True, note_has="[redacted]"),
     # streamed (typed events)
     W("writer-stream-control-split", Reply(200, _agent_stream("Acme Robotics builds \x1b]0;PWN", "ED\x07warehouse robots. [^E1]"), SSE), "control sequences", exit_code=0, settings=STREAM, note_has="Acme Robotics builds warehouse robots"),

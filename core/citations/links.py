@@ -46,15 +46,16 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Set
-from dataclasses import dataclass, field
 
 from markdown_it.common.utils import normalizeReference
 
 from sourcedesk.core.citations.bare_urls import comparable, find_bare_urls
 from sourcedesk.core.citations.html_links import screen_html, unsafe_attributes
 from sourcedesk.core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
+from sourcedesk.core.citations.removed_links import LinkScreen, RemovedLink
 from sourcedesk.core.citations.rewrite import Edit, apply_edits, removal_edit
 from sourcedesk.core.citations.scan import Span
+from sourcedesk.core.citations.web_urls import find_web_urls, may_hold_url
 
 _RELEVANT = frozenset({"backticks", "footnote_ref", "footnote_inline", "html_inline", "autolink", "link", "image"})
 _PAIRS = {"(": ")", "[": "]", "<": ">", '"': '"', "'": "'", "“": "”", "‘": "’", "*": "*", "_": "_", "~": "~"}
@@ -68,57 +69,6 @@ _DECLINED_LINK = re.compile(
 _CITATION_LIKE = re.compile(r"\^?[A-Za-z]?\d{1,3}")
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]{0,31}:")
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
-
-
-@dataclass(frozen=True)
-class RemovedLink:
-    """One URL taken out of the text (the analyst sees each one in the report's warnings)."""
-
-    url: str
-    text: str = ""  # the link text kept as prose (links, images) or the reference label
-    kind: str = "bare"  # link | image | autolink | bare | html | reference
-    definition: str | None = None  # the protected footnote whose definition held it
-    position: int = 0  # source offset, for document order
-
-    def message(self) -> str:
-        where = f" from the protected definition [^{self.definition}]" if self.definition else ""
-        # A refused link or attribute is named by its kind, never quoted: its payload stays out of the note.
-        if self.kind in ("handler", "scheme"):
-            count = int(self.text) if self.text.isdigit() else 1
-            what = f"a raw HTML {self.url} attribute" if count == 1 else f"{count:,} raw HTML attributes ({self.url})"
-            why = (
-                "raw HTML never runs script"
-                if self.kind == "handler"
-                else "only http(s) links to retrieved sources are kept"
-            )
-            return f"removed {what}{where}: {why}"
-        if self.kind == "nonweb":
-            kept = f'; kept its text "{self.text}"' if self.text else ""
-            return (
-                f"removed a link to {_address_kind(self.url)}{where}: only http(s) links to retrieved sources "
-                f"are kept{kept}"
-            )
-        if self.kind in ("link", "image") and self.text:
-            return f'removed the {self.kind} to {self.url}{where} (never retrieved); kept its text "{self.text}"'
-        if self.kind == "reference":
-            return (
-                f"removed the link reference definition [{self.text}]: {self.url}{where} (never retrieved); "
-                "links through it became their text"
-            )
-        return f"removed {self.url}{where} (never retrieved)"
-
-
-def _address_kind(url: str) -> str:
-    """``a javascript address``, ``a mailto address``, ``a relative path`` — what a refused link pointed at."""
-    scheme = _SCHEME.match(url.strip())
-    return f"a {scheme.group()[:-1].lower()} address" if scheme else "a relative path"
-
-
-@dataclass
-class LinkScreen:
-    edits: list[Edit] = field(default_factory=list)
-    lines: set[int] = field(default_factory=set)  # whole source lines to delete
-    removed: list[RemovedLink] = field(default_factory=list)
 
 
 def reference_label(content: str, span: Span) -> str | None:
@@ -162,7 +112,7 @@ def _html_edits(
             continue
         for url in change.removed:
             screen.removed.append(RemovedLink(url, kind=change.kind, position=start + change.start))
-    if not _may_hold_url(fragment):
+    if not may_hold_url(fragment):
         return edits  # no URL can be written in its text
     taken = sorted((edit.start, edit.end) for edit in edits)
     starts = [x for x, _ in taken]
@@ -194,36 +144,6 @@ def _front_matter(
             screen.removed.append(RemovedLink(url, kind="front matter", position=a))
         elif exact is not None and (to := exact(url)) is not None and to != doc.source[a:b]:
             screen.edits.append(Edit(a, b, to))
-
-
-_DOUBLED_SLASHES = ("//", "\\\\", "/\\", "\\/")
-
-
-def _may_hold_url(text: str) -> bool:
-    """Whether ``text`` holds "http" or "www." in any case, or a doubled slash: what every form
-    ``find_web_urls`` reads needs. Substring tests, far cheaper than a case-blind regex over a body."""
-    if any(slashes in text for slashes in _DOUBLED_SLASHES):
-        return True
-    lowered = text.lower()
-    return "http" in lowered or "www." in lowered
-
-
-_LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
-
-
-def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
-    if not _may_hold_url(text[start:end] if start or end is not None else text):
-        return []  # every form below needs "http", "www." or a doubled slash
-    bare = sorted(find_bare_urls(text, start, end))
-    starts = [a for a, _b in bare]
-    found = list(bare)
-    for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):
-        k = bisect_right(starts, m.start()) - 1  # the bare URL starting last at or before this one
-        if k < 0 or m.start() >= bare[k][1]:
-            url = m.group().rstrip(".,;:!?)]}")
-            found.append((m.start(), m.start() + len(url)))
-    return sorted(found)
 
 
 def screen_links(
@@ -422,7 +342,7 @@ class _BlockScreen:
             if s.rule in ("backticks", "footnote_ref") or self._skipped(s.start):
                 continue
             if s.rule == "html_inline":
-                if "=" not in c[s.start : s.end] and not _may_hold_url(c[s.start : s.end]):
+                if "=" not in c[s.start : s.end] and not may_hold_url(c[s.start : s.end]):
                     continue  # <b>, </p>: no attribute and no URL, nothing to screen
                 a0, b0 = block.src_start(s.start), block.src_end(s.end)
                 if self.doc.source[a0:b0] == c[s.start : s.end]:  # a tag on one line: screen it in place

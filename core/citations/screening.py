@@ -26,12 +26,14 @@ from sourcedesk.core.citations.bare_urls import comparable
 from sourcedesk.core.citations.bibliography import Bibliography, find_bibliographies, numbering
 from sourcedesk.core.citations.ground import GroundTruth
 from sourcedesk.core.citations.html_links import attribute_urls, scan_html, unsafe_attributes
-from sourcedesk.core.citations.links import LinkScreen, find_web_urls, screen_links, strip_remaining
+from sourcedesk.core.citations.links import screen_links, strip_remaining
 from sourcedesk.core.citations.parse import ParsedDoc, parse
 from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.citations.removed_links import LinkScreen
 from sourcedesk.core.citations.report import ReconcileReport
 from sourcedesk.core.citations.rewrite import apply_edits, delete_lines
 from sourcedesk.core.citations.tidy import tidy_with_stats
+from sourcedesk.core.citations.web_urls import find_web_urls
 from sourcedesk.core.net.urls import normalise_url
 
 

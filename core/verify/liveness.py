@@ -220,6 +220,31 @@ def _classify_answer(fetch: Fetch, response_status: int, body: str, content_type
     return fetch
 
 
+def _next_hop(fetch: Fetch, response: httpx.Response, visited: set[str], hop: int) -> str | None:
+    """Where a redirect leads (recorded on ``fetch``), or None when it leads nowhere a check may follow
+    (an unusable ``Location``, a non-web URL, a loop): ``fetch`` then says why."""
+    location = response.headers.get("location", "")
+    fetch.http_status = response.status_code
+    try:
+        if UNSAFE_CHARACTER.search(location):
+            raise ValueError("control characters in Location")
+        current = clean_text(str(response.url.join(location)))  # a key echoed in it is redacted
+    except (httpx.InvalidURL, ValueError):
+        fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
+        return None
+    fetch.redirects.append(current)
+    fetch.final_url = current
+    if not is_web_url(current):
+        fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
+        return None
+    if _canonical(current) in visited:
+        fetch.status = ERROR
+        fetch.detail = f"redirect loop: hop {hop + 1} leads back to {current}"
+        return None
+    visited.add(_canonical(current))
+    return current
+
+
 async def fetch_url(
     url: str,
     client: httpx.AsyncClient,
@@ -279,26 +304,11 @@ async def fetch_url(
             return _transport_failure(fetch, outcome.error, outcome.requests)
         fetch.final_url = str(response.url)
         if response.is_redirect:
-            location = response.headers.get("location", "")
             await response.aclose()
-            fetch.http_status = response.status_code
-            try:
-                if UNSAFE_CHARACTER.search(location):
-                    raise ValueError("control characters in Location")
-                current = clean_text(str(response.url.join(location)))  # a key echoed in it is redacted
-            except (httpx.InvalidURL, ValueError):
-                fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
+            following = _next_hop(fetch, response, visited, hop)
+            if following is None:
                 return fetch
-            fetch.redirects.append(current)
-            fetch.final_url = current
-            if not is_web_url(current):
-                fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
-                return fetch
-            if _canonical(current) in visited:
-                fetch.status = ERROR
-                fetch.detail = f"redirect loop: hop {hop + 1} leads back to {current}"
-                return fetch
-            visited.add(_canonical(current))
+            current = following
             continue
         page = PageStart("")
         if 200 <= response.status_code < 300:
