@@ -58,6 +58,9 @@ class Case:
 
 
 STREAM = (("SOURCEDESK_WRITER_STREAM", "true"),)
+# A row that waits out a 1 s Retry-After: its deadline has room for the wait and both tries on a
+# busy machine (the 1.5 s one left half a second, and a slow first try made the retry not start).
+WAITS = (("SOURCEDESK_RETRIEVAL_DEADLINE_S", "6"), ("SOURCEDESK_WRITER_DEADLINE_S", "6"))
 SONAR = (("SOURCEDESK_WRITER_API", "perplexity-sonar"),)
 ANSWER = "Acme Robotics builds warehouse robots for retailers. [^E1] It raised a Series A in 2024. [^E2]"
 WEB_RESULTS = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,13 +151,14 @@ def test_the_stand_in_exa_answers_400_where_exa_does(body):
 
 
 def test_the_stand_in_exa_takes_what_exa_takes():
-    for body in (
+    bodies: list[dict[str, Any]] = [
         {"category": "people", "includeDomains": ["linkedin.com", "www.linkedin.com/in"]},
         {"category": "financial report", "startPublishedDate": "2024-01-01", "excludeDomains": ["x.io"]},
         {"category": "news", "excludeText": ["Acme Medical"], "includeText": ["robots"]},
         *({"type": t} for t in SEARCH_TYPES),
         {"contents": {"text": {"maxCharacters": 10_000}, "highlights": {"maxCharacters": 10_000}}},
-    ):
+    ]
+    for body in bodies:
         parse_search({"query": "Acme", **body})
 
 

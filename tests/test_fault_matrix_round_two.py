@@ -24,8 +24,10 @@ from tests.fault_cases import GOOD, JSON, _agent
 from tests.fault_cases_issue20 import TWO_HOSTS
 from tests.hostile_server import HostileServer, Reply
 from tests.test_fault_matrix import (
+    CHECK_URL_S,
+    HANG,
     MEMO_YAML,
-    SLACK_S,
+    RETRIEVAL_S,
     WRITER_S,
     Observed,
     _assert_no_leaks,
@@ -95,7 +97,7 @@ def test_check_urls_never_requests_a_url_that_browsers_and_httpx_read_as_two_hos
         assert hostile.hits("/x") == 0 and rows
         for row in rows:
             assert row["status"] == "error" and "the HTTP client would connect to 127.0.0.1" in row["detail"], row
-        assert elapsed < 1.2 + SLACK_S and "Traceback" not in err + log
+        assert elapsed < HANG * CHECK_URL_S and "Traceback" not in err + log
         _assert_no_leaks(Observed(code, elapsed, out, err, log, tmp_path / "memo", _files(tmp_path / "memo")))
 
 
@@ -131,7 +133,10 @@ def test_ctrl_c_while_a_section_is_reconciled_ends_the_run_within_two_seconds_an
     code, elapsed, out, err, log = _invoke(["run", str(memo), "--json"], capsys, caplog)
     finished = time.monotonic()
     assert interrupted_at, "the run never started reconciling"
-    assert finished - interrupted_at[0] < 2.0, f"Ctrl-C took {finished - interrupted_at[0]:.1f} s to end the run"
+    # The reconciler would spin 60 s: a run that waited for it misses this hang guard (10x the 2 s promised).
+    took = finished - interrupted_at[0]
+    print(f"Ctrl-C ended the run {took:.2f} s after SIGINT")
+    assert took < HANG * 2.0, f"Ctrl-C took {took:.1f} s to end the run"
     assert code == 130
     (outcome,) = json.loads(out)
     assert outcome["status"] == "cancelled" and "previous note is unchanged" in outcome["message"]
@@ -164,7 +169,7 @@ def test_a_yaml_alias_bomb_in_a_free_form_field_is_refused_at_load_before_anythi
     hostile.reset()
     hostile.serve("exa", GOOD)
     code, elapsed, out, err, log = _invoke(["retrieve", str(memo), "--refresh", "--json"], capsys, caplog, peak_mb=64)
-    assert code == 2 and elapsed < SLACK_S
+    assert code == 2 and elapsed < HANG * RETRIEVAL_S  # refused at load: before any request
     assert "expands to" in err and "through YAML aliases" in err and "memo.yaml:" in err
     assert hostile.hits("/search") == 0 and note.read_bytes() == before
     _assert_no_leaks(Observed(code, elapsed, out, err, log, memo, _files(memo)))
@@ -192,7 +197,7 @@ def test_reconcile_and_tidy_read_regular_files_only_and_no_more_than_the_memo_ca
         path.write_text("Acme builds robots. [^E1]\n" * 90_000, encoding="utf-8")  # 2.3 MB
     args = ["reconcile", str(path), "--sources", str(sources)] if command == "reconcile" else ["tidy", str(path)]
     code, elapsed, _, err, log = _invoke(args, capsys, caplog, peak_mb=32)
-    assert code == 2 and elapsed < SLACK_S, err
+    assert code == 2 and elapsed < HANG * 1.0, err  # a FIFO that hangs would never return
     expected = "larger than 2 MB" if kind == "over-the-cap" else "not a regular file"
     assert expected in err and "Traceback" not in err + log
     if kind == "over-the-cap":
@@ -225,7 +230,7 @@ def test_a_run_removes_stale_temporaries_and_refuses_a_note_that_is_a_symbolic_l
     note.unlink()
     note.symlink_to(outside)
     code, elapsed, out, err, _ = _invoke(["run", str(memo), "--json"], capsys, caplog)
-    assert code == 1 and elapsed < WRITER_S + SLACK_S
+    assert code == 1 and elapsed < HANG * WRITER_S
     (outcome,) = json.loads(out)
     assert "is a symbolic link" in outcome["message"]
     assert note.is_symlink() and outside.read_text(encoding="utf-8") == "TEXT-OUTSIDE-THE-MEMO\n"

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+HEARTBEAT_S = 0.2  # how long a signal meant for the run may wait for the loop to notice it
+
 
 class Abandoned(BaseException):
     """Raised inside a worker whose result nobody waits for any more (not an ``Exception``:
@@ -51,21 +53,45 @@ async def in_worker(job: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
 
     def target() -> None:
         try:
-            value, error = job(*args, **kwargs), None
-        except Abandoned:
+            try:
+                value, error = job(*args, **kwargs), None
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, which re-raises it
+                if isinstance(exc, Abandoned):
+                    return
+                value, error = None, exc
+            with contextlib.suppress(RuntimeError):  # a closed loop: the run is over, nobody is waiting
+                loop.call_soon_threadsafe(_settle, future, value, error)
+        except Abandoned:  # told to stop after the job had ended: nobody is waiting for its result
             return
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, which re-raises it
-            value, error = None, exc
-        with contextlib.suppress(RuntimeError):  # a closed loop: the run is over, nobody is waiting
-            loop.call_soon_threadsafe(_settle, future, value, error)
 
     thread = threading.Thread(target=target, name=f"sourcedesk-{getattr(job, '__name__', 'job')}", daemon=True)
     thread.start()
+    stop_beating = _heartbeat(loop, future)
     try:
         return await future
     except asyncio.CancelledError:
         _stop(thread)
         raise
+    finally:
+        stop_beating()
+
+
+def _heartbeat(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> Callable[[], None]:
+    """Wake the event loop every ``HEARTBEAT_S`` while ``future`` is pending.
+
+    A SIGINT that the kernel hands to another thread (the worker's, say) sets Python's flag
+    but does not interrupt the main thread's ``select``, and with nothing else scheduled the
+    loop would sleep until the job ends: Python runs the handler (asyncio's, which cancels
+    the run) only once the main thread wakes. A beat bounds that wait; the function returned
+    stops it."""
+    holder: list[asyncio.TimerHandle] = []
+
+    def tick() -> None:
+        if not future.done():
+            holder[0] = loop.call_later(HEARTBEAT_S, tick)
+
+    holder.append(loop.call_later(HEARTBEAT_S, tick))
+    return lambda: holder[0].cancel()
 
 
 __all__ = ["Abandoned", "in_worker"]

@@ -74,8 +74,8 @@ def entry_notices(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]
         if note:
             line, where, _ = locate(root, (*base, "category"))
             notices.append(f"{shown_file}:{line}: {where}: {note}")
-    highlights = entry.contents.highlights
-    for key in sorted(highlights, key=str) if isinstance(highlights, dict) else []:
+    highlights = entry.contents.highlights if isinstance(entry.contents.highlights, dict) else {}
+    for key in sorted(highlights, key=str):
         name = exa_option_name(key) if isinstance(key, str) else key
         if name not in RETIRED_FIELDS:
             continue
