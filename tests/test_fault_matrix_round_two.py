@@ -19,6 +19,7 @@ import pytest
 
 import sourcedesk.core.pipeline.run as pipeline_run
 from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.cli import main
 from tests.fault_cases import GOOD, JSON, _agent
 from tests.fault_cases_issue20 import TWO_HOSTS
@@ -99,6 +100,57 @@ def test_check_urls_never_requests_a_url_that_browsers_and_httpx_read_as_two_hos
             assert row["status"] == "error" and "the HTTP client would connect to 127.0.0.1" in row["detail"], row
         assert elapsed < HANG * CHECK_URL_S and "Traceback" not in err + log
         _assert_no_leaks(Observed(code, elapsed, out, err, log, tmp_path / "memo", _files(tmp_path / "memo")))
+
+
+# ---------------------------------------------------------------- url_citation offsets: the unit is recorded
+
+_OFFSET_TEXT = "🚀 中文 Acme Robotics builds warehouse robots for retailers. It raised a Series A in 2024."
+
+
+def _span_in(unit: str, span: str) -> dict:
+    def count(text: str) -> int:
+        return (
+            len(text.encode("utf-16-le")) // 2
+            if unit == "utf-16"
+            else len(text.encode())
+            if unit == "utf-8"
+            else len(text)
+        )
+
+    at = _OFFSET_TEXT.index(span)
+    start = count(_OFFSET_TEXT[:at])
+    return {"start_index": start, "end_index": start + count(span)}
+
+
+@pytest.mark.parametrize("unit", ["utf-16", "utf-8", "none"])
+def test_the_run_record_names_the_unit_the_url_citation_offsets_were_read_in(
+    hostile, writer_sandbox, baseline, tmp_path, monkeypatch, capsys, caplog, unit
+):
+    """After an emoji and CJK, offsets counted by a JavaScript (UTF-16) or Go (UTF-8) server bind
+    the words they cite; the run record says which unit was used, and "none" (with a warning) when
+    no unit lines the spans up, the markers alone then deciding."""
+    memo, note, _ = _copy(baseline, tmp_path)
+    _environment(monkeypatch, tmp_path, writer_sandbox.url, hostile.url)
+    memo_yaml = memo / "memo.yaml"
+    memo_yaml.write_text(memo_yaml.read_text().replace("web-search: false", "web-search: true"))
+    results = [{"id": 1, "url": "https://acme-robotics.io/about", "title": "About Acme", "snippet": "Robots."}]
+    span = _span_in("utf-8" if unit == "none" else unit, "Acme Robotics builds warehouse robots")
+    if unit == "none":  # mid-word in every unit
+        span = {"start_index": span["start_index"] + 3, "end_index": span["end_index"] - 2}
+    annotation = {"type": "url_citation", "url": results[0]["url"], "title": "About Acme", **span}
+    hostile.reset()
+    hostile.serve("writer", Reply(200, _agent(_OFFSET_TEXT, results=results, annotations=[annotation]), JSON))
+    code, _, out, err, _ = _invoke(["run", str(memo), "--json"], capsys, caplog)
+    assert code == 0, err
+    (outcome,) = json.loads(out)
+    (record,) = MemoStore(memo).runs("overview", limit=1)
+    assert record.annotation_offsets == unit
+    body = note.read_text(encoding="utf-8")
+    if unit == "none":
+        assert any("nor as UTF-8 bytes" in w for w in outcome["warnings"]), outcome["warnings"]
+        assert "[^" not in body.split("\n## ")[0].split("---\n")[-1]  # no span was trusted: no marker placed
+    else:  # the marker lands after the cited words, not mid-sentence
+        assert "Acme Robotics builds warehouse robots [^" in body, body
 
 
 # ---------------------------------------------------------------- 4: Ctrl-C while reconciling

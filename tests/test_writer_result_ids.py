@@ -56,7 +56,7 @@ def test_missing_or_non_integer_ids_number_the_unique_urls_by_position(bad, show
     web = read_results([{"id": 1, "url": A}, second, {"id": 3, "url": C}], secrets=[])
     assert web.numbering == "position"
     assert {r.number: r.url for r in web.results} == {1: A, 2: B, 3: C}
-    assert any("carry no whole-number id" in w and shown in w for w in web.warnings), web.warnings
+    assert any("carry no id a marker can name" in w and shown in w for w in web.warnings), web.warnings
 
 
 def test_a_citation_in_the_answer_resolves_to_the_page_its_id_names():
