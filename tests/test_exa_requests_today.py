@@ -206,3 +206,35 @@ def test_num_sentences_is_converted_and_capped_with_a_notice(tmp_path):
     body = build_search_body("q", highlights={"numSentences": 50})
     assert body["contents"]["highlights"] == {"maxCharacters": 10_000}
     assert build_search_body("q", highlights={"numSentences": 3})["contents"]["highlights"] == {"maxCharacters": 3999}
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        ("max-characters: '99999'", "got '99999'"),  # quoted: text, so no number check caught it
+        ("max_characters: 20000", "over the 10,000"),
+        ("maxCharacters: 1.0e+6", "got 1000000.0"),
+        ("max-characters: true", "got True"),
+        ("max-characters: 0", "from 1 to 10,000, got 0"),
+        ("max-characters: -1", "got -1"),
+        ("num-sentences: 0", "sentences, 1 or more, got 0"),
+        ("num-sentences: '5'", "got '5'"),
+        ("query: [a, b]", "expected text"),
+    ],
+)
+def test_a_highlights_value_exa_would_refuse_is_a_load_error_with_its_line(tmp_path, option, words):
+    err = _load(tmp_path, f"{{provider: exa, query: q, contents: {{highlights: {{{option}}}}}}}")
+    assert err is not None and "memo.yaml:7:" in err.message and words in err.message, err
+
+
+def test_num_sentences_beside_max_characters_is_not_sent_and_the_notice_says_so(tmp_path):
+    (tmp_path / "memo.yaml").write_text(
+        "title: t\nsubject: {name: Acme, url: https://acme.io}\nsections:\n  - id: a\n    title: A\n"
+        "    include-sources:\n      - {provider: exa, query: q, contents: {highlights: "
+        "{num-sentences: 50, max-characters: 2000}}}\n",
+        encoding="utf-8",
+    )
+    loaded = load_memo(tmp_path)
+    assert any("num-sentences is deprecated by Exa; not sent (max-characters is given)" in n for n in loaded.notices)
+    body = build_search_body("q", highlights={"numSentences": 50, "maxCharacters": 2000})
+    assert body["contents"]["highlights"] == {"maxCharacters": 2000}

@@ -184,7 +184,9 @@ def _id_problems(items: list[_Item]) -> list[str]:
         problems.append("its search results give one id to different pages (" + "; ".join(conflicts[:3]) + ")")
     if unusable and seen:  # no id at all (a server that sends none) is numbering by position, not a problem
         shown = ", ".join(dict.fromkeys(unusable[:5]))
-        problems.append(f"{len(unusable)} of its search results carry no id a marker can name (a whole number 1-999; got {shown})")
+        problems.append(
+            f"{len(unusable)} of its search results carry no id a marker can name (a whole number 1-999; got {shown})"
+        )
     return problems
 
 

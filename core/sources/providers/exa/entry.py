@@ -42,6 +42,33 @@ def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[A
     return [Problem(line, shown, f"{entry.type!r} is not an Exa search type (Exa would refuse the search)", hint)]
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _highlight_value_problem(name: str | None, value: Any) -> tuple[str, str] | None:
+    """What Exa would refuse in one highlights option's value (message, hint), if anything."""
+    if name == "maxCharacters":
+        if _whole(value) and value > MAX_CONTENT_CHARS:
+            return (
+                f"{value:,} is over the {MAX_CONTENT_CHARS:,} characters Exa returns for highlights",
+                f"use at most max-characters: {MAX_CONTENT_CHARS}",
+            )
+        if not _whole(value) or value < 1:
+            return (
+                f"expected a whole number of characters from 1 to {MAX_CONTENT_CHARS:,}, got {value!r}",
+                "write a whole number without quotes, e.g. max-characters: 2000",
+            )
+    if name == "numSentences" and (not _whole(value) or value < 1):
+        return (
+            f"expected a whole number of sentences, 1 or more, got {value!r}",
+            "write a whole number, e.g. num-sentences: 3 (or max-characters: 4000, as Exa asks now)",
+        )
+    if name == "query" and not isinstance(value, str):
+        return f"expected text, got {value!r}", 'quote it, e.g. query: "funding"'
+    return None
+
+
 def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
     highlights = entry.contents.highlights
     if not isinstance(highlights, dict):
@@ -50,9 +77,9 @@ def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any
     for key, value in highlights.items():
         name = exa_option_name(key) if isinstance(key, str) else None
         line, shown, _ = locate(root, (*base, "contents", "highlights", key))
-        if name == "maxCharacters" and isinstance(value, int) and value > MAX_CONTENT_CHARS:
-            message = f"{value:,} is over the {MAX_CONTENT_CHARS:,} characters Exa returns for highlights"
-            problems.append(Problem(line, shown, message, f"use at most max-characters: {MAX_CONTENT_CHARS}"))
+        wrong = _highlight_value_problem(name, value)
+        if wrong:
+            problems.append(Problem(line, shown, *wrong))
         if name in HIGHLIGHT_OPTIONS or name in RETIRED_FIELDS:
             continue
         problems.append(
@@ -81,7 +108,10 @@ def entry_notices(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]
             continue
         line, where, _ = locate(root, (*base, "contents", "highlights", key))
         value = highlights[key]
-        if name == "numSentences" and isinstance(value, int) and not isinstance(value, bool):
+        explicit = any(exa_option_name(k) == "maxCharacters" for k in highlights if isinstance(k, str))
+        if name == "numSentences" and explicit:
+            instead = "not sent (max-characters is given)"
+        elif name == "numSentences" and _whole(value) and value > 0:
             chars = min(value * CHARS_PER_SENTENCE, MAX_CONTENT_CHARS)
             capped = (
                 f", capped at Exa's {MAX_CONTENT_CHARS:,}" if value * CHARS_PER_SENTENCE > MAX_CONTENT_CHARS else ""
