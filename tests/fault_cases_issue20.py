@@ -9,6 +9,7 @@ output — in any spelling of the key). What does not fit a row (Ctrl-C, a YAML 
 
 from __future__ import annotations
 
+import base64
 import json
 import zlib
 
@@ -69,6 +70,10 @@ _KEY_FORMS = (
     WRITER_KEY[:8] + "\u200b" + WRITER_KEY[8:],
     WRITER_KEY[:8] + "\u00ad" + WRITER_KEY[8:],
     "".join(f"&#{ord(c)};" for c in WRITER_KEY),
+    "".join(f"\\u{ord(c):04x}" for c in WRITER_KEY),  # a JSON escape, as a raw body shows it
+    "".join(f"%25{b:02x}" for b in WRITER_KEY.encode()),  # percent-encoded twice
+    "&shy;".join(WRITER_KEY),
+    base64.b64encode(f"user:{WRITER_KEY}".encode()).decode(),  # an Authorization: Basic echo
 )
 _CRLF_RESULTS = [
     {"id": 1, "url": "https://acme-robotics.io/a\r\nSet-Cookie: x=1", "title": "About", "snippet": "Robots."},

@@ -64,8 +64,10 @@ _HWS = " \t"
 _REF_LABEL = re.compile(r"\s*(?:>\s*)*\[([^\]]*)\]:")
 # A link written as text: ``[text](destination)``, ``![alt](destination)`` (one level of parentheses inside).
 _DECLINED_LINK = re.compile(
-    r"!?\[(?P<text>[^\[\]\n]{0,500})\]\((?P<dest>\s*<?[^()\s<>]{1,2000}(?:\([^()\s]{0,200}\)[^()\s<>]{0,200})*>?)(?:\s+\"[^\"\n]{0,200}\")?\s*\)"
+    r"!?\[(?P<text>[^\[\]\n]{0,500})\]\((?P<dest>\s*<?[^()\s]{1,2000}(?:\([^()\s]{0,200}\)[^()\s]{0,200})*>?)(?:\s+\"[^\"\n]{0,200}\")?\s*\)"
 )
+# An autolink the parser declined (``<javascript:alert(1)>``, ``<file:///etc/passwd>``): a scheme, then no space.
+_DECLINED_AUTOLINK = re.compile(r"<(?P<dest>[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^<>\s]{0,2000})>")
 _CITATION_LIKE = re.compile(r"\^?[A-Za-z]?\d{1,3}")
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]{0,31}:")
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
@@ -260,7 +262,7 @@ def _may_hold_link(block: InlineBlock) -> bool:
         "//" in c
         or ":/" in c
         or "](" in c  # a link the parser declined ([x](javascript:…)) is still text to screen
-        or ("<" in c and "=" in c)  # so is a tag the parser left as text (<img src=x onerror=…)
+        or ("<" in c and ("=" in c or ":" in c))  # so is a tag or an autolink left as text (<javascript:…>)
         or ":\\" in c
         or "www." in c.lower()
         or any(s.rule in ("link", "image", "html_inline", "autolink") for s in block.spans)
@@ -383,11 +385,13 @@ class _BlockScreen:
     def _gap(self, a0: int, b0: int) -> tuple[list[Edit], list[tuple[int, int]]]:
         """Text between spans: links the parser declined, tag-like text the parser left as text, bare URLs."""
         c = self.c
-        edits = self._declined_links(a0, b0) + self._tag_like_text(a0, b0)
+        covered: list[tuple[int, int]] = []  # declined links, replaced whole: nothing inside is edited again
+        edits = self._declined_links(a0, b0, covered)
+        edits += self._tag_like_text(a0, b0, covered)
         removals: list[tuple[int, int]] = []
         for a, b in find_bare_urls(c, a0, b0):
             url = comparable(c[a:b])
-            if self._skipped(a):
+            if self._skipped(a) or any(x < b and a < y for x, y in covered):
                 continue
             if not self.allowed(url):
                 removals.append((a, b))
@@ -396,7 +400,7 @@ class _BlockScreen:
                 edits += self._exact(a, b, url)
         return edits, removals
 
-    def _tag_like_text(self, lo: int, hi: int) -> list[Edit]:
+    def _tag_like_text(self, lo: int, hi: int, covered: list[tuple[int, int]]) -> list[Edit]:
         """A tag the parser left as text (``<img src=x onerror=…`` with no ``>``): another renderer, or the
         HTML that follows it in a note, may still make it a tag, so it loses its handlers and non-web URLs."""
         c = self.c
@@ -405,9 +409,9 @@ class _BlockScreen:
         fragment = c[lo:hi]
         edits: list[Edit] = []
         for change in screen_html(fragment, lambda url: True):
-            if not change.removed:
-                continue
             a, b = lo + change.start, lo + change.end
+            if not change.removed or any(x < b and a < y for x, y in covered):
+                continue
             edits.append(Edit(self.block.src_start(a), self.block.src_end(b), ""))
             if change.kind in ("handler", "scheme"):
                 self._record(", ".join(change.removed[:3]), a, change.kind, str(change.count))
@@ -416,21 +420,23 @@ class _BlockScreen:
                     self._record(url, a, change.kind)
         return edits
 
-    def _declined_links(self, lo: int, hi: int) -> list[Edit]:
-        """``[x](javascript:…)``, ``![a](data:…)``: links the parser declined (a script or data scheme)
-        and left as text, which another renderer may still link. Each becomes its text."""
+    def _declined_links(self, lo: int, hi: int, covered: list[tuple[int, int]]) -> list[Edit]:
+        """``[x](javascript:…)``, ``![a](data:…)``, ``<javascript:…>``: links the parser declined (a script
+        or data scheme) and left as text, which another renderer may still link. A link becomes its
+        text, an autolink its address without the brackets (plain text no renderer links)."""
         c = self.c
-        if "](" not in c[lo:hi]:
-            return []
         edits: list[Edit] = []
-        for m in _DECLINED_LINK.finditer(c, lo, hi):
-            if self._skipped(m.start()):
+        found = _DECLINED_LINK.finditer(c, lo, hi) if "](" in c[lo:hi] else iter(())
+        autolinks = _DECLINED_AUTOLINK.finditer(c, lo, hi) if "<" in c[lo:hi] else iter(())
+        for m, text in [*((m, m.group("text")) for m in found), *((m, m.group("dest")) for m in autolinks)]:
+            if self._skipped(m.start()) or any(x < m.end() and m.start() < y for x, y in covered):
                 continue
-            dest = comparable(m.group("dest")).translate(_TAB_OR_NEWLINE).strip().lstrip("<")
+            dest = comparable(m.group("dest")).translate(_TAB_OR_NEWLINE).strip().lstrip("<").rstrip(">")
             if not _SCHEME.match(dest) or is_web_url(dest):
                 continue
-            edits.append(Edit(self.block.src_start(m.start()), self.block.src_end(m.end()), m.group("text")))
-            self._record(dest, m.start(), "nonweb", m.group("text"))
+            covered.append((m.start(), m.end()))
+            edits.append(Edit(self.block.src_start(m.start()), self.block.src_end(m.end()), text))
+            self._record(dest, m.start(), "nonweb", text)
         return edits
 
     def _exact(self, a: int, b: int, url: str) -> list[Edit]:
