@@ -146,3 +146,17 @@ def test_a_key_is_redacted_in_every_spelling_a_reader_could_still_read_it_in(spe
 def test_text_that_only_looks_encoded_is_left_alone():
     text = "growth of 40%25 in 2024 &amp; \\u00e9t\u00e9 caf\u0301e ｗｉｄｅ base64:cHBseC1ob3N0"
     assert clean_text(text, secrets=[KEY]) == text
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    ["\u200e", "\u200f", "\u061c", "\u200b", "\ufeff", "\u2060", "\U000e0041", "\ufff9", "\u3164", "\u206a", "\u17b4"],
+    ids=lambda c: f"U+{ord(c):04X}",
+)
+def test_characters_that_hide_or_reorder_text_leave_a_title(hidden):
+    assert clean_text(f"Acme{hidden}Robotics{hidden * 3}") == "AcmeRobotics"
+
+
+def test_joiners_and_variation_selectors_that_scripts_and_emoji_need_are_kept():
+    text = "می\u200cخواهم 👩\u200d💻 \u2764\ufe0f"
+    assert clean_text(text) == text

@@ -51,8 +51,14 @@ _SEQUENCE = (
 )
 _LINE_BREAK = r"\r\n?|[\n\u2028\u2029]"
 _BIDI = "\u202a-\u202e\u2066-\u2069"
-# Invisible characters that reorder or hide text (the zero-width joiners U+200C/U+200D are not among them).
-INVISIBLES = "\u00ad\u061c\u180e\u200b\u200e\u200f\u2060-\u2064\ufeff"
+# Invisible characters that reorder or hide text (the zero-width joiners U+200C/U+200D are not among them,
+# nor the variation selectors: emoji and many scripts need them). Besides the marks, spaces and word joiners:
+# the Hangul and Khmer fillers a blank-looking name is made of, the deprecated format characters, interlinear
+# annotation, shorthand and musical format controls, and the tag characters that smuggle hidden ASCII.
+INVISIBLES = (
+    "\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2060-\u2064\u206a-\u206f"
+    "\u3164\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+)
 _SURROGATE = "\ud800-\udfff"
 _CONTROL = f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}{INVISIBLES}]"
 _TAB = r"\t"
