@@ -266,7 +266,13 @@ def test_a_run_removes_stale_temporaries_and_refuses_a_note_that_is_a_symbolic_l
     target's text copied into the store."""
     memo, note, _ = _copy(baseline, tmp_path)
     _environment(monkeypatch, tmp_path, writer_sandbox.url, writer_sandbox.url)
-    stale = [memo / "sections" / ".01-overview.md.0a1b2c3d.tmp", memo / ".memo.md.0a1b2c3d.tmp"]
+    shard = memo / ".sourcedesk" / "payloads" / "ab"
+    shard.mkdir(parents=True, exist_ok=True)
+    stale = [
+        memo / "sections" / ".01-overview.md.0a1b2c3d.tmp",
+        memo / ".memo.md.0a1b2c3d.tmp",
+        shard / ".ab12.0a1b2c3d.tmp",  # a payload's, two folders down
+    ]
     fresh = memo / "sections" / ".01-overview.md.99999999.tmp"  # another writer's, this very moment
     for path in [*stale, fresh]:
         path.write_text("half a note", encoding="utf-8")

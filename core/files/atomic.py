@@ -87,11 +87,14 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
 
 
 def remove_stale_temporaries(
-    directory: Path, *, older_than_s: float = STALE_AFTER_S, now: float | None = None
+    directory: Path, *, older_than_s: float = STALE_AFTER_S, now: float | None = None, levels: int = 0
 ) -> list[Path]:
     """Remove the temporaries a killed process left in ``directory`` (``.name.1a2b3c4d.tmp``, older
-    than ``older_than_s``); the ones removed. A process killed between creating its temporary and
-    renaming it (``kill -9``, a power cut) leaves one behind, and nothing else would ever remove it."""
+    than ``older_than_s``), and in its folders ``levels`` deep (never through a link); the ones
+    removed. A process killed between creating its temporary and renaming it (``kill -9``, a power
+    cut) leaves one behind, and nothing else would ever remove it. The age is the file system's
+    own (its mtime against the real time), not the product's clock: a shifted clock is no reason
+    to take a temporary another process is writing right now."""
     now = time.time() if now is None else now
     removed: list[Path] = []
     try:
@@ -99,9 +102,14 @@ def remove_stale_temporaries(
     except OSError:
         return removed
     for entry in entries:
-        if not _TEMPORARY.fullmatch(entry.name):
-            continue
         try:
+            if levels > 0 and entry.is_dir(follow_symlinks=False):
+                removed += remove_stale_temporaries(
+                    Path(entry.path), older_than_s=older_than_s, now=now, levels=levels - 1
+                )
+                continue
+            if not _TEMPORARY.fullmatch(entry.name):
+                continue
             info = entry.stat(follow_symlinks=False)
             if stat.S_ISREG(info.st_mode) and now - info.st_mtime > older_than_s:
                 os.unlink(entry.path)

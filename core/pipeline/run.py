@@ -841,8 +841,8 @@ async def run_memo(
     soon as it is final, so a caller that is interrupted still has the sections that
     completed."""
     ids = check_section_ids(loaded, section_ids)
-    for folder in (loaded.dir, loaded.dir / "sections", loaded.dir / ".sourcedesk"):
-        remove_stale_temporaries(folder)  # what a killed run left behind (the store's lock is ours now)
+    for folder, levels in ((loaded.dir, 0), (loaded.dir / "sections", 0), (loaded.dir / ".sourcedesk", 2)):
+        remove_stale_temporaries(folder, levels=levels)  # what a killed run left (the store's lock is ours now)
     global_rejects = newest_first(global_lists.reject_entries())
     global_names = global_lists.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
