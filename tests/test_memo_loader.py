@@ -177,7 +177,7 @@ def test_a_problem_inside_the_mapping_alternative_is_the_one_reported(tmp_path):
         + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, contents: {text: {max-characters: 5}}}]}\n",
     )
     assert err.message.count("\n") == 0
-    assert "contents.text.max-characters: expected an integer between 100 and 100000, got 5" in err.message
+    assert "contents.text.max-characters: expected an integer between 100 and 10000, got 5" in err.message
 
 
 def test_section_id_format(tmp_path):

@@ -137,7 +137,8 @@ class SummarySpec(_Model):
 
 
 class TextSpec(_Model):
-    max_characters: int = Field(default=4000, ge=100, le=100_000)
+    # Exa returns at most 10,000 characters of a page's text (and answers 400 past that).
+    max_characters: int = Field(default=4000, ge=100, le=10_000)
 
 
 class ContentsSpec(_Model):
@@ -150,7 +151,7 @@ class ExaEntry(_Model):
     provider: Literal["exa"]
     query: str
     category: str | None = None  # company, people, news, research paper, pdf, ...
-    type: str | None = None  # auto, neural, fast, keyword, deep
+    type: str | None = None  # auto, fast, instant, neural, deep-lite, deep, deep-reasoning, lite
     num_results: int = Field(default=5, ge=1, le=100)
     pin: Literal["entity", "none"] = "entity"
     domains: list[str] = Field(default_factory=list)  # pinned in addition to the subject's

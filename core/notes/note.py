@@ -25,6 +25,7 @@ import yaml
 from sourcedesk.core.citations.house import HOUSE_HEADINGS, RETRIEVED_HEADING, WEB_HEADING
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.files.atomic import atomic_write_text
+from sourcedesk.core.files.regular import SymlinkRefused, read_regular
 from sourcedesk.core.text.safety import clean_text
 
 SECTIONS_DIR = "sections"
@@ -220,7 +221,12 @@ def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, 
 def read_note_text(path: Path) -> str:
     """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, follow_links=False)  # a link's target is not the memo's text
+    except SymlinkRefused:
+        raise UserError(
+            f"{path} is a symbolic link; notes are read only as regular files",
+            hint="replace the link with the note itself, or re-run its section",
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
     try:

@@ -44,6 +44,8 @@ from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
 from sourcedesk.core.domain.records import RunError, RunRecord, StoredOutcome, StoredReport
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, RunStore
+from sourcedesk.core.files.atomic import remove_stale_temporaries
+from sourcedesk.core.files.regular import read_regular
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import ExaEntry, Memo, Section
 from sourcedesk.core.net.deadline import DeadlineExceeded, within
@@ -51,6 +53,7 @@ from sourcedesk.core.net.hosts import PinRefused, excluded_by, host_matches_any,
 from sourcedesk.core.net.policy import WRITER_RETRY
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.notes.note import NoteRecord, note_path, render_note, write_note_atomic
+from sourcedesk.core.pipeline.worker import in_worker
 from sourcedesk.core.sources.about import AboutJudge
 from sourcedesk.core.sources.judge import (
     RunSets,
@@ -483,12 +486,16 @@ async def write_section(run: SectionRun, resolved: Resolved) -> Written:
     record.raw_response = response.raw
     record.web_results = response.search_results
     record.annotations = response.annotations
+    record.annotation_offsets = response.offset_unit
     return Written(response, policy)
 
 
-def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> Reconciled:
+async def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> Reconciled:
     """Stage 3: every citation checked against the ground truth (frozen set ∪ this run's
-    citable web results), then tidied; the report goes to the outcome and the record."""
+    citable web results), then tidied; the report goes to the outcome and the record.
+
+    The reconciling itself runs on a worker thread (``in_worker``): a long answer never
+    keeps Ctrl-C or a cancel waiting, and a cancelled run never reaches ``save_note``."""
     run.enter("reconciling")
     memo, outcome, response, policy = run.memo, run.outcome, written.response, written.policy
     web_search = run.web_search
@@ -530,7 +537,8 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
             f"writer: its own search returned {len(theirs)} result(s) about a namesake; "
             "they were not accepted as sources"
         )
-    result = reconcile(
+    result = await in_worker(
+        reconcile,
         response.content,
         resolved.sources,
         search_results=web_results,
@@ -586,6 +594,11 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
     )
     run.doing = "saving the note"
     path = note_path(run.loaded.dir, run.memo, run.section.id)
+    if path.is_symlink():  # its target's text would be read into the store, and the link replaced
+        raise UserError(
+            f"{path.name} is a symbolic link, and sourcedesk writes notes only as regular files, so it was not replaced",
+            hint="replace the link with the note itself (or remove it), then re-run",
+        )
     previous = _previous_note(run.store, path, run.section.id)
     if previous is not None:
         record.previous_note = previous
@@ -668,7 +681,7 @@ async def run_section(
     try:
         resolved = await resolve_sources(run, refresh=refresh, clients=clients, now=now)
         written = await write_section(run, resolved)
-        reconciled = reconcile_section(run, resolved, written)
+        reconciled = await reconcile_section(run, resolved, written)
         await save_note(run, resolved, reconciled)
         return outcome
     except asyncio.CancelledError:
@@ -720,10 +733,13 @@ def _cancelled(outcome: RunOutcome, doing: str) -> None:
     _fail(outcome, "cancelled", f"cancelled while {doing}; the previous note is unchanged", status="cancelled")
 
 
+MAX_NOTE_BYTES = 64 * 1024 * 1024  # far past any note (an answer is at most writer_max_answer_chars)
+
+
 def _previous_note(store: RunStore, path: Path, section_id: str) -> str | None:
     """The current note's text when someone edited it since sourcedesk wrote it (kept, not lost)."""
     try:
-        current = path.read_bytes()
+        current = read_regular(path, MAX_NOTE_BYTES, follow_links=False)  # a FIFO or a link never hangs or leaks
     except OSError:
         return None
     state = store.section_state(section_id)
@@ -825,6 +841,8 @@ async def run_memo(
     soon as it is final, so a caller that is interrupted still has the sections that
     completed."""
     ids = check_section_ids(loaded, section_ids)
+    for folder, levels in ((loaded.dir, 0), (loaded.dir / "sections", 0), (loaded.dir / ".sourcedesk", 2)):
+        remove_stale_temporaries(folder, levels=levels)  # what a killed run left (the store's lock is ours now)
     global_rejects = newest_first(global_lists.reject_entries())
     global_names = global_lists.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))
