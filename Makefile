@@ -38,7 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
 
 bench-store: $(STAMP)
-	$(BIN)/python -m sourcedesk.sandbox.bench --store-only
+	$(BIN)/python -m sourcedesk.sandbox.bench_store
 
 # Peak memory and time of `run` against a 50 MB writer answer (JSON and SSE, length announced or not).
 bench-memory: $(STAMP)

@@ -1,7 +1,8 @@
 """The Textual workbench: one memo, its sections, their runs.
 
-The app owns what outlives a screen: the loaded memo, the one open ``MemoStore``
-(its inter-process lock is held for the whole session), the shared HTTP clients
+The app owns what outlives a screen: the loaded memo, the open memo store (TinyDB or the
+team's PostgreSQL server, from the settings; a section is held only while it runs, so a
+colleague or a command can work on the others), the shared HTTP clients
 (so rate limiters and connection pools are shared by every section's run), and
 the running jobs. Each section's run is its own async worker (exclusive per
 section); progress arrives through ``run_section``'s callback on the app's event
@@ -23,6 +24,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +49,14 @@ from sourcedesk.core.sources.providers.base import Provider
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.core.writing.registry import Writer, writer_class
 from sourcedesk.screens.palette import SourcedeskCommands
-from sourcedesk.store.global_store import GlobalStore
-from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.store.api import GlobalStoreAPI, MemoStoreAPI, SectionHoldAPI
+from sourcedesk.store.holders import SectionLocked
 from sourcedesk.themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from sourcedesk.tui.checks import CheckRunner
 from sourcedesk.tui.logs import logged_at, report_unexpected
+from sourcedesk.tui.store_watch import StoreChanged, show_store_change, start_store_watch
+from sourcedesk.tui.stores import global_store as open_global
+from sourcedesk.tui.stores import memo_store as open_memo
 from sourcedesk.tui.widgets.cells import Palette
 
 log = logging.getLogger("sourcedesk.tui")
@@ -101,16 +106,18 @@ class SourcedeskApp(CheckRunner, App[None]):
         memo_dir: Path | str,
         *,
         settings: Settings | None = None,
-        store: MemoStore | None = None,
-        global_store: GlobalStore | None = None,
+        store: MemoStoreAPI | None = None,
+        global_store: GlobalStoreAPI | None = None,
         banner: str = "",
     ) -> None:
         super().__init__()
         self.settings = settings or load_settings()
         self.loaded: LoadedMemo = load_memo(Path(memo_dir), writer_api=self.settings.writer_api)
         self._own_store = store is None
-        self.store = store or MemoStore(self.loaded.dir)
-        self.global_store = global_store or GlobalStore()
+        self.store: MemoStoreAPI = store or open_memo(self.loaded.dir, self.settings)
+        self.global_store: GlobalStoreAPI = global_store or open_global(self.settings)
+        self._window: SectionHoldAPI | None = None
+        self._store_watch: threading.Event | None = None
         self.banner = banner
         self.jobs: dict[str, Job] = {}
         self.notices: list[tuple[str, str]] = []  # (severity, message), oldest first
@@ -160,6 +167,10 @@ class SourcedeskApp(CheckRunner, App[None]):
         for notice in self.load_notices():
             self.say(notice, "warning")
         self._watch_terminal()
+        self._window, self._store_watch = start_store_watch(self)
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        show_store_change(self, message.change)
 
     def _watch_terminal(self) -> None:
         """Quit when the terminal goes away (a closed tmux pane, a dropped ssh session).
@@ -187,6 +198,10 @@ class SourcedeskApp(CheckRunner, App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
+        if self._store_watch is not None:
+            self._store_watch.set()
+        if self._window is not None:
+            self._window.release()
         for job in list(self.jobs.values()):
             job.cancel.set()
         for check in list(self.check_jobs.values()):
@@ -201,6 +216,7 @@ class SourcedeskApp(CheckRunner, App[None]):
             await self._http.aclose()
         if self._own_store:
             self.store.close()
+            self.global_store.close()
 
     # ------------------------------------------------------------------ messages
 
@@ -432,7 +448,13 @@ class SourcedeskApp(CheckRunner, App[None]):
 
     async def _run(self, job: Job) -> None:
         sid = job.section_id
+        hold: SectionHoldAPI | None = None
         try:
+            try:
+                hold = self.store.hold_section(sid, purpose="running it")
+            except SectionLocked as exc:  # a colleague, another window or a command runs it
+                self.say(f"{sid} was not run: {exc.message}", "warning")
+                return
             assert self._slots is not None
             async with self._slots:
                 if job.cancel.is_set():
@@ -463,6 +485,8 @@ class SourcedeskApp(CheckRunner, App[None]):
         except Exception as exc:  # noqa: BLE001 - a bug in one run is a toast, not a crash
             self.say_error(exc, f"{sid} failed")
         finally:
+            if hold is not None:
+                hold.release()
             self.jobs.pop(sid, None)
             self.section_changed(sid)
 

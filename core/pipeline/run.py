@@ -565,6 +565,9 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             "so it was not replaced",
             hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
         )
+    if not outcome.recorded:  # a note naming a run and a set the store does not hold would be half-written
+        why = outcome.warnings.pop() if outcome.warnings else "the memo store did not take it"
+        raise UserError(f"{why}; the note was not written")
     write_note_atomic(path, note)
     run.enter("saved")
 
