@@ -41,7 +41,7 @@ from sourcedesk.core.citations.bare_urls import find_bare_urls
 from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
-from sourcedesk.core.domain.records import RunError, RunRecord, StoredOutcome, StoredReport
+from sourcedesk.core.domain.records import RunError, RunRecord, SectionState, StoredOutcome, StoredReport
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, RunStore
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import ExaEntry, Memo, Section
@@ -744,7 +744,11 @@ def _closing_record(
     record.timings = dict(outcome.timings)
     record.cost = dict(outcome.cost)
     state: dict[str, Any] = {"last_run": record.id, "last_status": outcome.status}
-    before = store.section_state(outcome.section)
+    try:
+        before = store.section_state(outcome.section)
+    except Exception:  # the store went away (a team server stopped): storing the record fails and says so
+        log.warning("could not read the state of section %s", outcome.section, exc_info=True)
+        before = SectionState()
     if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
         state["note_sha256"] = record.note_sha256
         state["prior_note_sha256"] = before.note_sha256

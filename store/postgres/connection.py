@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -40,7 +40,8 @@ class StoreUnavailable(UserError):
 
 
 def shown_url(url: str) -> str:
-    """``url`` without its password (in the authority and in a ``password=`` parameter)."""
+    """``url`` as it is shown: scheme, user, host, port and database — never the password
+    (nor the query, which may carry one as ``password=``)."""
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
@@ -48,8 +49,7 @@ def shown_url(url: str) -> str:
             userinfo, host = netloc.rsplit("@", 1)
             user = userinfo.split(":", 1)[0]
             netloc = f"{user}@{host}" if user else host
-        query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k.lower() != "password"])
-        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     except ValueError:
         return "the configured PostgreSQL URL (it does not parse)"
 
@@ -66,7 +66,8 @@ def password_of(url: str) -> str | None:
 
 def first_line(exc: BaseException, secret: str | None = None) -> str:
     """The error's first meaningful line, with the password (if it appears) blanked."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
     if secret:
         text = text.replace(secret, "[redacted]")
     return text[:300]
