@@ -252,7 +252,6 @@ def test_a_server_stopped_mid_run_fails_the_section_and_writes_nothing_half(memo
     from sourcedesk.core.pipeline.run import run_section
     from sourcedesk.sandbox.pg_server import PgServer
     from sourcedesk.sandbox.server import SandboxServer
-
     from sourcedesk.store.postgres import connection
 
     monkeypatch.setattr(connection, "POOL_WAIT_S", 1.0)  # how long a section waits for a connection that never comes
@@ -285,3 +284,34 @@ def test_a_server_stopped_mid_run_fails_the_section_and_writes_nothing_half(memo
     finally:
         server.cleanup()
     shutil.rmtree(memo / ".sourcedesk", ignore_errors=True)
+
+
+def test_the_roles_the_readme_sets_up_are_enough_for_an_analyst(pg_server, memo):
+    """The README's owner role migrates; the analysts' role reads and writes, holds and listens."""
+    import secrets
+
+    tag = secrets.token_hex(4)
+    owner, analyst, database = f"owner_{tag}", f"alice_{tag}", f"team_{tag}"
+    pg_server.sql(f"CREATE ROLE {owner} LOGIN PASSWORD 'owner-pass-{tag}'")
+    pg_server.sql(f"CREATE DATABASE {database} OWNER {owner}")
+    pg_server.sql(f"CREATE ROLE analysts_{tag} NOLOGIN")
+    pg_server.sql(f"CREATE ROLE {analyst} LOGIN PASSWORD 'alice-pass-{tag}' IN ROLE analysts_{tag}")
+    host = f"127.0.0.1:{pg_server.port}/{database}"
+    owner_url, analyst_url = (
+        f"postgresql://{owner}:owner-pass-{tag}@{host}",
+        f"postgresql://{analyst}:alice-pass-{tag}@{host}",
+    )
+    assert main(["store", "migrate", "--url", owner_url]) == 0
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute(f"GRANT USAGE ON SCHEMA public TO analysts_{tag}")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO analysts_{tag}")
+    with pytest.raises(UserError):
+        PgMemoStore(memo, f"postgresql://{analyst}:wrong-pass@{host}")
+    with PgMemoStore(memo, analyst_url) as store:
+        assert store.add_reject("nats.aero") and store.add_reject_name("Kestra Medical")
+        saved = store.save_source_set(SourceSet(section="overview", fingerprint="a" * 16))
+        run_id = store.save_run({"section": "overview", "status": "ok"}, section_state={"last_status": "ok"})
+        store.add_learned_namesakes([LearnedNamesake(name="GNATS", origin="pin", host="gnats.io")])
+        with store.hold_section("overview"):
+            assert set(store.section_holders()) == {"overview"}
+        assert store.latest_source_set("overview").id == saved.id and store.get_run(run_id).status == "ok"
