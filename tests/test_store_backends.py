@@ -341,11 +341,9 @@ def test_a_reject_in_one_window_is_announced_in_the_other_with_who(memo_dir, sto
         a.close()
         b.close()
         everywhere.close()
-    assert [(c.kind, c.what, c.scope) for c in seen] == [
-        ("reject", "nats.aero", "memo"),
-        ("source_set", "overview", "memo"),
-        ("reject_name", "Kestra Medical", "global"),
-        ("unreject", "nats.aero", "memo"),
-    ]
+    memo_changes = [(c.kind, c.what) for c in seen if c.scope == "memo"]
+    assert memo_changes == [("reject", "nats.aero"), ("source_set", "overview"), ("unreject", "nats.aero")]  # in order
+    [named] = [c for c in seen if c.scope == "global"]  # the global list is another file for TinyDB: order apart
+    assert (named.kind, named.what) == ("reject_name", "Kestra Medical")
+    assert named.describe() == f"{whoami()} rejected the name 'Kestra Medical' (every memo)"
     assert seen[0].by == whoami() and seen[0].describe() == f"{whoami()} rejected nats.aero"
-    assert seen[2].describe() == f"{whoami()} rejected the name 'Kestra Medical' (every memo)"

@@ -110,7 +110,8 @@ class Database:
             if self._pool is None:
                 pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
                     self.url,
-                    kwargs={"connect_timeout": CONNECT_TIMEOUT_S},
+                    # Autocommit: a read is one statement and one round trip; a write says BEGIN/COMMIT.
+                    kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "autocommit": True},
                     min_size=1,
                     max_size=POOL_MAX,
                     timeout=POOL_WAIT_S,
@@ -128,6 +129,17 @@ class Database:
         pool = self._open_pool()
         try:
             with pool.connection() as conn, conn.transaction():
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise self.unavailable(exc, doing) from None
+
+    @contextmanager
+    def reading(self, doing: str = "") -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for reads: each statement on its own (one round trip), no
+        transaction to open and close. A lost server is ``StoreUnavailable``."""
+        pool = self._open_pool()
+        try:
+            with pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise self.unavailable(exc, doing) from None

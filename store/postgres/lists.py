@@ -18,6 +18,7 @@ from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, Scope, StoreCha
 from sourcedesk.store.holders import now_iso, whoami
 from sourcedesk.store.postgres.connection import Database
 from sourcedesk.store.postgres.feed import announce
+from sourcedesk.store.postgres.recent import forget, recent
 from sourcedesk.store.redact import redact_text
 from sourcedesk.store.rejections import domain_key, new_domains
 
@@ -32,6 +33,7 @@ class PgRejectLists:
     origin: str = PROCESS_ORIGIN
 
     def _change(self, conn: psycopg.Connection[Any], kind: ChangeKind, what: str, section: str | None = None) -> None:
+        forget(self.db.url, self.list_key)  # this process sees its own change at once
         announce(
             conn,
             self.db,
@@ -50,7 +52,10 @@ class PgRejectLists:
     # -- domains --------------------------------------------------------------------------
 
     def reject_entries(self) -> list[dict[str, Any]]:
-        with self.db.transaction("reading rejections") as conn:
+        return recent(self.db.url, self.list_key, "rejects", self._read_reject_entries)
+
+    def _read_reject_entries(self) -> list[dict[str, Any]]:
+        with self.db.reading("reading rejections") as conn:
             rows = conn.execute(
                 "SELECT domain, note, added_at, seq, added_by FROM sd_rejects WHERE memo = %s ORDER BY domain",
                 (self.list_key,),
@@ -58,9 +63,7 @@ class PgRejectLists:
         return [{"domain": d, "note": n, "added_at": a, "seq": int(s), "by": b} for d, n, a, s, b in rows]
 
     def rejects(self) -> list[str]:
-        with self.db.transaction("reading rejections") as conn:
-            rows = conn.execute("SELECT domain FROM sd_rejects WHERE memo = %s ORDER BY domain", (self.list_key,))
-            return [r[0] for r in rows.fetchall()]
+        return [e["domain"] for e in self.reject_entries()]
 
     def add_reject(self, domain: str, note: str = "") -> bool:
         return bool(self.add_rejects([domain], note))
@@ -106,6 +109,7 @@ class PgRejectLists:
                     ),
                 )
                 added += cur.rowcount
+        forget(self.db.url, self.list_key)
         return added
 
     def import_reject_names(self, entries: Iterable[dict[str, Any]]) -> int:
@@ -128,12 +132,16 @@ class PgRejectLists:
                     ),
                 )
                 added += cur.rowcount
+        forget(self.db.url, self.list_key)
         return added
 
     # -- names ----------------------------------------------------------------------------
 
     def reject_name_entries(self) -> list[dict[str, Any]]:
-        with self.db.transaction("reading rejected names") as conn:
+        return recent(self.db.url, self.list_key, "names", self._read_reject_name_entries)
+
+    def _read_reject_name_entries(self) -> list[dict[str, Any]]:
+        with self.db.reading("reading rejected names") as conn:
             rows = conn.execute(
                 "SELECT name, note, added_at, added_by FROM sd_reject_names WHERE memo = %s ORDER BY key, name",
                 (self.list_key,),
@@ -141,9 +149,7 @@ class PgRejectLists:
         return [{"name": n, "note": note, "added_at": a, "by": b} for n, note, a, b in rows]
 
     def reject_names(self) -> list[str]:
-        with self.db.transaction("reading rejected names") as conn:
-            rows = conn.execute("SELECT name FROM sd_reject_names WHERE memo = %s ORDER BY key, name", (self.list_key,))
-            return [r[0] for r in rows.fetchall()]
+        return [e["name"] for e in self.reject_name_entries()]
 
     def add_reject_name(self, name: str, note: str = "") -> bool:
         shown, key = canonical_name(name)

@@ -23,6 +23,19 @@ from sourcedesk.store.section_locks import SectionHold
 
 log = logging.getLogger("sourcedesk.store")
 
+_TAKE_SQL = """
+WITH got AS (SELECT pg_try_advisory_lock(%s) AS ok),
+noted AS (
+    INSERT INTO sd_section_locks (memo, section, holder, backend_pid)
+    SELECT %s, %s, %s, pg_backend_pid() FROM got WHERE ok
+    ON CONFLICT (memo, section) DO UPDATE SET holder = excluded.holder, backend_pid = excluded.backend_pid
+)
+SELECT ok FROM got
+"""
+_RELEASE_SQL = """
+WITH gone AS (DELETE FROM sd_section_locks WHERE memo = %s AND section = %s AND backend_pid = pg_backend_pid())
+SELECT pg_advisory_unlock(%s)
+"""
 _HOLDER_SQL = """
 SELECT l.section, l.holder FROM sd_section_locks l
 WHERE l.memo = %(memo)s AND (%(section)s::text IS NULL OR l.section = %(section)s)
@@ -50,15 +63,10 @@ class PgSectionLocks:
                 return False  # held by this store already (another job of this window)
             try:
                 conn = self._connection()
-                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+                # One round trip: the lock, and (only if it was granted) the note naming its holder.
+                row = conn.execute(_TAKE_SQL, (key, self.memo, section, orjson.dumps(me.to_json()))).fetchone()
                 if not row or not row[0]:
                     return False
-                conn.execute(
-                    "INSERT INTO sd_section_locks (memo, section, holder, backend_pid) "
-                    "VALUES (%s, %s, %s, pg_backend_pid()) ON CONFLICT (memo, section) "
-                    "DO UPDATE SET holder = excluded.holder, backend_pid = excluded.backend_pid",
-                    (self.memo, section, orjson.dumps(me.to_json())),
-                )
             except psycopg.Error as exc:
                 raise self.db.unavailable(exc, f"locking section {section}") from None
             self._held[section] = key
@@ -85,17 +93,13 @@ class PgSectionLocks:
             if key is None or conn is None or conn.closed:
                 return
             try:
-                conn.execute(
-                    "DELETE FROM sd_section_locks WHERE memo = %s AND section = %s AND backend_pid = pg_backend_pid()",
-                    (self.memo, section),
-                )
-                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                conn.execute(_RELEASE_SQL, (self.memo, section, key))
             except psycopg.Error:  # the session is gone, and its locks with it
                 log.info("could not release section %s cleanly (the server went away)", section)
 
     def holders(self, section: str | None = None) -> dict[str, LockHolder]:
         try:
-            with self.db.transaction("reading who holds the sections") as conn:
+            with self.db.reading("reading who holds the sections") as conn:
                 rows = conn.execute(_HOLDER_SQL, {"memo": self.memo, "section": section}).fetchall()
         except StoreUnavailable:
             return {}

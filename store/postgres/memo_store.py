@@ -41,6 +41,7 @@ from sourcedesk.store.postgres.lists import PgRejectLists
 from sourcedesk.store.postgres.locks import PgSectionLocks
 from sourcedesk.store.postgres.opening import open_checked
 from sourcedesk.store.postgres.payloads import PendingPayloads, PgPayloads, getter, refs_in
+from sourcedesk.store.postgres.recent import forget, recent
 from sourcedesk.store.quarantine import Quarantine
 from sourcedesk.store.redact import encode_redacted
 from sourcedesk.store.run_rows import RUN_BODY_KEY, merged_state, new_run_id, split_run
@@ -126,8 +127,11 @@ class PgMemoStore(PgRejectLists):
     def watch_changes(
         self, stop: threading.Event, *, global_store: Any = None, poll_s: float = 0.5
     ) -> Iterator[StoreChange]:
-        """Changes others make to this memo and to the global lists, as NOTIFY delivers them."""
-        return listen(self.db, self.memo_key, self.origin, stop, poll_s=poll_s)
+        """Changes others make to this memo and to the global lists, as NOTIFY delivers them
+        (the lists this process keeps for a second are forgotten as each arrives)."""
+        for change in listen(self.db, self.memo_key, self.origin, stop, poll_s=poll_s):
+            forget(self.db.url, "" if change.scope == "global" else self.memo_key)
+            yield change
 
     # -- damaged data -----------------------------------------------------------------------
 
@@ -256,7 +260,7 @@ class PgMemoStore(PgRejectLists):
         return None
 
     def _set_rows(self, where: str, params: tuple[Any, ...], order: str = "version") -> list[tuple[Any, ...]]:
-        with self.db.transaction("reading source sets") as conn:
+        with self.db.reading("reading source sets") as conn:
             return conn.execute(
                 f"SELECT {_SET_COLUMNS} FROM sd_source_sets WHERE memo = %s AND {where} ORDER BY {order}",
                 (self.memo_key, *params),
@@ -290,7 +294,7 @@ class PgMemoStore(PgRejectLists):
         return [s for s in (self._load_set(r) for r in rows) if s is not None]
 
     def sections(self) -> list[str]:
-        with self.db.transaction("listing sections") as conn:
+        with self.db.reading("listing sections") as conn:
             rows = conn.execute(
                 "SELECT section FROM sd_source_sets WHERE memo = %(m)s UNION SELECT section FROM sd_runs "
                 "WHERE memo = %(m)s UNION SELECT section FROM sd_section_state WHERE memo = %(m)s ORDER BY 1",
@@ -301,7 +305,11 @@ class PgMemoStore(PgRejectLists):
     # -- learned namesakes -----------------------------------------------------------------
 
     def learned_namesakes(self, *, include_removed: bool = False) -> list[LearnedNamesake]:
-        with self.db.transaction("reading learned namesakes") as conn:
+        items = recent(self.db.url, self.memo_key, "namesakes", self._read_learned_namesakes)
+        return items if include_removed else [n for n in items if not n.removed]
+
+    def _read_learned_namesakes(self) -> list[LearnedNamesake]:
+        with self.db.reading("reading learned namesakes") as conn:
             rows = conn.execute("SELECT doc, removed FROM sd_namesakes WHERE memo = %s", (self.memo_key,)).fetchall()
         items = []
         for raw, removed in rows:
@@ -310,7 +318,7 @@ class PgMemoStore(PgRejectLists):
             except (ValidationError, ValueError):
                 log.warning("a learned namesake of %s does not validate; skipped", self.memo_key)
         items.sort(key=lambda n: (n.added_at, normalise_phrase(n.name)))
-        return items if include_removed else [n for n in items if not n.removed]
+        return items
 
     def add_learned_namesakes(self, items: Sequence[LearnedNamesake]) -> int:
         added: list[str] = []
@@ -329,6 +337,7 @@ class PgMemoStore(PgRejectLists):
                     added.append(item.name)
             if added:
                 self._announce(conn, "namesake", ", ".join(added[:3]), None)
+        forget(self.db.url, self.memo_key)
         return len(added)
 
     def _mark_namesake(self, name: str, removed: bool) -> bool:
@@ -342,7 +351,8 @@ class PgMemoStore(PgRejectLists):
             )
             if cur.rowcount:
                 self._announce(conn, "namesake", name, None)
-            return bool(cur.rowcount)
+        forget(self.db.url, self.memo_key)
+        return bool(cur.rowcount)
 
     def remove_learned_namesake(self, name: str) -> bool:
         return self._mark_namesake(name, True)
@@ -361,35 +371,43 @@ class PgMemoStore(PgRejectLists):
     ) -> str:
         """The record (and, in the same transaction, the section's state); returns its id."""
         run = record if isinstance(record, RunRecord) else RunRecord.model_validate(dict(record))
-        with self.db.transaction(f"recording the run of section {run.section}") as conn:
-            run_id = run.id
-            exists = bool(run_id) and self._run_exists(conn, run_id)
-            if not (replace and exists):
-                while not run_id or self._run_exists(conn, run_id):
-                    run_id = new_run_id()
-            data, body, encoded_body = split_run(run, run_id)
-            pending = PendingPayloads()
-            if len(encoded_body) > LARGE_CHARS:
-                data[RUN_BODY_KEY] = payload_ref(pending.put(encoded_body), "json", len(encoded_body))
-            else:
-                data.update(body)
-            doc = encode_redacted(externalise(data, pending.put))
-            pending.insert(conn)
-            if replace and exists:
-                conn.execute(
-                    "UPDATE sd_runs SET doc = %s, section = %s WHERE memo = %s AND id = %s",
-                    (doc, run.section, self.memo_key, run_id),
-                )
-            else:
-                conn.execute(
-                    "INSERT INTO sd_runs (memo, id, section, doc) VALUES (%s, %s, %s, %s)",
+        with self.db.transaction(f"recording the run of section {run.section}") as conn, conn.pipeline():
+            # Pipelined: the statements go out together, and the server is waited for only where
+            # an answer is needed (was the id free? what is the state now?).
+            run_id = run.id or new_run_id()
+            while True:
+                doc, pending = self._run_doc(run, run_id)
+                pending.insert(conn)
+                if replace:
+                    conn.execute(
+                        "INSERT INTO sd_runs (memo, id, section, doc) VALUES (%s, %s, %s, %s) ON CONFLICT (memo, id) "
+                        "DO UPDATE SET doc = excluded.doc, section = excluded.section",
+                        (self.memo_key, run_id, run.section, doc),
+                    )
+                    break
+                inserted = conn.execute(
+                    "INSERT INTO sd_runs (memo, id, section, doc) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (memo, id) DO NOTHING RETURNING 1",
                     (self.memo_key, run_id, run.section, doc),
-                )
+                ).fetchone()
+                if inserted is not None:
+                    break
+                run_id = new_run_id()  # the id is taken (another run's): the record gets one of its own
             if section_state is not None:
                 before = self._locked_state(conn, run.section)
                 self._write_state(conn, run.section, merged_state(before, section_state, run, run_id))
             self._announce(conn, "run", run.section, run.section)
         return run_id
+
+    def _run_doc(self, run: RunRecord, run_id: str) -> tuple[bytes, PendingPayloads]:
+        """The stored row of ``run`` (its body a payload when large) and the payloads it needs."""
+        data, body, encoded_body = split_run(run, run_id)
+        pending = PendingPayloads()
+        if len(encoded_body) > LARGE_CHARS:
+            data[RUN_BODY_KEY] = payload_ref(pending.put(encoded_body), "json", len(encoded_body))
+        else:
+            data.update(body)
+        return encode_redacted(externalise(data, pending.put)), pending
 
     def import_run(self, run: RunRecord) -> bool:
         """``store copy``: the record under its own id, unless that id is here already."""
@@ -418,14 +436,14 @@ class PgMemoStore(PgRejectLists):
         """Newest first; ``with_payloads=False`` reads no stored body (a cheap listing)."""
         where = "memo = %s" + (" AND section = %s" if section is not None else "")
         params: tuple[Any, ...] = (self.memo_key,) + ((section,) if section is not None else ())
-        with self.db.transaction("reading runs") as conn:
+        with self.db.reading("reading runs") as conn:
             rows = conn.execute(f"SELECT id, section, doc FROM sd_runs WHERE {where} ORDER BY seq DESC", params)
             found = rows.fetchall()
         loaded = (self._load_run(r, with_payloads) for r in found)
         return [run for run in loaded if run is not None][:limit]
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        with self.db.transaction("reading a run") as conn:
+        with self.db.reading("reading a run") as conn:
             row = conn.execute(
                 "SELECT id, section, doc FROM sd_runs WHERE memo = %s AND id = %s", (self.memo_key, run_id)
             ).fetchone()
@@ -483,7 +501,7 @@ class PgMemoStore(PgRejectLists):
         )
 
     def section_state(self, section: str) -> SectionState:
-        with self.db.transaction("reading the section's state") as conn:
+        with self.db.reading("reading the section's state") as conn:
             row = conn.execute(
                 "SELECT state FROM sd_section_state WHERE memo = %s AND section = %s", (self.memo_key, section)
             ).fetchone()

@@ -90,7 +90,7 @@ class PgPayloads:
                     self._cache.move_to_end(key)
                     found[key] = raw
         if wanted:
-            with self.db.transaction("reading stored texts") as conn:
+            with self.db.reading("reading stored texts") as conn:
                 rows = conn.execute("SELECT key, data FROM sd_payloads WHERE key = ANY(%s)", (wanted,)).fetchall()
             for key, data in rows:
                 raw = bytes(data)
