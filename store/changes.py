@@ -32,7 +32,7 @@ ChangeKind = Literal[
     "run",  # a run was recorded
 ]
 Scope = Literal["memo", "global"]
-KEEP = 200  # entries a TinyDB change log keeps (a watcher polls far more often than that fills)
+KEEP = 64  # entries a TinyDB change log keeps (db.json is rewritten whole: kept short; a watcher polls every 0.5 s)
 
 # Changes made by this process are not announced back to it (its own windows already know).
 PROCESS_ORIGIN = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
