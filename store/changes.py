@@ -20,7 +20,10 @@ import os
 import secrets
 import socket
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 ChangeKind = Literal[
     "reject",  # a domain joined a rejection list
@@ -124,4 +127,45 @@ def last_seq(tables: dict[str, dict[str, Any]]) -> int:
     return max((int(k) for k in tables.get("changes", {})), default=0)
 
 
-__all__ = ["KEEP", "PROCESS_ORIGIN", "ChangeKind", "StoreChange", "append_to_log", "last_seq", "read_log"]
+class LogReader:
+    """The change log of one TinyDB file, read by a watcher of its own: a ``stat`` per poll, the
+    file parsed only when it was replaced, and never written (damage is the store's to handle)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._identity: tuple[int, int, int] | None = None
+        self.seen = last_seq(self._tables() or {})
+
+    def _tables(self) -> dict[str, dict[str, Any]] | None:
+        try:
+            st = self.path.stat()
+            identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if identity == self._identity:
+                return None
+            self._identity = identity
+            data = orjson.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("changes", {}), dict) else None
+
+    def fresh(self) -> list[StoreChange]:
+        """Changes logged since the last call (none when the file did not change)."""
+        tables = self._tables()
+        if tables is None:
+            return []
+        found = read_log(tables, self.seen)
+        if found:
+            self.seen = found[-1].seq
+        return found
+
+
+__all__ = [
+    "KEEP",
+    "PROCESS_ORIGIN",
+    "ChangeKind",
+    "LogReader",
+    "StoreChange",
+    "append_to_log",
+    "last_seq",
+    "read_log",
+]

@@ -36,7 +36,7 @@ from sourcedesk.core.domain.models import SourceSet
 from sourcedesk.core.domain.records import SectionState
 from sourcedesk.core.sources.namesakes import LearnedNamesake
 from sourcedesk.store import namesakes
-from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, StoreChange, append_to_log, last_seq, read_log
+from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, LogReader, StoreChange, append_to_log
 from sourcedesk.store.holders import LockHolder, OnWait, now_iso, whoami
 from sourcedesk.store.json_storage import AtomicJSONStorage, Tables, encode
 from sourcedesk.store.payloads import (
@@ -268,18 +268,13 @@ class MemoStore(TinyRuns, TinyRejectLists):
         """Changes other processes make to this memo (and to ``global_store``'s lists), as they
         come, until ``stop`` is set: for a worker thread. Polls the files' identity (a stat)
         every ``poll_s``; what this store itself wrote is not announced back."""
-        sources = [self._storage] + ([global_store._storage] if global_store is not None else [])
-        seen = [last_seq(s.current()) for s in sources]
+        paths = [self._storage.path] + (
+            [global_store.path] if isinstance(getattr(global_store, "path", None), Path) else []
+        )
+        readers = [LogReader(path) for path in paths]  # their own reads: the store's copy is left alone
         while not stop.wait(poll_s):
-            for n, storage in enumerate(sources):
-                try:
-                    tables = storage.current()
-                except UserError:
-                    continue  # damaged meanwhile: the next read of the store says so
-                fresh = read_log(tables, seen[n])
-                if fresh:
-                    seen[n] = fresh[-1].seq
-                for change in fresh:
+            for reader in readers:
+                for change in reader.fresh():
                     if change.origin != self.origin:
                         yield change
 
