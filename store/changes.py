@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ ChangeKind = Literal[
     "run",  # a run was recorded
 ]
 Scope = Literal["memo", "global"]
+MANY = 10  # more changes than this of one kind in one write are announced as one ("alice rejected 500 domains")
 KEEP = 64  # entries a TinyDB change log keeps (db.json is rewritten whole: kept short; a watcher polls every 0.5 s)
 
 # Changes made by this process are not announced back to it (its own windows already know).
@@ -76,7 +77,7 @@ class StoreChange:
         return f"{self.by} {_VERBS.get(self.kind, self.kind)} {what}{where}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f: getattr(self, f) for f in _FIELDS}
 
     @classmethod
     def from_json(cls, data: Any) -> StoreChange | None:
@@ -99,13 +100,21 @@ class StoreChange:
             return None
 
 
+_FIELDS = ("kind", "what", "by", "at", "scope", "memo", "section", "origin", "seq")
+
+
+def summarised(kind: ChangeKind, items: list[str], noun: str) -> list[str]:
+    """What to announce for ``items`` changed at once: each, or — past ``MANY`` — one line."""
+    return items if len(items) <= MANY else [f"{len(items)} {noun}"]
+
+
 def append_to_log(tables: dict[str, dict[str, Any]], changes: list[StoreChange]) -> None:
     """Add ``changes`` to a TinyDB database's ``changes`` table (numbered), keeping the last ``KEEP``."""
     if not changes:
         return
     log = tables.setdefault("changes", {})
     seq = max((int(k) for k in log), default=0)
-    for change in changes:
+    for change in changes[-KEEP:]:
         seq += 1
         log[str(seq)] = {**change.to_json(), "seq": seq}
     for key in sorted(log, key=int)[:-KEEP]:

@@ -8,6 +8,7 @@ files beside a TinyDB store, advisory locks on PostgreSQL) use these.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import socket
@@ -20,6 +21,7 @@ from typing import Any
 from sourcedesk.core.domain.errors import StoreLocked
 
 
+@functools.cache
 def whoami() -> str:
     """``user@host`` of this process: what a colleague reads in a lock message or a toast."""
     try:

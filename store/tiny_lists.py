@@ -14,7 +14,7 @@ from typing import Any
 from tinydb.table import Table
 
 from sourcedesk.store import rejections
-from sourcedesk.store.changes import ChangeKind, Scope
+from sourcedesk.store.changes import ChangeKind, Scope, summarised
 from sourcedesk.store.holders import whoami
 from sourcedesk.store.json_storage import Tables
 
@@ -61,8 +61,8 @@ class TinyRejectLists:
         """Reject every domain in one write; returns how many were new."""
         with self._writing():
             new = rejections.add_domains(self._table("rejects"), domains, note, whoami())
-            for domain in new:
-                self._note_change("reject", domain)
+            for what in summarised("reject", new, "domains"):
+                self._note_change("reject", what)
             return len(new)
 
     def remove_reject(self, domain: str) -> bool:

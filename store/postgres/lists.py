@@ -14,7 +14,7 @@ import psycopg
 
 from sourcedesk.core.sources.name_rejects import canonical_name
 from sourcedesk.core.text.phrases import normalise_phrase
-from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, Scope, StoreChange
+from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, Scope, StoreChange, summarised
 from sourcedesk.store.holders import now_iso, whoami
 from sourcedesk.store.postgres.connection import Database
 from sourcedesk.store.postgres.feed import announce
@@ -71,18 +71,17 @@ class PgRejectLists:
     def add_rejects(self, domains: Iterable[str], note: str = "") -> int:
         wanted = new_domains((), domains)  # UserError for a bad one, before anything is written
         stamp, by, note = now_iso(), whoami(), redact_text(note or "")
-        added = 0
         with self.db.transaction("rejecting domains") as conn:
-            for domain in wanted:
-                cur = conn.execute(
-                    "INSERT INTO sd_rejects (memo, domain, note, added_at, added_by) VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT (memo, domain) DO NOTHING",
-                    (self.list_key, domain, note, stamp, by),
-                )
-                if cur.rowcount:
-                    added += 1
-                    self._change(conn, "reject", domain)
-        return added
+            rows = conn.execute(
+                "INSERT INTO sd_rejects (memo, domain, note, added_at, added_by) "
+                "SELECT %s, d, %s, %s, %s FROM unnest(%s::text[]) WITH ORDINALITY AS t(d, n) ORDER BY n "
+                "ON CONFLICT (memo, domain) DO NOTHING RETURNING domain",
+                (self.list_key, note, stamp, by, wanted),
+            ).fetchall()
+            added = {r[0] for r in rows}
+            for what in summarised("reject", [d for d in wanted if d in added], "domains"):
+                self._change(conn, "reject", what)
+        return len(added)
 
     def remove_reject(self, domain: str) -> bool:
         key = domain_key(domain)
