@@ -31,6 +31,7 @@ log = logging.getLogger("sourcedesk.store")
 
 CONNECT_TIMEOUT_S = 5  # a host that does not answer is named after this long, not after minutes
 POOL_WAIT_S = 10.0  # a section waiting for a connection (the pool is busy or the server is gone)
+POOL_MIN = 4  # opened in the background when the store opens: sections finishing together need not wait for a handshake
 POOL_MAX = 8
 CHANNEL = "sourcedesk_changes"
 
@@ -112,7 +113,7 @@ class Database:
                     self.url,
                     # Autocommit: a read is one statement and one round trip; a write says BEGIN/COMMIT.
                     kwargs={"connect_timeout": CONNECT_TIMEOUT_S, "autocommit": True},
-                    min_size=1,
+                    min_size=POOL_MIN,
                     max_size=POOL_MAX,
                     timeout=POOL_WAIT_S,
                     open=False,
@@ -121,6 +122,10 @@ class Database:
                 pool.open(wait=False)
                 self._pool = pool
             return self._pool
+
+    def warm(self) -> None:
+        """Start opening the pool's connections now (in its own threads; nothing waits)."""
+        self._open_pool()
 
     @contextmanager
     def transaction(self, doing: str = "") -> Iterator[psycopg.Connection[Any]]:

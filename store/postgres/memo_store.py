@@ -71,6 +71,7 @@ class PgMemoStore(PgRejectLists):
         except BaseException:
             release(self.db)
             raise
+        self.db.warm()  # the pool's connections open in the background while the memo loads
         self.payloads = PgPayloads(self.db)
         self.section_locks = PgSectionLocks(self.db, self.memo_key)
         self.quarantine = Quarantine(self.memo_dir / ".sourcedesk")  # its notices; documents go to sd_quarantine
