@@ -15,9 +15,9 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import StoreLocked
 
 
@@ -32,7 +32,7 @@ def whoami() -> str:
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return clock.now().isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)

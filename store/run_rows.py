@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.records import RunRecord
 from sourcedesk.store.json_storage import encode
 
@@ -42,7 +42,7 @@ RUN_BODY_KEY = "body"
 
 
 def new_run_id() -> str:
-    now = datetime.now(UTC)
+    now = clock.now()
     return f"run-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
 
 
@@ -51,7 +51,7 @@ def split_run(run: RunRecord, run_id: str) -> tuple[dict[str, Any], dict[str, An
     already out of the row."""
     data = run.model_dump(mode="json", exclude_defaults=True)
     data["id"] = run_id
-    data.setdefault("created_at", datetime.now(UTC).isoformat())
+    data.setdefault("created_at", clock.now().isoformat())
     report = run.the_report
     if report is not None:
         data["counts"] = report.counts()

@@ -14,7 +14,7 @@ from sourcedesk.store.backend import open_global_store, open_memo_store
 from sourcedesk.store.holders import whoami
 from sourcedesk.tui.app import SourcedeskApp
 from sourcedesk.tui.demo import demo_settings, prepare_demo
-from tests.test_tui_support import SIZE, wait_for
+from tests.test_tui_support import SIZE, settle
 
 
 def _app(tmp_path, url: str) -> SourcedeskApp:
@@ -28,22 +28,25 @@ def test_a_colleagues_reject_is_a_toast_naming_them_and_refreshes_the_rows(tmp_p
     app = _app(tmp_path, store_url)
     colleague = open_memo_store(app.loaded.dir, url=store_url)
     colleague.origin = "colleague"  # another analyst's process
-    refreshed: list[str | None] = []
+    refreshed: list[frozenset[str] | None] = []
 
     async def scenario() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, MemoScreen), what="the memo screen")
-            original = app.section_changed
+            await settle(pilot)
+            assert isinstance(app.screen, MemoScreen)
+            arrived = asyncio.Event()
+            original = app.store_changed
 
-            def recorded(section_id: str | None = None) -> None:
-                refreshed.append(section_id)
-                original(section_id)
+            def recorded(sections: frozenset[str] | None = None) -> None:
+                refreshed.append(sections)
+                original(sections)
+                arrived.set()
 
-            app.section_changed = recorded  # type: ignore[method-assign]
+            app.store_changed = recorded  # type: ignore[method-assign]
             colleague.add_reject("nats.aero")
-            expected = f"{whoami()} rejected nats.aero"
-            await wait_for(pilot, lambda: any(m == expected for _s, m in app.notices), what="the colleague's reject")
-            assert None in refreshed  # every section's rows were read again
+            await asyncio.wait_for(arrived.wait(), timeout=60)  # a hang guard: NOTIFY/the log poll is < 1 s
+            assert ("information", f"{whoami()} rejected nats.aero") in app.notices
+            assert refreshed == [None]  # every section's rows were read again
 
     try:
         asyncio.run(scenario())
@@ -61,9 +64,11 @@ def test_running_a_section_a_colleague_holds_names_them_and_runs_nothing(tmp_pat
 
     async def scenario() -> None:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, MemoScreen), what="the memo screen")
+            await settle(pilot)
+            assert isinstance(app.screen, MemoScreen)
             assert app.start_run(section)
-            await wait_for(pilot, lambda: not app.jobs, what="the refused run to end")
+            await settle(pilot)  # the refused run's worker has ended
+            assert not app.jobs
             [(severity, message)] = [n for n in app.notices if "was not run" in n[1]]
             assert severity == "warning"
             assert message.startswith(f"{section} was not run: section {section} of memo ")

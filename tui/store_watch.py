@@ -1,11 +1,11 @@
 """A colleague's change, shown in this workbench: one worker, one message.
 
 The store announces what others change (``watch_changes``: NOTIFY on the team store, the
-change log of a TinyDB store). One thread worker listens and posts a ``StoreChanged`` for
-each; the app shows it — a toast naming who did what ("alice@laptop rejected nats.aero")
+change log of a TinyDB store). One thread worker listens and posts a ``ColleagueChanged``
+for each; the app shows it — a toast naming who did what ("alice@laptop rejected nats.aero")
 and a refresh of the rows it touches (every section for a rejection, the one section for a
-new set or run). Kept to this module so that the workbench's move to typed messages and
-workers only has to route ``StoreChanged``.
+new set or run), through the same ``StoreChanged``/``SectionRunFinished`` messages the
+workbench's own writes send.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("sourcedesk.tui")
 
 
-class StoreChanged(Message):
+class ColleagueChanged(Message):
     """Another window or analyst changed the memo's store (or the global lists)."""
 
     def __init__(self, change: StoreChange) -> None:
@@ -49,11 +49,11 @@ def start_store_watch(app: SourcedeskApp) -> tuple[SectionHoldAPI | None, thread
     def watch() -> None:
         try:
             for change in app.store.watch_changes(stop, global_store=app.global_store):
-                app.post_message(StoreChanged(change))
+                app.post_message(ColleagueChanged(change))
         except Exception:
             log.warning("the store's change feed stopped", exc_info=True)
 
-    app.run_worker(watch, thread=True, name="store changes", group="store-watch", exit_on_error=False)
+    app.run_worker(watch, thread=True, name="store changes", group="watch-store", exit_on_error=False)
     return window, stop
 
 
@@ -61,9 +61,9 @@ def show_store_change(app: SourcedeskApp, change: StoreChange) -> None:
     """The toast (for rejections and namesakes) and the refresh of what the change touches."""
     if change.about_rejections or change.kind == "namesake":
         app.say(change.describe())
-        app.section_changed(None)
+        app.store_changed()
     else:
-        app.section_changed(change.section)
+        app.store_changed(frozenset({change.section}) if change.section else None)
 
 
-__all__ = ["StoreChanged", "show_store_change", "start_store_watch"]
+__all__ = ["ColleagueChanged", "show_store_change", "start_store_watch"]

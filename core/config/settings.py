@@ -184,6 +184,9 @@ class Settings(_SettingsSources):
     # TinyDB in each memo's .sourcedesk/ (one analyst), or postgresql://USER:PASSWORD@HOST/DB for
     # a team's shared server (SOURCEDESK_STORE_URL, or store-url in config.yaml).
     store_url: str = ""
+    # The workbench's keys, remapped by binding id ({"run-section": "ctrl+r", "help": "f1"});
+    # the help screen (?) lists every binding with its id and key.
+    keymap: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("store_url")
     @classmethod

@@ -30,7 +30,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -39,6 +39,7 @@ import httpx
 from sourcedesk.core.citations import reconcile
 from sourcedesk.core.citations.bare_urls import find_bare_urls
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
 from sourcedesk.core.domain.records import RunError, RunRecord, SectionState, StoredOutcome, StoredReport
@@ -639,7 +640,7 @@ async def run_section(
             f"{loaded_memo.path}: no section with id {section_id!r}",
             hint=f"valid section ids: {', '.join(s.id for s in memo.sections)}",
         ) from None
-    started = now or datetime.now(UTC)
+    started = now or clock.now()
     record = RunRecord(id=_new_run_id(started), section=section_id, started_at=started.isoformat())
     outcome = RunOutcome(section=section_id, status="failed", run_id=record.id)
     try:
@@ -773,7 +774,7 @@ def _closing_record(
         _emit(progress, outcome.section, outcome.status)
     record.status = outcome.status
     record.message = outcome.message
-    record.finished_at = datetime.now(UTC).isoformat()
+    record.finished_at = clock.now().isoformat()
     record.report = StoredReport.model_validate(outcome.report) if outcome.report is not None else None
     record.outcome = StoredOutcome.model_validate(outcome.to_json())
     record.timings = dict(outcome.timings)
