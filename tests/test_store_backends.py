@@ -99,6 +99,61 @@ def test_two_windows_saving_one_section_get_consecutive_versions(memo_dir, store
     b.close()
 
 
+def test_saving_returns_a_copy_and_never_mutates_the_callers_set(memo_dir, store_url):
+    original = _set()
+    with _open(memo_dir, store_url) as store:
+        stored = store.save_source_set(original)
+    assert original.id == "" and original.version == 0
+    assert stored.id and stored.version == 1
+
+
+def test_threads_of_one_window_lose_nothing(memo_dir, store_url):
+    threads, rounds = 4, 6
+    errors: list[BaseException] = []
+    with _open(memo_dir, store_url) as store:
+
+        def work(n: int) -> None:
+            try:
+                for i in range(rounds):
+                    store.add_reject(f"t{n}-{i}.example.com")
+                    store.save_source_set(_set(section=f"s{n % 2}"))
+                    store.save_run({"section": f"s{n % 2}", "n": n, "i": i})
+                    store.update_section_state(f"s{n % 2}", {f"k{n}": i})
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        workers = [threading.Thread(target=work, args=(n,)) for n in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        assert errors == []
+    with _open(memo_dir, store_url) as store:
+        assert len(store.rejects()) == threads * rounds
+        for s in ("s0", "s1"):
+            assert [ss.version for ss in store.source_set_versions(s)] == list(range(1, threads * rounds // 2 + 1))
+        assert len({r.id for r in store.runs()}) == threads * rounds
+        assert store.section_state("s0").to_json() == {"k0": rounds - 1, "k2": rounds - 1}
+
+
+@pytest.mark.parametrize("junk", ["com", "co.uk", "not a domain", "", "http://", "exa mple.com", "-x-.com"])
+def test_public_suffixes_and_junk_are_refused(memo_dir, store_url, junk):
+    with _open(memo_dir, store_url) as store:
+        with pytest.raises(UserError):
+            store.add_reject(junk)
+        assert store.rejects() == []
+
+
+def test_short_env_values_are_not_treated_as_keys(memo_dir, store_url, monkeypatch):
+    monkeypatch.setenv("EXA_API_KEY", "nats")  # < 8 chars: redacting would mangle ordinary text
+    with _open(memo_dir, store_url) as store:
+        store.set_section_state("overview", {"note": "nats"})
+        store.add_reject("nats.io", note="nats")
+    with _open(memo_dir, store_url) as store:
+        assert store.section_state("overview").to_json() == {"note": "nats"}
+        assert store.reject_entries()[0]["note"] == "nats"
+
+
 def test_large_texts_come_back_whole(memo_dir, store_url):
     page = "NATS JetStream persistence. " * 7200  # ~200 KB
     big = Source(provider="exa", url="https://docs.nats.io/jetstream", text=page, full_text=True)
