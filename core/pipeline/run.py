@@ -42,7 +42,7 @@ from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
-from sourcedesk.core.domain.records import RunError, RunRecord, StoredOutcome, StoredReport
+from sourcedesk.core.domain.records import RunError, RunRecord, SectionState, StoredOutcome, StoredReport
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, RunStore
 from sourcedesk.core.files.atomic import remove_stale_temporaries
 from sourcedesk.core.files.regular import read_regular
@@ -614,6 +614,9 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             "so it was not replaced",
             hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
         )
+    if not outcome.recorded:  # a note naming a run and a set the store does not hold would be half-written
+        why = outcome.warnings.pop() if outcome.warnings else "the memo store did not take it"
+        raise UserError(f"{why}; the note was not written")
     write_note_atomic(path, note)
     run.enter("saved")
 
@@ -793,7 +796,11 @@ def _closing_record(
     record.timings = dict(outcome.timings)
     record.cost = dict(outcome.cost)
     state: dict[str, Any] = {"last_run": record.id, "last_status": outcome.status}
-    before = store.section_state(outcome.section)
+    try:
+        before = store.section_state(outcome.section)
+    except Exception:  # the store went away (a team server stopped): storing the record fails and says so
+        log.warning("could not read the state of section %s", outcome.section, exc_info=True)
+        before = SectionState()
     if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
         state["note_sha256"] = record.note_sha256
         state["prior_note_sha256"] = before.note_sha256
