@@ -32,7 +32,9 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from sourcedesk.core.citations.fraction_words import shares
 from sourcedesk.core.citations.tokens import normalise_text, terms
+from sourcedesk.core.citations.units import SCALED_UNITS
 
 _DIGITS = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _UNITS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
@@ -463,6 +465,10 @@ def figures(text: str) -> tuple[Figure, ...]:
         fig = _from_match(m, norm)
         if fig is not None:
             out.append(Figure(fig.kind, fig.value, fig.unit, fig.text, m.start(), m.end()))
+    if " of" in norm:  # "a quarter of its staff" is 25% (and "two thirds" no count of thirds)
+        words = [Figure("percent", v, "", t, a, b) for v, t, a, b in shares(norm)]
+        kept = [f for f in out if not any(w.start < f.end and f.start < w.end for w in words)]
+        out = sorted(kept + words, key=lambda f: f.start) if words else out
     return _ranges(norm, out) if any(ch in norm for ch in "-–—") or " to " in norm else tuple(out)
 
 
@@ -522,6 +528,12 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 0.005 * max(x if x > y else y, 1e-9)
 
 
+def scaled(f: Figure) -> tuple[str, float] | None:
+    """A count in a scaled unit as (base unit, value in it): "640 MW" → ("W", 6.4e8); None otherwise."""
+    found = SCALED_UNITS.get(f.unit) if f.kind == "count" else None
+    return (found[0], amount(f) * found[1]) if found else None
+
+
 def matches(claim: Figure, other: Figure) -> bool:
     """Whether ``other`` (from the evidence) states the claim figure."""
     kind = claim.kind
@@ -540,7 +552,14 @@ def matches(claim: Figure, other: Figure) -> bool:
         oy, om, od = date_of(other)
         return cy == oy and cm == om and (cd == 0 or cd == od)
     if kind == "count":
-        return other.kind in ("count", "number") and _close(amount(claim), amount(other))
+        if other.kind not in ("count", "number"):
+            return False
+        mine, theirs = scaled(claim), scaled(other)
+        if mine and theirs:
+            return mine[0] == theirs[0] and _close(mine[1], theirs[1])
+        if mine and other.kind == "count" and other.unit:
+            return False  # "640 GW" is not stated by "640 homes"
+        return _close(amount(claim), amount(other))
     return other.kind == kind and other.value == claim.value
 
 
@@ -560,6 +579,9 @@ def same_quantity(claim: Figure, other: Figure) -> bool:
     if claim.kind in ("year", "date"):
         return other.kind in ("year", "date")
     if claim.kind == "count":
+        mine, theirs = scaled(claim), scaled(other)
+        if mine and theirs:
+            return mine[0] == theirs[0]  # 640 GW against 640 MW: the same quantity, another value
         return other.kind == "count" and bool(claim.unit) and claim.unit == other.unit
     return other.kind == claim.kind
 
@@ -569,7 +591,7 @@ def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[flo
     for f in evidence:
         if matches(claim, f):
             return True
-    if claim.kind == "count":
+    if claim.kind == "count" and scaled(claim) is None:  # a bare 640 says nothing of 640 GW
         value = amount(claim)
         for n in numbers:
             if _close(value, n):

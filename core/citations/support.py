@@ -65,6 +65,7 @@ from sourcedesk.core.citations.support_checks import (
     _OPENING_WORD,
     _swapped_role,
     _within_bound,
+    given_otherwise_in,
     negated,
     other_company,
     quarters,
@@ -266,8 +267,16 @@ class SupportScorer:
         if missing:  # "over 400 employees" is stated by "450 employees", "about $125M" by "$126M"
             norm = normalise_text(claim.text)
             missing = [f for f in missing if not _within_bound(f, norm, ev.figures)]
-        window = [f for i in best for f in passages[i].figures] if missing else []
-        for f in missing:
+        # A year or date the page states only as its own date ("published: 2024-12-02") is no
+        # statement of when something happened: when the passage the claim matches gives another, it wins.
+        dated = [f for f in claim.figures if f.kind in ("year", "date") and f not in missing] if ev.metadata else []
+        dated = [
+            f
+            for f in dated
+            if not any(matches(f, g) for i, p in enumerate(passages) if i not in ev.metadata for g in p.figures)
+        ]
+        window = [f for i in best for f in passages[i].figures] if missing or dated else []
+        for f in missing + dated:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
             if conflicting:
                 other = min(conflicting, key=lambda g: _distance(f, g))
@@ -351,6 +360,9 @@ class SupportScorer:
         elsewhere = other_company(claim, ev, self._entity(claim)) if claim.figures else None
         if elsewhere is not None:  # the figure is another company's ("Molara, a Brisa rival, raised …")
             return Verdict(UNSUPPORTED, score, _excerpt(elsewhere[0]), elsewhere[1], contradicted=True)
+        otherwise = given_otherwise_in(claim, self.evidence[index], self.subject) if claim.figures else None
+        if otherwise is not None:  # "a 40% stake" where the stake is 60% (and 40% the seller's)
+            return Verdict(UNSUPPORTED, score, _excerpt(otherwise[0]), otherwise[1], contradicted=True)
         return unconfirmed
 
     def _entity(self, claim: Claim) -> frozenset[str]:

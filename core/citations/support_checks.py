@@ -12,8 +12,9 @@ from sourcedesk.core.citations.figures import (
     matches,
     same_quantity,
 )
+from sourcedesk.core.citations.measures import given_otherwise
 from sourcedesk.core.citations.support_evidence import Claim, Evidence
-from sourcedesk.core.citations.tokens import normalise_text, term_set
+from sourcedesk.core.citations.tokens import normalise_text, terms
 
 _OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
 _NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
@@ -167,7 +168,9 @@ def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
     if m is None or (m.group("next") and m.group("next") in _FUNDER_VERBS):
         return None
     name = m.group("name")
-    return name, term_set(name)
+    return name, frozenset(
+        terms(name)[:1]
+    )  # a company is named by its first word: "Tandry Robotics" is no Corvane Robotics
 
 
 def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[str, str] | None:
@@ -198,4 +201,22 @@ def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[s
             foreign = foreign or (p.text, f"the source gives {f.text} for {topic[0]}, not for the claim's company")
         if foreign is not None:
             return foreign
+    return None
+
+
+_MEASURED = frozenset(["money", "percent", "count"])  # amounts a sentence says what of
+
+
+def given_otherwise_in(claim: Claim, ev: Evidence, subject: frozenset[str]) -> tuple[str, str] | None:
+    """(passage, why) when the source gives one of the claim's amounts, for what the claim says it
+    measures, another value, and the claim's value only as something else ("a 40% stake" where
+    the stake is 60% and 40% what the seller keeps); see ``measures.given_otherwise``."""
+    pairs = [(p.text, p.figures) for p in ev.passages]
+    for f in claim.figures:
+        if f.kind not in _MEASURED:
+            continue
+        found = given_otherwise(claim.text, f, pairs, subject)
+        if found is not None:
+            at, g = found
+            return ev.passages[at].text, f"the source gives {g.text} where the claim says {f.text}"
     return None

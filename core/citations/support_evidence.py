@@ -38,6 +38,9 @@ _SPLIT = SENTENCE_BREAK
 _MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 
 
+_METADATA = ("published: ", "updated: ")  # how ground.GroundSource.evidence_fields gives a page's dates
+
+
 class Passage(NamedTuple):
     text: str
     field: str  # title | snippet | summary | highlights | facts | text
@@ -57,6 +60,7 @@ class Evidence:
     postings: dict[str, list[int]] = field(default_factory=dict)
     by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
     titles: tuple[int, ...] = ()  # the passages that are a title
+    metadata: frozenset[int] = frozenset()  # the passages that are the page's own date ("published: …")
 
     stated: dict[Figure, bool] = field(default_factory=dict)
 
@@ -81,6 +85,7 @@ class Evidence:
         figs: list[Figure] = []
         numbers: set[float] = set()
         titles: list[int] = []
+        metadata: list[int] = []
         has_text = False
         for name, text in fields:
             if not text or text.isspace():
@@ -103,6 +108,8 @@ class Evidence:
                         holding.append(index)
                 if name == "title":
                     titles.append(index)
+                elif name == "facts" and chunk.startswith(_METADATA):
+                    metadata.append(index)
                 all_terms |= chunk_terms
                 figs += chunk_figures
                 numbers |= plain_numbers(chunk)
@@ -118,6 +125,7 @@ class Evidence:
             postings=postings,
             by_kind={k: tuple(v) for k, v in kinds.items()},
             titles=tuple(titles),
+            metadata=frozenset(metadata),
         )
 
 
