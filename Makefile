@@ -36,6 +36,7 @@ test: lint
 # ORCHESTRATOR=path/to/src/agents/perplexity_sources.py times its reconcile_citations side by side.
 bench: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
+	$(BIN)/python -m sourcedesk.sandbox.bench_frozen
 
 bench-store: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench --store-only

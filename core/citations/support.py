@@ -125,7 +125,9 @@ class SupportScorer:
         subject = [" ".join(name.split()) for name in subject if name and name.strip()]
         self.subject = frozenset(t for name in subject for t in terms(name))
         self.subject_name = subject[0] if subject else ""
-        self.proper = proper_terms(p.text for p in passages)
+        self.proper = frozenset().union(
+            *(ev.proper if ev.proper is not None else proper_terms(p.text for p in ev.passages) for ev in self.evidence)
+        )
         self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
         source_df = Counter(chain.from_iterable(ev.terms for ev in self.evidence))
@@ -218,7 +220,9 @@ class SupportScorer:
     def common(self) -> frozenset[str]:
         """Terms written in lower case anywhere in the ground truth (computed when first needed)."""
         if self._common is None:
-            self._common = frozenset().union(*(lower_terms(p.text) for ev in self.evidence for p in ev.passages))
+            self._common = frozenset().union(
+                *(ev.lower if ev.lower is not None else _lower_of(ev) for ev in self.evidence)
+            )
         return self._common
 
     def stated(self, index: int) -> list[Relation]:
@@ -518,6 +522,10 @@ class SupportScorer:
             whole = core_total + ctx.get(i, 0.0)
             out[i] = (core.get(i, 0.0) + ctx.get(i, 0.0)) / whole if whole > 0 else 0.0
         return out
+
+
+def _lower_of(ev: Evidence) -> frozenset[str]:
+    return frozenset().union(*(lower_terms(p.text) for p in ev.passages))
 
 
 def _distance(a: Figure, b: Figure) -> float:
