@@ -291,7 +291,9 @@ def bench_reconcile(
     return out
 
 
-def print_reconcile(orchestrator_path: Path | None) -> None:
+def print_reconcile(orchestrator_path: Path | None, repeat: int = 0) -> None:
+    """The reconcile timings, best of ``repeat`` runs each (``REPEAT`` when 0)."""
+    repeat = repeat or REPEAT
     orchestrator = load_orchestrator(orchestrator_path) if orchestrator_path else None
     if orchestrator is None:
         print(
@@ -299,9 +301,9 @@ def print_reconcile(orchestrator_path: Path | None) -> None:
             f"(measured at {ORCHESTRATOR_COMMIT[:12]}) to time its reconcile_citations side by side"
         )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"reconcile timing: best of {REPEAT} runs, alternating; load average {load:.2f} on {os.cpu_count()} cores")
+    print(f"reconcile timing: best of {repeat} runs, alternating; load average {load:.2f} on {os.cpu_count()} cores")
     for citations, sources, target in ((200, 100, 2.0), (50, 20, 1.0)):
-        r = bench_reconcile(citations, sources, repeat=REPEAT, orchestrator=orchestrator)
+        r = bench_reconcile(citations, sources, repeat=repeat, orchestrator=orchestrator)
         line = (
             f"reconcile: {citations} citations against {sources} sources: {r['ours_ms']:.2f} ms "
             f"(median {r['ours_median_ms']:.2f})"
@@ -314,7 +316,7 @@ def print_reconcile(orchestrator_path: Path | None) -> None:
             )
         print(line)
     for citations, sources, _target in ((200, 100, 2.0), (50, 20, 1.0)):
-        r = bench_reconcile(citations, sources, repeat=REPEAT, orchestrator=orchestrator, fresh=True)
+        r = bench_reconcile(citations, sources, repeat=repeat, orchestrator=orchestrator, fresh=True)
         line = f"  (for information) a fresh section every run, {citations} x {sources}: {r['ours_ms']:.2f} ms"
         if "speedup" in r:
             line += f"; orchestrator {r['orchestrator_ms']:.2f} ms = {r['speedup']:.2f}x"
@@ -554,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the orchestrator's {ORCHESTRATOR_FILE} (also $ORCHESTRATOR), timed side by side with reconcile",
     )
     p.add_argument("--reconcile-only", action="store_true", help="time reconcile only (no sandbox memo runs)")
+    p.add_argument("--repeat", type=int, default=REPEAT, help=f"runs per reconcile timing, the best counts ({REPEAT})")
     p.add_argument(
         "--store-only",
         action="store_true",
@@ -565,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {args.orchestrator} not found (the orchestrator's {ORCHESTRATOR_FILE})", file=sys.stderr)
         return 2
     if args.reconcile_only:
-        print_reconcile(args.orchestrator)
+        print_reconcile(args.orchestrator, args.repeat)
         return 0
     os.environ.setdefault("SOURCEDESK_DATA_DIR", tempfile.mkdtemp(prefix="sourcedesk-bench-"))
     if args.store_only:
@@ -594,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  whole memo, one at a time (cold)   {r['serial_s']:6.2f} s   = {r['ratio_serial_vs_slowest']:.2f}x slowest section"
     )
-    print_reconcile(args.orchestrator)
+    print_reconcile(args.orchestrator, args.repeat)
     print_store(bench_store(reruns=args.reruns))
     return 0
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import errno
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 from tinydb.storages import Storage
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.files.atomic import atomic_write_bytes
 from sourcedesk.core.files.regular import NotRegularFile, read_regular
@@ -172,7 +172,7 @@ class AtomicJSONStorage(Storage):
         return clean
 
     def _quarantine(self, reason: str) -> None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = clock.now().strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:
             os.replace(self.path, aside)

@@ -22,7 +22,6 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from pydantic_core import to_jsonable_python
 from tinydb import Query
 from tinydb.table import Table
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import SourceSet
 from sourcedesk.core.domain.records import RunRecord, SectionState
@@ -453,14 +453,14 @@ class MemoStore:
             run_id = run.id
             doc_id = taken.get(run_id) if item.replace and run_id else None
             while doc_id is None and (not run_id or run_id in taken):
-                now = datetime.now(UTC)
+                now = clock.now()
                 run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
             doc_id = doc_id or str(max([_next_id(runs), *(int(k) + 1 for k, _i, _d in rows)]))
             taken[run_id] = doc_id
             item.run_id = run_id
             data = run.model_dump(mode="json", exclude_defaults=True)
             data["id"] = run_id
-            data.setdefault("created_at", datetime.now(UTC).isoformat())
+            data.setdefault("created_at", clock.now().isoformat())
             report = run.the_report
             if report is not None:
                 data["counts"] = report.counts()

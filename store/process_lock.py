@@ -16,11 +16,11 @@ import os
 import socket
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import StoreLocked, UserError
 from sourcedesk.core.files.atomic import atomic_write_text
 
@@ -93,7 +93,7 @@ class ProcessLock:
         info = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
-            "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            "since": clock.now().isoformat(timespec="seconds"),
         }
         with contextlib.suppress(OSError):  # only informational
             atomic_write_text(self.owner_path, json.dumps(info), durable=False)  # gone with the process anyway

@@ -6,12 +6,12 @@ Which domains may be rejected at all is decided in ``sourcedesk.core.sources.rej
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from tinydb import Query
 from tinydb.table import Table
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.sources.name_rejects import canonical_name
 from sourcedesk.core.sources.reject_domains import canonical_domain
@@ -19,7 +19,7 @@ from sourcedesk.core.text.phrases import normalise_phrase
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return clock.now().isoformat(timespec="seconds")
 
 
 # -- table operations (callers hold the store's locks) -------------------------------------

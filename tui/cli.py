@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     command = next((c for c in COMMANDS if c.name == args.command), None)
     try:
+        from sourcedesk.core.domain import clock
+
+        clock.check_environment()  # a bad SOURCEDESK_CLOCK_SHIFT_DAYS/SOURCEDESK_TODAY stops here, named
         if command is None or command.needs_settings:
             from sourcedesk.core.config.settings import load_settings
 

@@ -184,6 +184,9 @@ class Settings(_SettingsSources):
     check_concurrency: int = Field(default=8, ge=1)
     check_max_retries: int = Field(default=2, ge=0)
     allow_private_urls: bool = False
+    # The workbench's keys, remapped by binding id ({"run-section": "ctrl+r", "help": "f1"});
+    # the help screen (?) lists every binding with its id and key.
+    keymap: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("writer_api")
     @classmethod

@@ -7,17 +7,14 @@ can render them without knowing which provider produced them.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.net.urls import host_of
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Source(BaseModel):
@@ -79,6 +76,7 @@ WarningCode = Literal[
     "pin_without_url",  # pin: entity but no usable subject URL/domains
     "pin_refused",  # a pin that is a public suffix (e.g. co.uk) was refused
     "namesakes_removed",  # results outside the pinned hosts were removed
+    "held_out",  # sources about a namesake were held out of the writer's set
     "excluded",  # results removed by exclusions (rejected domains, aggregators)
     "short",  # fewer sources than asked for after filtering
     "stale",  # reused set older than TTL could not be refreshed
@@ -113,6 +111,14 @@ class OmittedSource(BaseModel):
     size: int
 
 
+class HeldOutSource(BaseModel):
+    """A source about a namesake, held out of the writer's set (before numbering); ``k`` keeps it in."""
+
+    source: Source
+    namesake: str = ""  # the namesake it is about ("Kestra Medical Technologies")
+    reason: str = ""  # the about verdict's reason
+
+
 class SourceSet(BaseModel):
     """A frozen, persisted retrieval result for one section.
 
@@ -126,11 +132,13 @@ class SourceSet(BaseModel):
     version: int = 0
     fingerprint: str
     request: dict[str, Any] = Field(default_factory=dict)  # what the fingerprint covers
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=clock.now)
     sources: list[Source] = Field(default_factory=list)  # kept, markers assigned
     omitted: list[OmittedSource] = Field(default_factory=list)
     namesakes: list[RemovedSource] = Field(default_factory=list)
     excluded: list[RemovedSource] = Field(default_factory=list)
+    held_out: list[HeldOutSource] = Field(default_factory=list)  # about a namesake: not handed to the writer
+    kept_in: list[str] = Field(default_factory=list)  # normalised URLs the analyst kept in despite their verdict
     warnings: list[RunWarning] = Field(default_factory=list)
     cost_dollars: float = 0.0
     requests: int = 0  # HTTP requests this retrieval made

@@ -114,6 +114,7 @@ class NoteRecord:
     source_set_fingerprint: str | None = None
     counts: Mapping[str, Any] = field(default_factory=dict)  # a reconcile report's JSON, or counts
     warnings: Sequence[str] = ()
+    namesake_citations: Sequence[str] = ()  # keys of citations whose source is about a namesake
     cost_retrieval: float = 0.0
     cost_writer: float = 0.0
     cost_judge: float | None = None  # the model judge's call, when the run asked it (support.judge: model)
@@ -125,11 +126,13 @@ class NoteRecord:
             if generated.tzinfo is None:
                 generated = generated.replace(tzinfo=UTC)
             generated = generated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        flags = {"cites_namesakes": [_one_line(k) for k in self.namesake_citations]} if self.namesake_citations else {}
         return {
             "section": self.section,
             "title": _one_line(self.title),
             "run_id": self.run_id,
             "status": self.status,
+            **flags,
             "source_set": {
                 "id": self.source_set_id,
                 "version": self.source_set_version,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import SourceSet
 from sourcedesk.core.domain.records import RunRecord
@@ -73,6 +74,12 @@ class SectionView:
     def warnings(self) -> list[str]:
         raw = self.frontmatter.get("warnings")
         return [str(w) for w in raw] if isinstance(raw, list) else []
+
+    @property
+    def cited_namesakes(self) -> list[str]:
+        """The note's citations of sources about a namesake, as its run recorded them."""
+        raw = self.frontmatter.get("cites_namesakes")
+        return [str(k) for k in raw] if isinstance(raw, list) else []
 
     @property
     def cost(self) -> float | None:
@@ -198,7 +205,8 @@ def _why_stale(
     latest = view.source_set
     if latest is None:
         return ""
-    covered = rejections.covered([*latest.sources, *(o.source for o in latest.omitted)]) if rejections else []
+    pool = [*latest.sources, *(o.source for o in latest.omitted), *(h.source for h in latest.held_out)]
+    covered = rejections.covered(pool) if rejections else []
     if covered:
         return (
             f"{len(covered)} source(s) in the frozen set are covered by a rejection made since "
@@ -228,7 +236,7 @@ def _why_stale(
 def _past_ttl(source_set: SourceSet, ttl_hours: float | None, now: datetime | None) -> bool:
     if ttl_hours is None:
         return False
-    age = _aware(now or datetime.now(UTC)) - _aware(source_set.created_at)
+    age = _aware(now or clock.now()) - _aware(source_set.created_at)
     return age >= timedelta(hours=ttl_hours)
 
 

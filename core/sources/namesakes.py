@@ -1,6 +1,7 @@
 """Learned namesakes: organisation names read from the titles of sites the subject is not.
 
-Two places teach sourcedesk a namesake without the analyst typing it:
+Three places teach sourcedesk a namesake without the analyst typing it — the memo's results
+read cold (``core.sources.cold_namesakes``, origin ``found``), and:
 
 - a host the entity pin removed whose registrable domain contains the subject's name —
   the substring impostors Exa's domain filter lets through (``alcresta.com`` for
@@ -22,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.models import RemovedSource, SourceSet
 from sourcedesk.core.net.hosts import host_matches_any, registrable_domain
 from sourcedesk.core.net.urls import host_of
@@ -34,7 +35,7 @@ from sourcedesk.core.sources.about import NamesakeRef
 from sourcedesk.core.sources.name_rejects import is_name_rule
 from sourcedesk.core.text.phrases import normalise_phrase, word_list
 
-Origin = Literal["pin", "reject"]
+Origin = Literal["pin", "reject", "found"]
 MAX_WORDS = 5
 
 # Title separators: "Org | tagline", "Org – tagline", "Org: tagline", "Page · Org".
@@ -63,7 +64,7 @@ class LearnedNamesake(BaseModel):
     host: str  # the host it was read from
     title: str = ""  # the page title it was read from
     own_site: bool = False  # the host is the namesake's own site (its domain has the subject's name)
-    added_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    added_at: str = Field(default_factory=lambda: clock.now().isoformat(timespec="seconds"))
     removed: bool = False  # the analyst removed it: never learned again
 
     def ref(self) -> NamesakeRef:
@@ -71,7 +72,11 @@ class LearnedNamesake(BaseModel):
 
     @property
     def where(self) -> str:
-        why = "removed by the entity pin" if self.origin == "pin" else "rejected domain"
+        why = {
+            "pin": "removed by the entity pin",
+            "reject": "rejected domain",
+            "found": "its site, in the memo's results" if self.own_site else "seen in the memo's results",
+        }[self.origin]
         return f"{self.host} ({why})"
 
 
