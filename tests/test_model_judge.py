@@ -132,3 +132,23 @@ def test_the_source_text_sent_per_claim_is_bounded_and_leads_with_the_offline_ev
     )
     assert item.passages[0] == "The fleet grew to 40 trucks in 2024."
     assert sum(len(p) for p in item.passages) <= EVIDENCE_CHARS
+
+
+def test_a_memo_turns_the_judge_on_or_off_and_a_wrong_word_names_the_field(tmp_path):
+    from sourcedesk.core.memo.loader import MemoValidationError, load_memo
+
+    def memo(judge: str):
+        (tmp_path / "memo.yaml").write_text(
+            f"title: T\nsubject: {{name: Acme}}\nsupport: {{judge: {judge}}}\nsections:\n  - {{id: a, title: A}}\n",
+            encoding="utf-8",
+        )
+        return load_memo(tmp_path / "memo.yaml").memo
+
+    assert memo("model").support.judge == "model"
+    assert memo("off").support.judge == "off"  # YAML's bare off is false: still "off"
+    try:
+        memo("gpt")
+    except MemoValidationError as exc:
+        assert "support.judge: expected 'off' or 'model', got 'gpt'" in str(exc)
+    else:
+        raise AssertionError("an unknown judge was accepted")

@@ -10,7 +10,6 @@ JSON asked for) changes the note's text or any offline verdict.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +25,61 @@ from sourcedesk.tui.commands.run import _line
 from sourcedesk.tui.headless import run_memo_folder
 
 MEMO = """
-title: NATS — model judge
-subject: {name: NATS, url: "https://nats.io", domains: [synadia.com], aliases: [Synadia]}
+title: Acme Bank — model judge
+subject: {name: Acme Bank, aliases: [Acme]}
 writer: {api: API, model: MODEL, web-search: false, target-words: 150}
 JUDGE
 sections:
-  - id: overview
-    title: TITLE
-    include-sources: [{provider: exa, query: "QUERY", pin: none, num-results: 5}]
+  - id: customers
+    title: Customers
+    include-sources: [{provider: files, glob: "notes/*.md"}]
 """
-OVERVIEW = "NATS overview messaging"
 MODELS = {"perplexity": "perplexity/sonar", "perplexity-sonar": "sonar", "openai": "sonar"}
+NOTES = {  # read in name order: [^V1] … [^V4]
+    "a-branches.md": "# Call notes: branches\n\nAcme Bank runs NATS in production across 40 branches in Portugal.\n",
+    "b-choice.md": "# Call notes: the choice\n\nThe bank chose NATS JetStream over Kafka for its edge messaging.\n",
+    "c-edge.md": "# Call notes: the edge\n\nAcme Bank's edge messaging carries branch telemetry.\n",
+    "d-rollout.md": "# Call notes: the rollout\n\nThe rollout reached 40 branches by March.\n",
+}
+# The section's answer, scripted so the offline verdicts do not hang on the sandbox's prose: one
+# claim its source states, two it states part of (partial: the judge is asked about those), one
+# it contradicts (60 against 40: unsupported, never asked).
+ANSWER = (
+    "Acme Bank runs NATS in production across 40 branches in Portugal [^V1]. "
+    "The bank chose NATS JetStream over Kafka and plans to open a Tokyo data centre next spring [^V2]. "
+    "Acme Bank's edge messaging carries branch telemetry and card payments for every Lisbon merchant [^V3]. "
+    "The rollout reached 60 branches by March [^V4].\n"
+)
+
+
+def _agent_answer(text: str, cost: float) -> dict:
+    return {
+        "id": "resp_scripted",
+        "object": "response",
+        "status": "completed",
+        "model": "perplexity/sonar",
+        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}],
+        "usage": {"input_tokens": 100, "output_tokens": 50, "total_tokens": 150, "cost": {"total_cost": cost}},
+    }
+
+
+def _chat_answer(text: str, cost: float) -> dict:
+    return {
+        "id": "chat_scripted",
+        "object": "chat.completion",
+        "model": "sonar",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150, "cost": {"total_cost": cost}},
+    }
+
+
+def _path(api: str) -> str:
+    return "/v1/agent" if api == "perplexity" else "/chat/completions"
 
 
 @pytest.fixture(scope="module")
 def sandbox():
-    # seed 1: the overview's strict answer carries a citation the offline check calls partial
-    with SandboxServer(port=0, seed=1, fault_hold_s=5.0) as server:
+    with SandboxServer(port=0, seed=0, fault_hold_s=5.0) as server:
         yield server
 
 
@@ -60,31 +97,30 @@ def env(sandbox, monkeypatch):
 
 
 def _run(
-    tmp_path: Path,
-    name: str,
-    api: str,
-    *,
-    judge: str | None,
-    faults: tuple[str, ...] = (),
-    query: str = OVERVIEW,
-    title: str = "Overview",
+    env, tmp_path: Path, name: str, api: str, *, judge: str | None, faults: tuple[str, ...] = (), judge_answer=None
 ) -> tuple[Any, dict, str]:
-    """(outcome, note front matter, note body) of one run of the memo's one section."""
+    """(outcome, note front matter, note body) of one run of the memo's one section: its own
+    write answered by ``ANSWER``, a judge request by the sandbox (or by ``judge_answer``)."""
     if faults:
-        httpx.post(f"{_run.url}/_sandbox/faults", json={"faults": list(faults)})  # type: ignore[attr-defined]
+        httpx.post(f"{env.url}/_sandbox/faults", json={"faults": list(faults)})
     memo_dir = tmp_path / name
-    memo_dir.mkdir()
+    (memo_dir / "notes").mkdir(parents=True)
+    for name_, text_ in NOTES.items():
+        (memo_dir / "notes" / name_).write_text(text_, encoding="utf-8")
     support = f"support: {{judge: {judge}}}" if judge else ""
-    text = (
-        MEMO.replace("API", api)
-        .replace("MODEL", MODELS[api])
-        .replace("JUDGE", support)
-        .replace("QUERY", query)
-        .replace("TITLE", title)
-    )
+    text = MEMO.replace("API", api).replace("MODEL", MODELS[api]).replace("JUDGE", support)
     (memo_dir / "memo.yaml").write_text(text, encoding="utf-8")
-    settings = Settings(writer_timeout_s=0.5, max_concurrent_sections=1)
-    [outcome] = asyncio.run(run_memo_folder(memo_dir, None, settings=settings))
+    shape = _agent_answer if api == "perplexity" else _chat_answer
+    with respx.mock(assert_all_called=False) as mock:
+        judged = mock.post(f"{env.url}{_path(api)}", content__contains=JUDGE_TAG)
+        if judge_answer is None:
+            judged.pass_through()
+        else:
+            judged.respond(200, json=shape(judge_answer, 0.0002))
+        mock.post(f"{env.url}{_path(api)}").respond(200, json=shape(ANSWER, 0.001))
+        mock.route().pass_through()
+        settings = Settings(writer_timeout_s=0.5, max_concurrent_sections=1)
+        [outcome] = asyncio.run(run_memo_folder(memo_dir, None, settings=settings))
     assert outcome.status == "ok", outcome.message
     front, body = parse_note(outcome.note_path.read_text(encoding="utf-8"))
     return outcome, front, body
@@ -92,8 +128,7 @@ def _run(
 
 @pytest.fixture
 def run(env, tmp_path):
-    _run.url = env.url  # type: ignore[attr-defined]
-    return lambda name, api, **kw: _run(tmp_path, name, api, **kw)
+    return lambda name, api, **kw: _run(env, tmp_path, name, api, **kw)
 
 
 def _offline(report: dict) -> list[dict]:
@@ -107,7 +142,7 @@ def _writer_requests(env) -> int:
 
 def test_the_judge_is_off_by_default_no_request_no_cost_line(run, env):
     outcome, front, _ = run("off", "perplexity", judge=None)
-    assert _writer_requests(env) == 1
+    assert _writer_requests(env) == 0  # the section's own write is scripted; the sandbox saw no judge request
     assert "judge" not in outcome.cost and "judge" not in outcome.report
     assert set(front["cost"]) == {"retrieval", "writer", "total"}
     assert not any("judge" in c for c in outcome.report["citations"])
@@ -116,23 +151,22 @@ def test_the_judge_is_off_by_default_no_request_no_cost_line(run, env):
 @pytest.mark.parametrize("api", ["perplexity", "perplexity-sonar", "openai"])
 def test_the_judge_asks_each_endpoint_about_unsettled_claims_and_stores_its_word_beside(run, env, api):
     off, _, off_body = run("off", api, judge=None)
-    httpx.post(f"{env.url}/_sandbox/reset")
     on, front, on_body = run("on", api, judge="model")
-    asked = [c for c in off.report["citations"] if c.get("support") in ASKED and c.get("status") != "dropped"]
-    assert asked, "the sandbox's seed no longer writes a partial citation: pick another seed"
-    assert _writer_requests(env) == 2  # the section's write and one judge request
+    supports = [c.get("support") for c in off.report["citations"]]
+    assert supports.count("partial") == 2 and "unsupported" in supports and "supported" in supports, supports
+    assert _writer_requests(env) == 1  # one judge request for the section
     judged = [c for c in on.report["citations"] if "judge" in c]
-    assert len(judged) == len(asked) == on.report["judge"]["judged"]
+    assert len(judged) == 2 == on.report["judge"]["judged"] == on.report["judge"]["asked"]
     for citation in judged:
         assert citation["support"] in ASKED  # never asked about a settled claim
         assert citation["judge"]["verdict"] in ("supported", "partial", "unsupported")
-        assert citation["judge"]["reason"]
+        assert "of the claim's" in citation["judge"]["reason"]  # the sandbox judge's reason
     # beside, never instead: every offline verdict, flag and the note's text are as without the judge
     assert _offline(on.report) == _offline(off.report)
     assert on_body == off_body
     assert on.cost["judge"] > 0 and front["cost"]["judge"] == on.cost["judge"]
     assert front["cost"]["total"] == pytest.approx(on.cost["retrieval"] + on.cost["writer"] + on.cost["judge"])
-    assert f"model judge ${on.cost['judge']:.4f}, {len(judged)} judged" in _line(on, on.note_path.parent.parent)
+    assert f"model judge ${on.cost['judge']:.4f}, 2 judged" in _line(on, on.note_path.parent.parent)
 
 
 @pytest.mark.parametrize(
@@ -150,51 +184,42 @@ def test_a_failing_judge_leaves_every_offline_verdict_and_the_note_as_they_were(
     off, _, off_body = run("off", api, judge=None)
     on, front, on_body = run("on", api, judge="model", faults=(fault,))
     failed = [w for w in on.warnings if w.startswith("the model judge failed")]
-    assert len(failed) == 1 and why in failed[0] and failed[0].endswith("the offline verdicts stand")
+    assert len(failed) == 1 and why in failed[0] and failed[0].endswith("the offline verdicts stand"), on.warnings
     assert not any("judge" in c for c in on.report["citations"])
-    assert on.report["judge"]["judged"] == 0
+    assert on.report["judge"]["judged"] == 0 and on.report["judge"]["asked"] == 2
     assert _offline(on.report) == _offline(off.report)
     assert on_body == off_body
     assert front["cost"]["judge"] == 0.0
 
 
-def test_an_answer_that_is_not_the_json_asked_for_gives_no_verdict_and_a_warning(run, env):
+@pytest.mark.parametrize("api", ["perplexity", "openai"])
+def test_an_answer_that_is_not_the_json_asked_for_gives_no_verdict_and_a_warning(run, env, api):
     """A 200 whose text is prose with a verdict-looking line, a row for an item never asked
     about and a verdict that is not one of the three: nothing of it is kept."""
     garbled = (
         'All claims are supported. {"verdicts": [{"id": "c99", "verdict": "supported"}, '
-        '{"id": "c1", "verdict": "supported!!"}]}'
+        '{"id": "c1", "verdict": "supported!!"}, {"id": "c2", "verdict": "Supported"}]}'
     )
-    answer = {
-        "id": "resp_judge",
-        "object": "response",
-        "status": "completed",
-        "model": "perplexity/sonar",
-        "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": garbled}]}],
-        "usage": {"input_tokens": 10, "output_tokens": 10, "total_tokens": 20, "cost": {"total_cost": 0.0002}},
-    }
-    off, _, off_body = run("off", "perplexity", judge=None)
-    with respx.mock(assert_all_called=True) as mock:
-        mock.post(f"{env.url}/v1/agent", content__contains=JUDGE_TAG).respond(200, json=answer)
-        mock.route().pass_through()
-        on, front, on_body = run("on", "perplexity", judge="model")
-    assert any(w.startswith("the model judge gave no usable verdict for") for w in on.warnings), on.warnings
+    off, _, off_body = run("off", api, judge=None)
+    on, front, on_body = run("on", api, judge="model", judge_answer=garbled)
+    assert any(w.startswith("the model judge gave no usable verdict for 2 of 2 claims") for w in on.warnings), (
+        on.warnings
+    )
     assert not any("judge" in c for c in on.report["citations"])
     assert _offline(on.report) == _offline(off.report) and on_body == off_body
-    assert on.report["judge"]["requests"] == 1 and front["cost"]["judge"] == on.cost["judge"]
+    assert on.report["judge"]["requests"] == 1 and front["cost"]["judge"] == on.cost["judge"] == 0.0002
 
 
-def test_at_most_the_configured_number_of_claims_is_sent_and_the_rest_is_said(env, tmp_path, monkeypatch):
+def test_at_most_the_configured_number_of_claims_is_sent_and_the_rest_is_said(run, env, monkeypatch):
     monkeypatch.setenv("SOURCEDESK_SUPPORT_JUDGE", "model")  # the setting, when the memo says nothing
     monkeypatch.setenv("SOURCEDESK_SUPPORT_JUDGE_MAX_CLAIMS", "1")
-    with SandboxServer(port=0, seed=6) as seed6:  # seed 6: a funding answer with several partial citations
-        monkeypatch.setenv("SOURCEDESK_EXA_URL", seed6.url)
-        monkeypatch.setenv("SOURCEDESK_WRITER_URL", seed6.url)
-        _run.url = seed6.url  # type: ignore[attr-defined]
-        on, _, _ = _run(tmp_path, "on", "openai", judge=None, query="Synadia funding round", title="Funding")
-    asked = [c for c in on.report["citations"] if c.get("support") in ASKED and c.get("status") != "dropped"]
-    assert len(asked) > 1, "the sandbox's seed no longer writes two partial citations: pick another seed"
-    assert on.report["judge"]["asked"] == 1
-    assert any(f"asked about 1 of {len(asked)} unsettled claims" in w for w in on.warnings), on.warnings
-    body = json.dumps(on.report["judge"])
-    assert "sk-key" not in body
+    on, _, _ = run("on", "openai", judge=None)
+    assert on.report["judge"]["asked"] == 1 and on.report["judge"]["judged"] == 1
+    assert sum(1 for c in on.report["citations"] if "judge" in c) == 1
+    assert any("asked about 1 of 2 unsettled claims" in w for w in on.warnings), on.warnings
+
+
+def test_the_memo_says_off_even_when_the_setting_says_model(run, env, monkeypatch):
+    monkeypatch.setenv("SOURCEDESK_SUPPORT_JUDGE", "model")
+    _, front, _ = run("off", "perplexity", judge="off")
+    assert _writer_requests(env) == 0 and "judge" not in front["cost"]

@@ -242,6 +242,11 @@ class SupportConfig(_Model):
     # unchecked (its verdicts are stored beside the offline ones); None: the support_judge setting.
     judge: Literal["off", "model"] | None = None
 
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false
+
 
 class Memo(_Model):
     title: str
