@@ -586,14 +586,21 @@ def same_quantity(claim: Figure, other: Figure) -> bool:
     return other.kind == claim.kind
 
 
-def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[float] = frozenset()) -> bool:
-    """Whether the evidence states the claim figure (a count also by a bare number, as facts give it)."""
+def found_in(
+    claim: Figure,
+    evidence: tuple[Figure, ...],
+    numbers: frozenset[float] = frozenset(),
+    years: frozenset[int] | set[int] = frozenset(),
+) -> bool:
+    """Whether the evidence states the claim figure (a count also by a bare number, as facts give it,
+    unless that number is one of ``years``, the years the source states)."""
     for f in evidence:
         if matches(claim, f):
             return True
     if claim.kind == "count" and scaled(claim) is None:  # a bare 640 says nothing of 640 GW
         value = amount(claim)
+        # a year is a bare number too: neither 2,002 nor 2,012 employees is "stated" by the year 2012
         for n in numbers:
-            if _close(value, n):
+            if _close(value, n) and n not in years:
                 return True
     return False

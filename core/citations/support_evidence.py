@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from sourcedesk.core.citations.figures import (
     Figure,
+    date_of,
     figures,
     found_in,
     plain_numbers,
@@ -74,7 +75,8 @@ class Evidence:
                 candidates = by_kind.get(figure.kind, ())
             else:
                 candidates = by_kind.get(kinds[0], ()) + by_kind.get(kinds[1], ())
-            found = self.stated[figure] = found_in(figure, candidates, self.numbers)
+            years = {date_of(f)[0] for f in by_kind.get("year", ()) + by_kind.get("date", ())}
+            found = self.stated[figure] = found_in(figure, candidates, self.numbers, years)
         return found
 
     # Known names and lower-case words of the source (unions over its passages), when stored with
