@@ -1,7 +1,10 @@
-"""The claim–source pair sets (tests/heldout, tests/heldout2, tests/heldout3): support and
-substitution figures the issue set as targets. Each set was measured once before any change it
-prompted (the held-out figures in the hand-in notes); the checker was then fixed on it, so none
-of them is held out any more (see sandbox/bench_heldout.py)."""
+"""The claim–source pair sets (tests/heldout, tests/heldout2, tests/heldout3, tests/heldout4):
+support and substitution figures the issue set as targets. Each set was measured once before any
+change it prompted (the held-out figures in the hand-in notes); the checker was then fixed on the
+first three, so none of them is held out any more (see sandbox/bench_heldout.py). The fourth's
+two contradictions read as supported (a bare number, a decimal gigawatt figure) were fixed too;
+its paraphrase recall (0.84) is below the target and was not tuned: it is held to the invariant
+only."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def test_substitution_and_support_on_the_pair_sets(folder):
     assert figures["supported_precision"] >= 0.95, tally.failures
 
 
-@pytest.mark.parametrize("folder", SETS)
+@pytest.mark.parametrize("folder", [*SETS, "heldout4"])
 def test_no_contradicted_claim_is_supported_or_substituted(folder):
     """Figure, direction, date, place, investor, exchange, role, swap, another company: none of them."""
     figures, tally = bench_heldout.run(ROOT / folder)
@@ -40,6 +43,6 @@ def test_the_third_set_has_sixty_pairs_and_every_kind_of_contradiction():
 
 
 def test_the_sets_are_a_third_paraphrases():
-    for folder in SETS:
+    for folder in [*SETS, "heldout4"]:
         pairs = yaml.safe_load((ROOT / folder / "pairs.yaml").read_text(encoding="utf-8"))
         assert sum(p["kind"] == "paraphrase" for p in pairs) * 3 >= len(pairs)

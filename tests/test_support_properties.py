@@ -46,7 +46,11 @@ def _two(options: list[str]) -> st.SearchStrategy[tuple[str, str]]:
 @st.composite
 def pairs(draw: st.DrawFn) -> Pair:
     co = draw(st.sampled_from(COMPANIES))
-    kind = draw(st.sampled_from(["amount", "direction", "year", "city", "exchange", "investor", "round", "headcount"]))
+    kind = draw(
+        st.sampled_from(
+            ["amount", "direction", "year", "city", "exchange", "investor", "round", "headcount", "bare", "capacity"]
+        )
+    )
     year, other_year = draw(st.tuples(st.integers(2012, 2024), st.integers(1, 6)))
     if kind == "amount":
         a, b = draw(st.tuples(st.integers(2, 400), st.integers(2, 400)).filter(lambda t: t[0] != t[1]))
@@ -80,6 +84,14 @@ def pairs(draw: st.DrawFn) -> Pair:
         amount = draw(st.integers(5, 300))
         fact = f"{co} raised ${amount} million in its {{}} in {year}."
         return Pair(f"{FILLER} {fact.format(said)}", fact.format(said), fact.format(other), kind, said)
+    if kind == "bare":  # a number nothing reads as a figure (no unit after it)
+        a, b = draw(st.tuples(st.integers(10, 9000), st.integers(10, 9000)).filter(lambda t: t[0] != t[1]))
+        fact = f"The number of {co}'s shipping customers increased to {{:,}}."
+        return Pair(f"{FILLER} {fact.format(a)}", fact.format(a), fact.format(b), kind, f"{a:,}")
+    if kind == "capacity":  # a decimal before a scaled unit is a quantity, not a version number
+        a, b = draw(st.tuples(st.integers(2, 99), st.integers(2, 99)).filter(lambda t: t[0] != t[1]))
+        fact = f"{co}'s installed capacity reached {{}} GW at the end of {year}."
+        return Pair(f"{FILLER} {fact.format(a / 10)}", fact.format(a / 10), fact.format(b / 10), kind, f"{a / 10}")
     a, b = draw(st.tuples(st.integers(20, 5000), st.integers(20, 5000)).filter(lambda t: abs(t[0] - t[1]) > t[0] // 10))
     fact = f"{co} had {{:,}} employees at the end of {year}."
     return Pair(f"{FILLER} {fact.format(a)}", fact.format(a), fact.format(b), kind, f"{a:,}")

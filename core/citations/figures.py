@@ -383,8 +383,10 @@ def _counts(written: str, start: int, number: str, counted: str) -> bool:
     next word a noun-like word, not "and" or "for"."""
     if counted.lower() in _NOT_COUNTED:
         return False
-    if number[:1].isdigit() and ("." in number or (number[0] == "0" and len(number) > 1)):
+    if number[:1].isdigit() and number[0] == "0" and len(number) > 1 and "." not in number:
         return False
+    if number[:1].isdigit() and "." in number and counted.lower() not in SCALED_UNITS:
+        return False  # but "1.2 GW" is a quantity
     before = written[start - 1] if start > 0 else ""
     if before == "/" or (before == "-" and start > 1 and written[start - 2].isalpha()):
         return False

@@ -57,6 +57,7 @@ from sourcedesk.core.citations.figures import (
     same_quantity,
 )
 from sourcedesk.core.citations.lexicon import lexicon
+from sourcedesk.core.citations.loose_numbers import loose_numbers
 from sourcedesk.core.citations.measures import confirmed_in
 from sourcedesk.core.citations.relation_model import BASED_IN, FOUNDED_IN, Relation
 from sourcedesk.core.citations.relation_words import may_state_relations
@@ -204,7 +205,8 @@ class SupportScorer:
             if not figs and unit and _BARE_NUMBER.fullmatch(text):
                 figs = figures(f"{text.strip()} {unit}")
             rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
-            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels)
+            loose = loose_numbers(text, figs)
+            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels, loose)
         return found
 
     @property
@@ -292,6 +294,7 @@ class SupportScorer:
         unconfirmed = contradiction
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
         absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
+        absent += [written for written, value in claim.loose if value not in ev.numbers]
         if index in self.strangers and self._names_subject(claim):
             absent.append(self.subject_name)
         complete = not missing and not absent and not unconfirmed

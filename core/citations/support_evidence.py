@@ -166,6 +166,7 @@ class Claim(NamedTuple):  # a named tuple: built for every marker of every run
     names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
     context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
     relations: tuple[Relation, ...] = ()  # who led, holds a role, is based, bought (core.citations.relations)
+    loose: tuple[tuple[str, float], ...] = ()  # numbers no figure holds ("increased to 4,150"): must be in the source
 
     @property
     def checkable(self) -> bool:
