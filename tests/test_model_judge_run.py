@@ -21,8 +21,10 @@ from sourcedesk.core.citations.model_judge import ASKED, JUDGE_TAG
 from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.notes.note import parse_note
 from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.commands.run import _line
 from sourcedesk.tui.headless import run_memo_folder
+from sourcedesk.tui.outcome_words import outcome_notice
 
 MEMO = """
 title: Acme Bank — model judge
@@ -167,6 +169,17 @@ def test_the_judge_asks_each_endpoint_about_unsettled_claims_and_stores_its_word
     assert on.cost["judge"] > 0 and front["cost"]["judge"] == on.cost["judge"]
     assert front["cost"]["total"] == pytest.approx(on.cost["retrieval"] + on.cost["writer"] + on.cost["judge"])
     assert f"model judge ${on.cost['judge']:.4f}, 2 judged" in _line(on, on.note_path.parent.parent)
+    assert f"(model judge ${on.cost['judge']:.3f}, 2 judged)" in outcome_notice(on)[0]  # the workbench's notice
+    assert "model judge" not in outcome_notice(off)[0]
+    # the run's record in the memo's store keeps the judge's word beside each offline verdict, and its cost
+    store = MemoStore(on.note_path.parent.parent)
+    try:
+        [record] = store.runs("customers", limit=1)
+    finally:
+        store.close()
+    kept = {c.key: (c.support, c.judge) for c in record.report.citations}
+    assert kept == {c["key"]: (c["support"], c.get("judge")) for c in on.report["citations"]}
+    assert record.cost["judge"] == on.cost["judge"]
 
 
 @pytest.mark.parametrize(
