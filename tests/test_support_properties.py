@@ -140,3 +140,14 @@ def test_a_year_in_the_source_does_not_state_a_count_close_to_it():
         supports_text("Corvane Robotics had 350 employees.", "Corvane Robotics at a glance. employees: 350").support
         == SUPPORTED
     )
+
+
+def test_a_sentence_opening_with_a_pronoun_is_about_the_company_of_the_sentence_before():
+    """Found on heldout4 (t07): "It has 190 employees" was read as the figure of a company named "It"."""
+    about = "Tessaly Freight was founded in 2018 in Rotterdam. It has 190 employees and an office in Warsaw."
+    assert supports_text("Tessaly Freight employs 190 people.", about).support == SUPPORTED
+    rival = "Brisa sells scooters in Spain. Molara, a Brisa rival, raised €18 million. It has 40 staff."
+    verdict = supports_text("Brisa has 40 staff.", rival)
+    assert (
+        verdict.contradicted and verdict.reason == "the source gives 40 staff for Molara, not for the claim's company"
+    )

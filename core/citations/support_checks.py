@@ -161,6 +161,10 @@ _TOPIC = re.compile(
 )
 _FUNDER_VERBS = frozenset(["led", "co-led", "invested", "backed", "joined", "participated", "funded", "also"])
 _SPECIFIC_KINDS = frozenset(["money", "percent", "count", "number"])
+_PRONOUNS = frozenset(
+    ["it", "its", "they", "their", "this", "that", "these", "those", "he", "she", "we", "our", "there", "which", "who"]
+)
+_PRONOUN: tuple[str, frozenset[str]] = ("", frozenset())  # a sentence opening with a pronoun
 
 
 def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
@@ -168,6 +172,8 @@ def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
     if m is None or (m.group("next") and m.group("next") in _FUNDER_VERBS):
         return None
     name = m.group("name")
+    if name.split()[0].casefold() in _PRONOUNS:
+        return _PRONOUN  # "It has 190 employees": whose figure the sentence before says
     return name, frozenset(
         terms(name)[:1]
     )  # a company is named by its first word: "Tandry Robotics" is no Corvane Robotics
@@ -186,10 +192,13 @@ def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[s
             continue  # a value repeated thousands of times is checked once
         seen.add((f.kind, f.value, f.unit))
         foreign: tuple[str, str] | None = None
-        for p in ev.passages:
+        for at, p in enumerate(ev.passages):
             if not any(matches(f, g) for g in p.figures):
                 continue
             topic = _topic(p.text)
+            if topic is _PRONOUN:  # the company of the sentence before, if it names one
+                before = _topic(ev.passages[at - 1].text) if at else None
+                topic = None if before is _PRONOUN else before
             if topic is None:
                 if p.terms & entity:
                     foreign = None  # a sentence that may state it of the claim's company
