@@ -49,6 +49,7 @@ test: lint
 # Then the speed figures the test suite does not assert (sourcedesk.sandbox.bench_speed).
 bench: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
+	$(BIN)/python -m sourcedesk.sandbox.bench_frozen
 	$(BIN)/python -m sourcedesk.sandbox.bench_speed
 	$(BIN)/python -m sourcedesk.sandbox.bench_ui
 

@@ -31,6 +31,7 @@ STAGE_WORDS = {
     "retrieving": "retrieving",
     "writing": "writing",
     "reconciling": "reconciling",
+    "judging": "asking the model judge",
     "saved": "saving",
     "grounding": "grounding",
     "failed": "failing",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -168,6 +168,10 @@ class Settings(_SettingsSources):
     # Longest answer text a note may hold (characters); a longer answer — one a byte cap
     # cannot catch, or one a stream keeps extending — fails the section, previous note kept.
     writer_max_answer_chars: int = Field(default=1_000_000, gt=0)
+    # The optional model judge (a memo's support: judge: wins): "model" asks the writer's endpoint
+    # about the claims the offline check calls partial or unchecked, at most this many per section.
+    support_judge: Literal["off", "model"] = "off"
+    support_judge_max_claims: int = Field(default=20, ge=1)
     max_retries: int = Field(default=4, ge=0)
     retry_max_wait_s: float = Field(default=60.0, ge=0)
     # check-urls: liveness requests are bounded and never reach private, loopback or

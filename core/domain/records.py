@@ -85,6 +85,7 @@ class StoredCitation(_Record):
     reason: Lenient[str] = None  # why the support verdict is what it is
     weak: bool = False
     about: Lenient[dict[str, str]] = None  # the cited source's about verdict ({"verdict", "reason"})
+    judge: Lenient[dict[str, Any]] = None  # the model judge's {verdict, reason, cost}, beside the offline verdict
 
 
 class UncitedClaim(_Record):

@@ -238,12 +238,24 @@ def _as_text(number: int | float | bool) -> str:
         raise ValueError("a number thousands of digits long: quote it if it is meant as text") from None
 
 
+class SupportConfig(_Model):
+    # "model": the writer's endpoint also judges the claims the offline check calls partial or
+    # unchecked (its verdicts are stored beside the offline ones); None: the support_judge setting.
+    judge: Literal["off", "model"] | None = None
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false
+
+
 class Memo(_Model):
     title: str
     subject: Subject
     firm: Firm = Field(default_factory=Firm)
     writer: WriterConfig = Field(default_factory=WriterConfig)
     settings: MemoSettings = Field(default_factory=MemoSettings)
+    support: SupportConfig = Field(default_factory=SupportConfig)
     vars: dict[str, str] = Field(default_factory=dict)  # extra {{name}} template variables
     sections: list[Section] = Field(min_length=1)
 

@@ -118,6 +118,7 @@ class NoteRecord:
     namesake_citations: Sequence[str] = ()  # keys of citations whose source is about a namesake
     cost_retrieval: float = 0.0
     cost_writer: float = 0.0
+    cost_judge: float | None = None  # the model judge's call, when the run asked it (support.judge: model)
 
     def frontmatter(self) -> dict[str, Any]:
         """The frontmatter mapping in its one fixed key order."""
@@ -143,12 +144,15 @@ class NoteRecord:
             "web_search": bool(self.web_search),
             "counts": note_counts(self.counts),
             "warnings": [_one_line(w) for w in self.warnings],
-            "cost": {
-                "retrieval": _usd(self.cost_retrieval),
-                "writer": _usd(self.cost_writer),
-                "total": _usd((self.cost_retrieval or 0.0) + (self.cost_writer or 0.0)),
-            },
+            "cost": self._cost(),
         }
+
+    def _cost(self) -> dict[str, float]:
+        cost = {"retrieval": _usd(self.cost_retrieval), "writer": _usd(self.cost_writer)}
+        if self.cost_judge is not None:  # only when the run asked the model judge: older notes stay as they were
+            cost["judge"] = _usd(self.cost_judge)
+        cost["total"] = _usd((self.cost_retrieval or 0.0) + (self.cost_writer or 0.0) + (self.cost_judge or 0.0))
+        return cost
 
 
 def _usd(value: float | None) -> float:

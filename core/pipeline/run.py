@@ -53,6 +53,7 @@ from sourcedesk.core.net.hosts import PinRefused, excluded_by, host_matches_any,
 from sourcedesk.core.net.policy import WRITER_RETRY
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.notes.note import NoteRecord, note_path, render_note, write_note_atomic
+from sourcedesk.core.pipeline.judging import judge_section
 from sourcedesk.core.pipeline.worker import in_worker
 from sourcedesk.core.sources.about import AboutJudge
 from sourcedesk.core.sources.judge import (
@@ -76,7 +77,7 @@ log = logging.getLogger("sourcedesk.run")
 
 # "cancelled" is not "failed": the analyst stopped the run, nothing went wrong with the section.
 Status = Literal["ok", "degraded", "failed", "cancelled"]
-Stage = Literal["retrieving", "writing", "reconciling", "saved", "failed", "cancelled"]
+Stage = Literal["retrieving", "writing", "reconciling", "judging", "saved", "failed", "cancelled"]
 Progress = Callable[[str, str], Any]
 T = TypeVar("T")
 
@@ -589,6 +590,7 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             namesake_citations=outcome.namesake_citations,
             cost_retrieval=outcome.cost["retrieval"],
             cost_writer=outcome.cost["writer"],
+            cost_judge=outcome.cost.get("judge"),
         ),
         reconciled.text,
     )
@@ -685,6 +687,7 @@ async def run_section(
         resolved = await resolve_sources(run, refresh=refresh, clients=clients, now=now)
         written = await write_section(run, resolved)
         reconciled = await reconcile_section(run, resolved, written)
+        await judge_section(run, resolved, reconciled)  # off unless support.judge: model
         await save_note(run, resolved, reconciled)
         return outcome
     except asyncio.CancelledError:
@@ -785,7 +788,9 @@ def _closing_record(
 ) -> dict[str, Any]:
     """Complete ``record`` now that the outcome is decided; the section-state changes to store with it."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
-    outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
+    outcome.cost["total"] = round(
+        outcome.cost["retrieval"] + outcome.cost["writer"] + outcome.cost.get("judge", 0.0), 6
+    )
     if outcome.status in ("failed", "cancelled"):
         _emit(progress, outcome.section, outcome.status)
     record.status = outcome.status

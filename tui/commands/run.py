@@ -75,7 +75,9 @@ def _line(outcome, memo_dir: Path) -> str:
     if outcome.namesake_citations:  # never plain "ok": the note cites another company's page
         keys = ", ".join(f"[^{k}]" for k in outcome.namesake_citations)
         status += f" ⚑ cites a namesake ({keys})"
-    return f"{outcome.section}: {status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
+    judged = (report.get("judge") or {}).get("judged", 0) if "judge" in outcome.cost else 0
+    judge = f" (model judge ${outcome.cost['judge']:.4f}, {judged} judged)" if "judge" in outcome.cost else ""
+    return f"{outcome.section}: {status} — {counts or 'no citations'}; ${cost:.4f}{judge}{reused} → {shown}"
 
 
 class TerminalProgress:
