@@ -74,3 +74,17 @@ def exa_stats(sandbox) -> dict:
 
 def exa_requests(sandbox) -> int:
     return exa_stats(sandbox)["requests"]
+
+
+# -- the browser test says so when it cannot run ---------------------------------------------
+
+BROWSER_NOT_RUN = "browser test not run"  # the start of tests/test_serve_browser.py's skip reason
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line when the browser test was skipped for want of a Chromium (-q hides skips)."""
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if BROWSER_NOT_RUN in reason:
+            terminalreporter.write_line(reason.removeprefix("Skipped: "), yellow=True, bold=True)
+            return
