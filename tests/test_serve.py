@@ -88,6 +88,10 @@ def test_the_websocket_opens_only_from_the_desks_own_page_and_each_page_opens_on
                     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
                         await connect(client, ws_url, origin)
                     assert refused.value.status == 403, origin
+                plain_get = (await open_page(client, url)).replace("ws://", "http://", 1)
+                async with client.get(plain_get, headers={"Origin": origin_of(url)}) as response:
+                    assert response.status == 400  # the right page and origin, but not a websocket
+                    assert "websocket only" in await response.text()
                 assert server.started == 0
                 assert not marker.exists()
                 # from the page's own origin it starts the app, once per page

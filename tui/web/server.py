@@ -145,6 +145,8 @@ class DeskServer(Server):
         if len(self.sessions) >= self.max_sessions:
             return self._busy()
         websocket = web.WebSocketResponse(heartbeat=HEARTBEAT_S)
+        if not websocket.can_prepare(request).ok:
+            return web.Response(status=400, text="This address takes a websocket only.\n", headers=PAGE_HEADERS)
         session = DeskSession(
             self.argv,
             write_bytes=websocket.send_bytes,
