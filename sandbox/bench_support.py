@@ -159,11 +159,26 @@ def main(argv: list[str] | None = None) -> int:
                 f"accuracy {r.accuracy:.3f}  (chance precision {r.positive_rate:.3f})"
             )
     if args.sweep:
-        print("supported_min  precision  recall   (all rows)")
-        for floor in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
-            r = evaluate(judge_rows(rows, supported_min=floor, partial_min=min(PARTIAL_MIN, floor)))
-            print(f"  {floor:>11.2f}  {r.precision:>9.3f}  {r.recall:>6.3f}")
+        print_curve(rows)
     return 0
+
+
+CURVE = tuple(round(0.05 * i, 2) for i in range(5, 21))  # 0.25 … 1.00
+
+
+def print_curve(rows: list[dict[str, Any]]) -> None:
+    """The whole precision–recall curve over ``supported_min`` (every other check as shipped), for
+    all rows and each half; ``*`` marks the shipped point."""
+    print("supported_min   all: P      R   held-out: P      R   calibration: P      R")
+    for floor in CURVE:
+        judged = judge_rows(rows, supported_min=floor, partial_min=min(PARTIAL_MIN, floor))
+        parts = [
+            evaluate(j for j, r in zip(judged, rows, strict=True) if name is None or half(r) == name)
+            for name in (None, "held-out", "calibration")
+        ]
+        mark = "*" if abs(floor - SUPPORTED_MIN) < 1e-9 else " "
+        cells = "".join(f"   {r.precision:>9.3f} {r.recall:>6.3f}" for r in parts)
+        print(f"  {floor:>10.2f}{mark}{cells}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -167,7 +167,7 @@ class MemoScreen(WorkbenchScreen):
                 palette,
                 self.sd_app.check_problems(view.id, view.note_path),
                 uncited=counts.get("uncited", 0) if counts else 0,
-                namesakes=len(self.namesake_cites.get(view.id, [])),
+                namesakes=max(len(self.namesake_cites.get(view.id, [])), len(view.cited_namesakes)),
             ),
             cost_cell(view.cost),
         ]

@@ -87,7 +87,7 @@ class RejectDialog(ModalScreen[tuple[str, str] | None]):
 
     def _listed(self, out: Text, lines: list[tuple[str, Source]]) -> None:
         """The kept sources that would leave the frozen sets, at most ``MAX_LISTED`` of them."""
-        out.append(f"Takes {len(lines)} kept source(s) out of the frozen sets:\n", style="bold")
+        out.append(f"Takes {len(lines)} source(s) out of the frozen sets:\n", style="bold")
         for sid, source in lines[:MAX_LISTED]:
             line = Text(f"  {self.titles.get(sid, sid)}  ", style="dim", no_wrap=True, overflow="ellipsis")
             line.append(f"{source.marker or ''}  ", style="bold")

@@ -32,6 +32,7 @@ from sourcedesk.core.sources.curation import (
     unreject_domain,
     unreject_name,
 )
+from sourcedesk.core.sources.holdout import keep_in
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.screens.workbench import WorkbenchScreen
 from sourcedesk.tui.widgets.source_rows import SourceRow
@@ -252,9 +253,25 @@ class SectionActions(WorkbenchScreen):
 
     def action_keep(self) -> None:
         app = self.sd_app
+        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
+        if row is not None and row.kind == "held":
+            try:
+                saved = keep_in(app.store, self.section_id, row.url)
+            except UserError as exc:
+                app.say_error(exc, "keep")
+                return
+            marker = next((s.marker for s in saved.sources if s.url == row.url), None)
+            app.say(
+                f"Kept {row.host} in {saved.id} as {marker or 'a source'}, though it reads as about "
+                f"{row.held_for or 'a namesake'}; a note that cites it is flagged ⚑."
+            )
+            app.section_changed(None)
+            return
         if self._active_tab() != "tab-web":
             app.say(
-                "Keep works on the writer's web results: open the Web results tab (5) and highlight one.", "warning"
+                "Keep works on a greyed 'held out' source (Sources tab) or a writer's web result "
+                "(Web results tab, 5): highlight one.",
+                "warning",
             )
             return
         result = self.highlighted_web_result()

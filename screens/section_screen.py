@@ -35,6 +35,7 @@ from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.sources.about import VERDICTS, About, AboutJudge, SourceText
 from sourcedesk.core.sources.curation import find_in_versions
+from sourcedesk.core.sources.judge import name_to_offer
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.screens.section_actions import SectionActions
 from sourcedesk.tui.checks import note_sha256
@@ -309,7 +310,7 @@ class SectionScreen(SectionActions):
         if judge is None:
             return {}
         versions = None
-        out: dict[str, About] = {}
+        texts: list[SourceText] = []
         for row in rows:
             text = row.text
             if row.source is None and row.removed is not None and row.removed.reason in ("rejected", "excluded"):
@@ -317,8 +318,9 @@ class SectionScreen(SectionActions):
                     versions = self.sd_app.store.source_set_versions(self.section_id)
                 stored = find_in_versions(versions, row.url)
                 text = SourceText.of(stored) if stored is not None else text
-            out[row.key] = judge.judge(text)
-        return out
+            texts.append(text)
+        # One section: a namesake's site passes its verdict to its other pages (core.sources.about).
+        return {row.key: about for row, about in zip(rows, judge.judge_section(texts), strict=True)}
 
     def _citations(self) -> list[StoredCitation]:
         report = self.run_record.the_report if self.run_record is not None else None
@@ -591,16 +593,23 @@ class SectionScreen(SectionActions):
         """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
         active = self._active_tab()
         about = None
+        item: object | None = None
         if active == "tab-web":
             key = self._row_key(self.query_one("#web", DataTable))
             index = int(key.split(":", 1)[1]) if key else -1
             about = self.web_abouts[index] if 0 <= index < len(self.web_abouts) else None
+            item = self.web_results[index] if 0 <= index < len(self.web_results) else None
         else:
             row = self.highlighted_source()
             about = self.abouts.get(row.key) if row is not None else None
+            item = row.source if row is not None else None
         if about is None:
             return "", ""
-        return about.phrase or "", about.verdict
+        if about.verdict != "namesake" or self.judge is None:
+            return about.phrase or "", about.verdict
+        store, memo = self.sd_app.store, self.sd_app.loaded.memo
+        sets = [store.latest_source_set(s.id) for s in memo.sections]
+        return name_to_offer(self.judge, about, sets, item), about.verdict
 
     def highlighted_web_result(self) -> dict[str, Any] | None:
         key = self._row_key(self.query_one("#web", DataTable))
@@ -614,17 +623,16 @@ class SectionScreen(SectionActions):
         table = self._active_table()
         out = Text()
         key = self._row_key(table) if table is not None else None
-        if key and key.startswith(("kept:", "omitted:", "namesake:", "excluded:")):
+        if key and key.startswith(("kept:", "omitted:", "held:", "namesake:", "excluded:")):
             row = self.rows.get(key)
             if row is not None and row.source is not None:
                 out = about_block(self.abouts.get(key), palette)
-                out.append_text(
-                    source_detail(
-                        row.source,
-                        palette,
-                        state="included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)",
-                    )
-                )
+                state = "included" if row.kind == "kept" else f"omitted by the budget ({row.size:,} chars)"
+                if row.kind == "held":
+                    state = f"held out of the writer's set: about {row.held_for or 'a namesake'}"
+                out.append_text(source_detail(row.source, palette, state=state))
+                if row.kind == "held":
+                    out.append("\nk keeps it in the writer's set; n rejects the namesake's name.", style="dim")
             elif row is not None and row.removed is not None:
                 out.append_text(plain(row.title or row.host))
                 out.stylize("bold")

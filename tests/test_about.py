@@ -17,7 +17,7 @@ import yaml
 from sourcedesk.core.domain.models import Source
 from sourcedesk.core.memo.spec import Subject
 from sourcedesk.core.net.hosts import host_matches_any, validate_pin
-from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, SourceText
+from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, SourceText, _page_words
 from sourcedesk.core.sources.namesakes import TitleSeen, learn
 from sourcedesk.sandbox.corpus import SANDBOX_LABEL, load_corpus
 from sourcedesk.sandbox.exa_api import blank_title
@@ -278,6 +278,7 @@ def test_fifty_sources_are_judged_within_fifty_milliseconds():
     ]
     best = float("inf")
     for _ in range(5):  # the machine is shared: the best of five is the code's own cost
+        _page_words.cache_clear()  # each round reads the pages anew (the judge caches what it has read)
         started = time.perf_counter()
         judge = _judge_for("kestra")
         verdicts = judge.judge_all(sources)

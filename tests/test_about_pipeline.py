@@ -66,14 +66,18 @@ def test_retrieve_json_gives_every_source_its_verdict(tmp_path, exa, capsys):
     d = _demo(tmp_path)
     assert main(["retrieve", str(d), "--section", "news", "--json"]) == 0
     news = json.loads(capsys.readouterr().out)["sections"][0]
-    abouts = {s["url"]: s["about"] for s in news["sources"]}
+    abouts = {s["url"]: s["about"] for s in [*news["sources"], *news["held_out"]]}
     assert all(set(a) == {"verdict", "reason"} and a["verdict"] in VERDICTS and a["reason"] for a in abouts.values())
     guardian = next(a for u, a in abouts.items() if "theguardian.com" in u)
     assert guardian["verdict"] == "namesake" and "air" in guardian["reason"]
     infoq = next(a for u, a in abouts.items() if "infoq.com" in u)
     assert infoq["verdict"] == "subject"
+    # The namesake's pages are held out of the writer's set (issue 17), the subject's stay in it.
+    assert [s["url"] for s in news["sources"]] == [u for u, a in abouts.items() if a["verdict"] != "namesake"]
+    held = {h["url"]: h for h in news["held_out"]}
+    assert any("theguardian.com" in u for u in held) and all(h["namesake"] == "NATS Holdings" for h in held.values())
     assert main(["retrieve", str(d), "--section", "news"]) == 0  # the text view says it too
-    assert "about: namesake — names 'Nats' only with" in capsys.readouterr().out
+    assert "held out: about NATS Holdings" in capsys.readouterr().out
 
 
 def test_run_json_gives_sources_and_web_results_their_verdict(tmp_path, exa, monkeypatch, capsys):
@@ -85,9 +89,12 @@ def test_run_json_gives_sources_and_web_results_their_verdict(tmp_path, exa, mon
     assert outcome["sources"] and all(s["about"]["verdict"] in VERDICTS for s in outcome["sources"])
     assert [s["marker"] for s in outcome["sources"]] == [f"E{i}" for i in range(1, len(outcome["sources"]) + 1)]
     assert outcome["web_results"] and all(r["about"]["verdict"] in VERDICTS for r in outcome["web_results"])
+    # Issue 17: the namesake's pages are held out of the writer's set, and its own results about
+    # the namesake are not ground truth, so the note cites none (before, they were cited and flagged).
+    assert all(s["about"]["verdict"] != "namesake" for s in outcome["sources"])
     flagged = [c for c in outcome["report"]["citations"] if (c.get("about") or {}).get("verdict") == "namesake"]
-    assert flagged and all(c["status"] == "verified" for c in flagged)  # cited by marker: flagged, not dropped
-    assert not any(c["status"] == "substituted" and c["about"]["verdict"] == "namesake" for c in flagged)
+    assert not [c for c in flagged if c["status"] in ("verified", "substituted")]
+    assert outcome["namesake_citations"] == []
     with MemoStore(d) as store:
         assert all(s.about is None for s in store.latest_source_set("news").sources)  # never persisted
 

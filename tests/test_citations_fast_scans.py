@@ -67,7 +67,7 @@ RELATION_CUES = [
 
 @pytest.mark.parametrize("text", RELATION_CUES)
 def test_the_quick_relation_cue_test_agrees_with_the_case_blind_pattern(text):
-    from sourcedesk.core.citations import relations
+    from sourcedesk.core.citations import relation_words as relations  # the cue words and their fast test live there
 
     assert relations.may_state_relations.__wrapped__(text) == (relations._HINT.search(text) is not None)
     assert (relations._HINT_ASCII.search(text.lower()) is None) == (relations._HINT.search(text) is None)

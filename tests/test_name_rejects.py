@@ -42,8 +42,10 @@ def kestra(tmp_path, exa, capsys) -> Path:
 
 
 def _urls(memo_dir: Path, section: str) -> list[str]:
+    """The frozen set's sources: the writer's, and those held out as a namesake's (issue 17)."""
     with MemoStore(memo_dir) as store:
-        return [s.url for s in store.latest_source_set(section).sources]
+        latest = store.latest_source_set(section)
+        return [s.url for s in latest.sources] + [h.source.url for h in latest.held_out]
 
 
 def _versions(memo_dir: Path, section: str) -> list[int]:
@@ -101,7 +103,8 @@ def test_a_name_reject_takes_third_party_coverage_out_of_every_frozen_set(kestra
     assert IPO in _urls(kestra, "funding") and LAWSUIT in _urls(kestra, "risks")  # precondition: the leak
     assert main(["reject", "--name", "kestra-medical", "--memo", str(kestra)]) == 0
     out = capsys.readouterr().out
-    assert "Rejected the name 'kestra-medical'" in out and "funding — Funding: removed from its frozen set" in out
+    # The namesake's pages were already held out of the writer's set (issue 17): they leave the set too.
+    assert "Rejected the name 'kestra-medical'" in out and "held out as a namesake's) were dropped too" in out
     assert IPO not in _urls(kestra, "funding") and LAWSUIT not in _urls(kestra, "risks")
     with MemoStore(kestra) as store:
         funding = store.latest_source_set("funding")
@@ -282,8 +285,9 @@ def test_run_blocks_writer_results_that_name_a_rejected_name_without_shifting_nu
     assert outcome.ok, outcome.message
     named = [r for r in outcome.web_results if "Kestra Medical" in str(r.get("title"))]
     assert named and all(r["about"]["verdict"] == "namesake" for r in named)  # a rejected name is a namesake
+    # Issue 17: the namesake's pages are held out of the set, so the note may keep no citation at all.
     kept = [c for c in outcome.report["citations"] if c["status"] in ("verified", "substituted")]
-    assert kept and not any(c["resolved_url"] in {r["url"] for r in named} for c in kept)
+    assert not any(c["resolved_url"] in {r["url"] for r in named} for c in kept)
     assert any("naming a rejected name ('Kestra Medical')" in w for w in outcome.warnings)
     assert [r["n"] for r in outcome.web_results] == list(range(1, len(outcome.web_results) + 1))
     # the mechanism itself, pinned down: [2] names the rejected name, [3] keeps its number

@@ -176,14 +176,15 @@ sections:
 
 @pytest.fixture
 def retrieved(tmp_path, data_dir, exa, capsys) -> Path:
-    """A memo whose ``news`` set holds nats.aero pages (the namesake) after one retrieval."""
+    """A memo whose ``news`` set holds nats.aero pages (the namesake) after one retrieval — held
+    out of the writer's part of the set since issue 17, but in the set."""
     d = tmp_path / "nats-news"
     d.mkdir()
     (d / "memo.yaml").write_text(NEWS_MEMO, encoding="utf-8")
     assert main(["retrieve", str(d)]) == 0, capsys.readouterr().err
     capsys.readouterr()
     with MemoStore(d) as store:
-        assert any(_on(s.url, "nats.aero") for s in store.latest_source_set("news").sources)  # precondition
+        assert any(_on(h.source.url, "nats.aero") for h in store.latest_source_set("news").held_out)  # precondition
     return d
 
 
@@ -205,18 +206,19 @@ def _retrieve_requests(exa, memo_dir: Path, capsys) -> int:
 
 def test_reject_takes_the_domains_sources_out_of_the_frozen_sets_and_says_which(retrieved, exa, capsys):
     news_v1 = _sets(retrieved)["news"][-1]
-    hits = [s for s in news_v1.sources if _on(s.url, "nats.aero")]
+    held = [h.source for h in news_v1.held_out if _on(h.source.url, "nats.aero")]
     assert main(["reject", "https://www.nats.aero/news/", "--memo", str(retrieved)]) == 0
     out = capsys.readouterr().out
     assert "Rejected nats.aero for memo" in out
-    assert f"news — Recent news: removed from its frozen set ({news_v1.id} → news@v2-" in out
-    for source in hits:  # what it removed: marker, title (or host) and host
-        assert f"{source.marker:<4} {source.title or source.host}  ({source.host})" in out
-    assert "--section news" in out and "--section overview" not in out
+    # The namesake's pages were held out of the writer's part (issue 17): the reject drops them
+    # from the set and says so; the writer's part, and its markers, stay as they were.
+    assert f"{len(held)} source(s) outside the writer's set" in out and "were dropped too" in out
+    assert "--section overview" not in out
 
     sets = _sets(retrieved)
     news = sets["news"][-1]
-    assert news.version == 2 and not any(_on(s.url, "nats.aero") for s in news.sources)
+    everything = [*news.sources, *(h.source for h in news.held_out)]
+    assert news.version == 2 and not any(_on(s.url, "nats.aero") for s in everything)
     assert [s.url for s in news.sources] == [s.url for s in news_v1.sources if not _on(s.url, "nats.aero")]
     assert [s.marker for s in news.sources] == [f"E{i}" for i in range(1, len(news.sources) + 1)]
     assert {r.rule for r in news.excluded if r.reason == "rejected"} == {"memo:nats.aero"}
@@ -237,6 +239,7 @@ def test_unreject_puts_the_sources_back_with_their_markers(retrieved, exa, capsy
     assert "Un-rejected nats.aero" in out and "put back into its frozen set" in out
     news = _sets(retrieved)["news"][-1]
     assert [(s.marker, s.url) for s in news.sources] == [(s.marker, s.url) for s in news_v1.sources]
+    assert [h.source.url for h in news.held_out] == [h.source.url for h in news_v1.held_out]  # back where they were
     assert _retrieve_requests(exa, retrieved, capsys) == 0
 
 
@@ -244,7 +247,7 @@ def test_global_with_a_memo_also_curates_that_memo(retrieved, exa, capsys):
     """Decision: ``--global --memo DIR`` = the global list plus that memo's frozen sets."""
     assert main(["reject", "nats.aero", "--global", "--memo", str(retrieved)]) == 0
     out = capsys.readouterr().out
-    assert "Rejected nats.aero globally" in out and "removed from its frozen set" in out
+    assert "Rejected nats.aero globally" in out and "were dropped too" in out  # held out before (issue 17)
     assert GlobalStore().rejects() == ["nats.aero"]
     with MemoStore(retrieved) as store:
         assert store.rejects() == []
@@ -254,7 +257,7 @@ def test_global_with_a_memo_also_curates_that_memo(retrieved, exa, capsys):
     assert _retrieve_requests(exa, retrieved, capsys) == 0
     assert main(["unreject", "nats.aero", "--global", "--memo", str(retrieved)]) == 0
     assert GlobalStore().rejects() == []
-    assert any(_on(s.url, "nats.aero") for s in _sets(retrieved)["news"][-1].sources)
+    assert any(_on(h.source.url, "nats.aero") for h in _sets(retrieved)["news"][-1].held_out)
 
 
 def test_global_alone_edits_only_the_list_and_the_next_retrieve_curates_without_a_search(retrieved, exa, capsys):

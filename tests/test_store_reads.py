@@ -83,7 +83,8 @@ def test_the_run_sees_a_set_it_resolved_not_the_one_read_before(memo_dir):
         sets.note(newer)
         assert [s.sources[0].url for s in sets.all() if s is not None] == ["https://nats.io/new"]
         # the judge's context (the subject's own pages) is the run's view of the sets
-        assert subject_pages(["nats.io"], sets.all()) == ["New NATS page\nNew NATS page: a page about the subject."]
+        # (title, text) pairs since issue 17: the profile reads names in the text, not only the summary
+        assert subject_pages(["nats.io"], sets.all()) == [("New NATS page", "New NATS page: a page about the subject.")]
 
 
 def test_listing_names_and_rejects_reads_without_copying_the_database(memo_dir, monkeypatch):

@@ -31,7 +31,11 @@ def sb(sandbox):
     yield sandbox
 
 
-def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path):
+def test_held_out_reject_the_name_keep_one_in_and_the_note_is_flagged(sb, tmp_path):
+    """Issue 17: the namesake's pages never reach the writer — greyed 'held out' rows; n offers a
+    name whose preview lists what it removes; u puts it back where it was; k keeps one in, and
+    a note that then cites it carries ⚑ on the memo screen."""
+
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
@@ -39,53 +43,49 @@ def test_flag_reject_the_name_rerun_and_the_note_no_longer_cites_it(sb, tmp_path
             memo_table.move_cursor(row=4)  # news: a wide search with the air-traffic namesake in the press
             await run_and_wait(pilot, "r", "news")
             assert isinstance(app.screen, MemoScreen)
-            cited = [key for key, _about in app.screen.namesake_cites["news"]]
-            assert cited, "the demo's news note should cite a namesake source"
-            assert f"⚑{len(cited)}" in cells(memo_table, "news")[6]
+            assert app.screen.namesake_cites["news"] == [] and "⚑" not in cells(memo_table, "news")[6]
             note = (app.loaded.dir / "sections" / "05-news.md").read_text(encoding="utf-8")
-            assert GUARDIAN in note
+            assert GUARDIAN not in note
 
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
             sources = app.screen.query_one("#sources", DataTable)
             await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)
             row = cells(sources, sources.coordinate_to_cell_key(sources.cursor_coordinate).row_key.value)
-            assert row[3] == "✗ namesake" and row[4].startswith("names 'Nats' only with")
-            assert "About: ✗ namesake" in str(app.screen.query_one("#detail").render())
+            assert row[0] == "—" and row[3] == "✗ namesake" and row[6] == "held out: about NATS Holdings"
+            assert "held out of the writer's set" in str(app.screen.query_one("#detail").render())
 
             await pilot.press("n")
             await wait_for(pilot, lambda: isinstance(app.screen, RejectNameScreen), what="the reject-name dialog")
-            assert app.screen.query_one("#reject-name", Input).value == "Nats air traffic control"
-            assert "Takes 1 kept source(s)" in str(app.screen.query_one("#reject-preview").render())
+            offered = app.screen.query_one("#reject-name", Input).value
+            preview = str(app.screen.query_one("#reject-preview").render())
+            assert offered and "source(s) out of the frozen sets" in preview and "kept source" not in preview
             await pilot.click("#reject-ok")
             await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
-            assert app.store.reject_names() == ["Nats air traffic control"]
+            assert app.store.reject_names() == [offered]
             rows = [cells(sources, r.key.value) for r in sources.ordered_rows]
             assert [r[6] for r in rows if r[2] == GUARDIAN] == ["name rejected (memo)"]
-            assert [r[3] for r in rows if r[2] == GUARDIAN] == ["✗ namesake"]  # judged on what was stored
             included = [r for r in rows if r[6] == "included"]
             assert [r[0] for r in included] == [f"E{i}" for i in range(1, len(included) + 1)]
 
-            await run_and_wait(pilot, "r", "news")
-            assert app.last_outcomes["news"].source_set_reused
-            note = (app.loaded.dir / "sections" / "05-news.md").read_text(encoding="utf-8")
-            assert GUARDIAN not in note
-
-            # u on the name-rejected row puts it back
+            # u on the name-rejected row puts it back where it was: held out
             await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)
             await pilot.press("u")
             await pilot.pause()
             assert app.store.reject_names() == []
-            assert any(s.host == GUARDIAN for s in app.store.latest_source_set("news").sources)
-            said = [m for _s, m in app.notices if m.startswith("Un-rejected")]
-            assert (
-                said[-1]
-                == "Un-rejected the name 'Nats air traffic control' (this memo): 1 source(s) back in the frozen sets."
-            )
+            latest = app.store.latest_source_set("news")
+            assert any(h.source.host == GUARDIAN for h in latest.held_out)
 
+            # k keeps it in the writer's set; a note that cites it is flagged
+            await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)
+            await pilot.press("k")
+            await pilot.pause()
+            kept = app.store.latest_source_set("news")
+            marker = next(s.marker for s in kept.sources if s.host == GUARDIAN)
+            assert marker and not any(h.source.host == GUARDIAN for h in kept.held_out)
+            await run_and_wait(pilot, "r", "news")
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the memo screen")
-            assert isinstance(app.screen, MemoScreen)
             now = app.screen.namesake_cites["news"]  # judged on the re-run note
             flags = cells(app.screen.query_one("#sections", DataTable), "news")[6]
             assert (f"⚑{len(now)}" in flags) if now else ("⚑" not in flags)
@@ -172,6 +172,8 @@ def test_typing_in_the_dialog_edits_the_offered_phrase_and_enter_rejects_it(sb, 
             await run_and_wait(pilot, "r", "news")
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            sources = app.screen.query_one("#sources", DataTable)
+            await select_row(pilot, sources, lambda r: r[2] == GUARDIAN)  # a held-out namesake row
             await pilot.press("n")
             await wait_for(pilot, lambda: isinstance(app.screen, RejectNameScreen), what="the dialog")
             field = app.screen.query_one("#reject-name", Input)
@@ -181,7 +183,7 @@ def test_typing_in_the_dialog_edits_the_offered_phrase_and_enter_rejects_it(sb, 
             assert field.value == "air trafficg"
             await pilot.press("backspace")
             preview = str(app.screen.query_one("#reject-preview").render())
-            assert "Takes " in preview and "kept source(s)" in preview
+            assert "Takes " in preview and "source(s) out of the frozen sets" in preview
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
             assert app.store.reject_names() == ["air traffic"]  # this memo: typing "g" did not make it global

@@ -32,8 +32,9 @@ PLANTED_TITLE = "[bold]Pricing[/bold] page"
 @pytest.fixture(scope="module")
 def sandbox():
     # The seed picks the demo writer's draws; corpus pages added for the namesake work reshuffle
-    # the ranking, so seed 12 is the one that again writes the uncited 140 percent these tests expect.
-    with SandboxServer(port=0, seed=12, fault_hold_s=2.0) as server:
+    # the ranking, so seed 2 is the one that again writes the uncited 140 percent these tests expect (12 no longer
+    # does on this branch: the draws follow a hash of the whole prompt).
+    with SandboxServer(port=0, seed=2, fault_hold_s=2.0) as server:
         yield server
 
 

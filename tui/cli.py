@@ -56,6 +56,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("unreject", "rejects", "remove a domain from the rejection list"),
     Command("rejects", "rejects", "list rejected domains"),
     Command("export", "export", "assemble the section notes into memo.md"),
+    Command("facts", "facts", "list the facts each source states, or the memo's conflicting claims"),
     Command("serve", "serve", "serve the workbench to a browser (textual-serve)"),
     Command("sandbox", "sandbox", "run the offline Exa/Perplexity sandbox server"),
     Command("config", "config", "show configuration locations", needs_settings=False),

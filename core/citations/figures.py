@@ -27,6 +27,7 @@ evidence is contradicted.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
@@ -311,11 +312,13 @@ def _from_match(m: re.Match[str], written: str) -> Figure | None:
         rest = written[m.start("count_rest") : m.end("count_rest")].strip()
         if not _counts(written, m.start("count_num"), m.group("count_num"), rest):
             return None
-        unit = terms(rest)
+        unit = terms("employees" if rest[:1] in _PEOPLE_COUNTERS else rest)
         return Figure("count", _number(m.group("count_num")), unit[0] if unit else rest, text)
     return None
 
 
+# CJK counters for people ("350名", "约350人"): counts of the same thing, as "employees" is.
+_PEOPLE_COUNTERS = frozenset("名人位")
 # The groups of the last three alternatives (a scaled number, a year, a count: most figures in prose)
 # come after all others: a match whose last group is one of them is one of those alternatives.
 _TAIL_GROUPS = _FIGURE.groupindex["scaled_num"]
@@ -359,68 +362,13 @@ def _early_figure(m: re.Match[str], written: str, text: str) -> Figure | None:
 # Words that follow a number without being what it counts ("Python 3.11 and Java", "see Figure 3
 # for details", "hit by COVID-19 like everyone"): the number is a version, a label or part of a name.
 _NOT_COUNTED = frozenset(
-    [
-        "and",
-        "or",
-        "but",
-        "nor",
-        "so",
-        "yet",
-        "for",
-        "of",
-        "in",
-        "on",
-        "at",
-        "by",
-        "with",
-        "from",
-        "as",
-        "than",
-        "like",
-        "into",
-        "onto",
-        "via",
-        "per",
-        "since",
-        "until",
-        "after",
-        "before",
-        "about",
-        "the",
-        "a",
-        "an",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "been",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "should",
-        "today",
-        "tomorrow",
-        "yesterday",
-        "now",
-        "then",
-        "also",
-        "only",
-        "just",
-    ]
+    str.split(
+        """
+    and or but nor so yet for of in on at by with from as than like into onto via per since until
+    after before about the a an this that these those it its is was are were be been has have had
+    will would can could may might must should today tomorrow yesterday now then also only just
+    """
+    )
 )
 _WORD_BEFORE = re.compile(r"([A-Z][\w.+-]*)[ \t]+\Z")  # the word right before a number, capitalised
 _OPENING = ".!?:;(\"“‘'\n"  # after these (or at the start) a capitalised word opens a sentence or clause
@@ -459,12 +407,54 @@ def _blank_numeral_runs(text: str) -> str:
     return _NUMERAL_RUN.sub(lambda m: "_" * len(m.group()), text)
 
 
+# Scripts and signs the figure pattern reads beyond ASCII: CJK and kana (numerals, scales, 年月日),
+# Arabic (scales, currencies, ٪), full-width forms and currency signs.
+_FIGURE_SCRIPTS = re.compile(r"[\u0600-\u06ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef€£¥₹]")
+
+
+_BEYOND_ASCII = re.compile(r"[^\x00-\x7f]")
+_STAND_INS: dict[str, str] = {}
+
+
+def _stand_in(m: re.Match[str]) -> str:
+    """What a character beyond ASCII becomes in the ASCII scan: a letter or mark "x" (a word
+    character, as it was), "’" the apostrophe (both continue a counted word), any other
+    punctuation, symbol or space "#" or " " (neither starts, continues nor joins a figure)."""
+    ch = m.group()
+    found = _STAND_INS.get(ch)
+    if found is None:
+        category = unicodedata.category(ch)
+        if ch == "’":
+            found = "'"
+        elif category[0] in "LM":
+            found = "x"
+        elif category[0] == "Z":
+            found = " "
+        else:
+            found = "#"
+        _STAND_INS[ch] = found
+    return found
+
+
+def _ascii_stand_in(text: str) -> str | None:
+    """``text`` with every character beyond ASCII replaced by one that reads the same to the figure
+    pattern (``_StandIn``), one for one so offsets hold; None when the text holds a script or sign
+    the pattern reads (CJK, Arabic, €, £, …) or a digit beyond ASCII."""
+    if _FIGURE_SCRIPTS.search(text):
+        return None
+    if any(unicodedata.category(ch)[0] == "N" for ch in set(text) if ch >= "\x80"):
+        return None
+    return _BEYOND_ASCII.sub(_stand_in, text)
+
+
 @lru_cache(maxsize=8192)
 def figures(text: str) -> tuple[Figure, ...]:
     """Every figure in ``text``, in order (offsets refer to ``normalise_text(text)``)."""
     norm = normalise_text(text)
     out: list[Figure] = []
     scan = _blank_numeral_runs(norm)
+    if not scan.isascii():  # most text beyond ASCII is ASCII but for a dash, a quote or an accent
+        scan = _ascii_stand_in(scan) or scan
     found = _scan_ascii(scan.lower()) if scan.isascii() else _FIGURE.finditer(scan)
     for m in found:
         glued = m.start() > 0 and norm[m.start() - 1].isalnum() and norm[m.start()] not in "$€£¥₹"

@@ -43,34 +43,46 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import replace
 from itertools import chain
-from typing import NamedTuple
 
+from sourcedesk.core.citations.direction import movements, reversal
 from sourcedesk.core.citations.figures import (
     Figure,
     amount,
     date_of,
     figures,
-    found_in,
     less_precise,
     matches,
-    plain_numbers,
     same_quantity,
 )
-from sourcedesk.core.citations.relations import (
-    Relation,
-    check,
-    lower_terms,
-    may_state_relations,
-    relations,
-    stated_relations,
+from sourcedesk.core.citations.lexicon import lexicon
+from sourcedesk.core.citations.measures import confirmed_in
+from sourcedesk.core.citations.relation_model import BASED_IN, FOUNDED_IN, Relation
+from sourcedesk.core.citations.relation_words import may_state_relations
+from sourcedesk.core.citations.relations import check, lower_terms, relations, stated_relations
+from sourcedesk.core.citations.support_checks import (
+    _OPENING_WORD,
+    _swapped_role,
+    _within_bound,
+    negated,
+    other_company,
+    quarters,
 )
+from sourcedesk.core.citations.support_evidence import (
+    PARTIAL,
+    SUPPORTED,
+    UNCHECKED,
+    UNSUPPORTED,
+    Claim,
+    Evidence,
+    Verdict,
+    _excerpt,
+    _named,
+    verdict_rank,
+)
+from sourcedesk.core.citations.support_names import _names_in, distinctive_names, proper_terms
 from sourcedesk.core.citations.tokens import normalise_text, term_set, terms
-
-SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED = "supported", "partial", "unsupported", "unchecked"
-VERDICTS = (SUPPORTED, PARTIAL, UNSUPPORTED, UNCHECKED)
 
 # Calibrated operating point (see the module docstring for how these are produced).
 SUPPORTED_MIN = 0.6
@@ -78,475 +90,9 @@ PARTIAL_MIN = 0.25
 SUBSTITUTION_MARGIN = 0.15
 MIN_SHARED_TERMS = 2  # a claim of one word matches too much to be supported by it
 
-MAX_EVIDENCE_CHARS = 400
-# Which kinds of evidence figure can state a claim figure of a kind (see ``figures.matches``); two each.
-_COMPARABLE = {
-    "money": ("money", "number"),
-    "number": ("money", "number"),
-    "count": ("count", "number"),
-    "year": ("year", "date"),
-}
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s])|(?<=[。！？])|\n+")
-# What every split point above needs: a text without one is one passage (and costs no split).
-_MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
-_CAPITALISED = re.compile(r"[^\W\d_][\w'’.-]*")
-_CLAUSE_OPENERS = ".!?;:。！？\n"
 # Figures too particular to be stated by chance (a year or a round letter is not).
 _SPECIFIC = frozenset(["money", "percent", "date", "count", "number"])
 _BARE_NUMBER = re.compile(r"\s*\d[\d,.]*\s*")  # a table cell holding only a number
-
-
-def _opens_clause(text: str, i: int) -> bool:
-    """Whether position ``i`` starts the text, a sentence or a clause (a capitalised word there may
-    be an ordinary word); opening quotes and brackets are skipped over."""
-    j = i - 1
-    while j >= 0 and text[j] in " \t\"'“‘«([*_":
-        j -= 1
-    return j < 0 or text[j] in _CLAUSE_OPENERS
-
-
-# "According to Wikipedia, …", "as reported by Reuters": the name of the source, not of the fact.
-_ATTRIBUTION = re.compile(r"(?i)(?:according\s+to|as\s+reported\s+by|reported\s+by|per)\s+(?:the\s+)?$")
-# Capitalised words that name no one: calendar words, titles, currencies, legal forms.
-_GENERIC = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "series",
-        "round",
-        "ceo",
-        "cto",
-        "cfo",
-        "coo",
-        "founder",
-        "co-founder",
-        "chief",
-        "executive",
-        "president",
-        "chairman",
-        "ai",
-        "api",
-        "apis",
-        "saas",
-        "ipo",
-        "usd",
-        "eur",
-        "gbp",
-        "us",
-        "u.s.",
-        "uk",
-        "eu",
-        "inc",
-        "inc.",
-        "ltd",
-        "ltd.",
-        "llc",
-        "corp",
-        "corp.",
-        "co",
-        "co.",
-        "plc",
-        "gmbh",
-        "sa",
-        "the",
-        "a",
-        "an",
-        "in",
-        "on",
-        "at",
-        "for",
-        "of",
-        "and",
-        "or",
-        "but",
-        "by",
-        "to",
-        "with",
-        "from",
-        "as",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "he",
-        "she",
-        "they",
-        "we",
-        "our",
-        "their",
-        "his",
-        "her",
-        "i",
-        "q1",
-        "q2",
-        "q3",
-        "q4",
-        "h1",
-        "h2",
-        "fy",
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-    ]
-)
-
-
-class Passage(NamedTuple):
-    text: str
-    field: str  # title | snippet | summary | highlights | facts | text
-    terms: frozenset[str]
-    figures: tuple[Figure, ...]
-
-
-@dataclass
-class Evidence:
-    """Everything stored for one source, split into passages, with a term index."""
-
-    passages: list[Passage] = field(default_factory=list)
-    terms: frozenset[str] = frozenset()
-    figures: tuple[Figure, ...] = ()
-    numbers: frozenset[float] = frozenset()
-    has_text: bool = False  # something beyond a title
-    postings: dict[str, list[int]] = field(default_factory=dict)
-    by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
-    titles: tuple[int, ...] = ()  # the passages that are a title
-
-    stated: dict[Figure, bool] = field(default_factory=dict)
-
-    def states(self, figure: Figure) -> bool:
-        """Whether this source states the claim figure (checked only against figures that could)."""
-        found = self.stated.get(figure)
-        if found is None:
-            by_kind = self.by_kind
-            kinds = _COMPARABLE.get(figure.kind)
-            if kinds is None:
-                candidates = by_kind.get(figure.kind, ())
-            else:
-                candidates = by_kind.get(kinds[0], ()) + by_kind.get(kinds[1], ())
-            found = self.stated[figure] = found_in(figure, candidates, self.numbers)
-        return found
-
-    @classmethod
-    def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
-        passages: list[Passage] = []
-        postings: dict[str, list[int]] = {}
-        all_terms: set[str] = set()
-        figs: list[Figure] = []
-        numbers: set[float] = set()
-        titles: list[int] = []
-        has_text = False
-        for name, text in fields:
-            if not text or text.isspace():
-                continue
-            if name != "title":
-                has_text = True
-            chunks = [text] if name in ("title", "facts") or not _MAY_SPLIT.search(text) else _SPLIT.split(text)
-            for chunk in chunks:
-                chunk = " ".join(chunk.split())
-                if not chunk:
-                    continue
-                index = len(passages)
-                chunk_terms, chunk_figures = term_set(chunk), figures(chunk)
-                passages.append(Passage(chunk, name, chunk_terms, chunk_figures))
-                for t in chunk_terms:
-                    holding = postings.get(t)
-                    if holding is None:
-                        postings[t] = [index]
-                    else:
-                        holding.append(index)
-                if name == "title":
-                    titles.append(index)
-                all_terms |= chunk_terms
-                figs += chunk_figures
-                numbers |= plain_numbers(chunk)
-        kinds: dict[str, list[Figure]] = {}
-        for f in figs:
-            kinds.setdefault(f.kind, []).append(f)
-        return cls(
-            passages=passages,
-            terms=frozenset(all_terms),
-            figures=tuple(figs),
-            numbers=frozenset(numbers),
-            has_text=has_text,
-            postings=postings,
-            by_kind={k: tuple(v) for k, v in kinds.items()},
-            titles=tuple(titles),
-        )
-
-
-class Claim(NamedTuple):  # a named tuple: built for every marker of every run
-    text: str
-    terms: frozenset[str]
-    figures: tuple[Figure, ...]
-    names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
-    context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
-    relations: tuple[
-        Relation, ...
-    ] = ()  # who led, holds a role, is based, bought (sourcedesk.core.citations.relations)
-
-    @property
-    def checkable(self) -> bool:
-        return bool(self.terms or self.figures)
-
-
-class Verdict(NamedTuple):
-    support: str
-    score: float  # rarity-weighted share of the claim's terms in its best passage
-    evidence: str | None = None  # that passage
-    reason: str = ""
-    complete: bool = False  # every figure and distinctive name of the claim is in the evidence
-    contradicted: bool = False  # the evidence gives one of the claim's quantities another value
-
-    @property
-    def supported(self) -> bool:
-        return self.support == SUPPORTED
-
-
-# Words that reverse what a sentence says; "no" only before a word ("no longer", "no revenue"),
-# not in "No. 1".
-_OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
-_NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
-
-
-_QUARTER = re.compile(
-    r"(?i)\b(?:q([1-4])(?=$|\W|fy)|([1-4])q(?=\d\d\b)|(first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+(?:fiscal\s+)?quarter)"
-)
-_QUARTER_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-
-
-def quarters(text: str) -> frozenset[int]:
-    """The quarters ``text`` names: Q3, 3Q24, "third quarter"."""
-    if "q" not in text and "Q" not in text:
-        return frozenset()
-    found = set()
-    for m in _QUARTER.finditer(text):
-        found.add(int(m.group(1) or m.group(2)) if (m.group(1) or m.group(2)) else _QUARTER_WORDS[m.group(3).lower()])
-    return frozenset(found)
-
-
-# Words before a figure that make it a bound or an approximation, and what they admit.
-_BOUND = re.compile(
-    r"(?i)(?:\b(?P<above>over|more\s+than|above|exceeding|in\s+excess\s+of|at\s+least|upwards\s+of)"
-    r"|\b(?P<below>under|less\s+than|fewer\s+than|below|up\s+to|at\s+most)"
-    r"|\b(?P<near>nearly|almost|close\s+to|just\s+under)"
-    r"|(?P<about>\babout|\baround|\bapproximately|\broughly|\bsome|\bcirca|~))\s*\Z"
-)
-APPROXIMATION = 0.10  # "about $125M" admits what rounds to it: within 10%
-
-
-def _within_bound(figure: Figure, norm: str, evidence: Sequence[Figure]) -> bool:
-    """Whether the claim (``norm``, normalised once by the caller: a claim may carry thousands of
-    figures) writes ``figure`` as a bound or an approximation ("over 400 employees",
-    "about $125 million") that a figure of the same quantity in the evidence satisfies."""
-    if figure.kind not in ("money", "number", "count", "percent"):
-        return False  # a year or a date is no amount to be over or about
-    m = _BOUND.search(norm, max(0, figure.start - 30), figure.start)
-    if m is None:
-        return False
-    value = amount(figure)
-    if value <= 0:
-        return False
-    for g in evidence:
-        if not same_quantity(figure, g):
-            continue
-        x = amount(g)
-        if m.group("above") and x >= value:
-            return True
-        if m.group("below") and 0 < x <= value:
-            return True
-        if m.group("near") and value * (1 - APPROXIMATION) <= x <= value:
-            return True
-        if m.group("about") and abs(x - value) <= APPROXIMATION * value:
-            return True
-    return False
-
-
-# What an amount of money is, by the word nearest it: raised, a valuation, revenue.
-_ROLE_CUES = {
-    "raised": "raise raised raises raising funding funded round secured secures closed closes investment "
-    "invested series",
-    "valuation": "valuation valued valuing values value worth",
-    "revenue": "revenue revenues sales arr turnover income earnings bookings",
-}
-_ROLE_OF = {word: role for role, words in _ROLE_CUES.items() for word in words.split()}
-_ROLE_NAMES = {"raised": "the amount raised", "valuation": "the valuation", "revenue": "revenue"}
-_WORD = re.compile(r"[A-Za-z]+")
-_PHRASE_END = re.compile(r"[,;:]|\.(?!\d)")
-ROLE_WINDOW = (5, 3)  # words looked at before and after an amount
-
-
-def _role(text: str, start: int, end: int) -> str | None:
-    """The role of the amount at [start, end) of ``text`` (normalised): the role of its nearest cue
-    word within ``ROLE_WINDOW``, one before it winning a tie."""
-    lo = max(0, start - 80)
-    stop = max(text.rfind(";", lo, start), text.rfind(". ", lo, start))
-    before = list(_WORD.finditer(text, max(lo, stop + 1), start))[-ROLE_WINDOW[0] :]
-    cut = _PHRASE_END.search(text, end, end + 60)  # "valued at $1.6 billion, raised …": the comma ends it
-    after = list(_WORD.finditer(text, end, cut.start() if cut else min(len(text), end + 60)))[: ROLE_WINDOW[1]]
-    best: tuple[int, str] | None = None
-    for distance, m in enumerate(reversed(before)):
-        role = _ROLE_OF.get(m.group().lower())
-        if role is not None:
-            best = (distance * 2, role)
-            break
-    for distance, m in enumerate(after):
-        role = _ROLE_OF.get(m.group().lower())
-        if role is not None:
-            if best is None or distance * 2 + 3 < best[0]:  # a cue before the amount weighs more
-                best = (distance * 2 + 3, role)
-            break
-    return best[1] if best is not None else None
-
-
-def _swapped_role(claim: Claim, ev: Evidence) -> tuple[str, str] | None:
-    """A claim amount the source states as something else ("raised $1.6 billion" where the page
-    gives $1.6 billion as the valuation): ``(the passage, why)``, or None. Only when both sides say
-    what the amount is and no mention in the source agrees."""
-    norm = normalise_text(claim.text)
-    passage_norms: dict[int, str] = {}
-    for f in claim.figures:
-        if f.kind != "money":
-            continue
-        said = _role(norm, f.start, f.end)
-        if said is None:
-            continue
-        roles: list[tuple[str, str]] = []
-        for i, p in enumerate(ev.passages):
-            for g in p.figures:
-                if g.kind == "money" and matches(f, g):
-                    if i not in passage_norms:  # once per passage, not per figure: a page may state thousands
-                        passage_norms[i] = normalise_text(p.text)
-                    role = _role(passage_norms[i], g.start, g.end)
-                    if role is None or role == said:
-                        return None  # the source also states it as the claim does, or does not say
-                    roles.append((p.text, role))
-        if roles:
-            passage, role = roles[0]
-            return passage, f"the source gives {f.text} as {_ROLE_NAMES[role]}, not as {_ROLE_NAMES[said]}"
-    return None
-
-
-_NEGATION_WORDS = frozenset(["not", "never", "neither", "nor", "cannot", "none", "nobody", "nothing", "no"])
-_LOWER_WORD = re.compile(r"[a-z]+")
-
-
-def negated(text: str) -> bool:
-    """Whether ``text`` says something is not so (English negation words)."""
-    low = text.lower()
-    if "'t" in low or "’t" in low or not _NEGATION_WORDS.isdisjoint(_LOWER_WORD.findall(low)):
-        return _NEGATION.search(text) is not None  # the words are there: read them in place ("No. 1")
-    return False
-
-
-def verdict_rank(v: Verdict) -> tuple[int, float]:
-    return ({SUPPORTED: 3, PARTIAL: 2, UNSUPPORTED: 1}.get(v.support, 0), v.score)
-
-
-def distinctive_names(text: str, proper: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str]]]:
-    """Capitalised names in ``text`` with their terms. A capitalised word that opens the text or
-    a sentence is only a name when ``proper`` knows its term as one (seen capitalised mid-sentence)."""
-    norm = normalise_text(text)
-    out: list[tuple[str, frozenset[str]]] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            name = " ".join(run)
-            out.append((name, term_set(name)))
-            run.clear()
-
-    pos = skip_until = 0
-    for m in _CAPITALISED.finditer(norm):
-        if m.start() < skip_until:
-            continue
-        if not run and not norm[m.start()].isupper():
-            pos = m.end()  # a lower-case word with no name before it to end
-            continue
-        word = m.group().rstrip(".")
-        gap = norm[pos : m.start()]
-        if run and gap.strip() not in ("", "&", "-"):
-            flush()
-        pos = m.end()
-        if not word[:1].isupper() or word.lower() in _GENERIC:
-            flush()
-            continue
-        opening = not run and _opens_clause(norm, m.start())
-        if opening and not (term_set(word) & proper):
-            continue
-        if not run and _ATTRIBUTION.search(norm[max(0, m.start() - 30) : m.start()]):
-            pos = skip_until = _skip_name(norm, m.end())
-            continue
-        run.append(word)
-        if m.group().endswith(".") and (m.end() >= len(norm) or norm[m.end()].isspace()):
-            flush()  # "… Priya Raman. Sequoia …": the full stop ends the name
-    flush()
-    return [(name, t) for name, t in out if t]
-
-
-@lru_cache(maxsize=8192)
-def _names_in(text: str, known: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
-    """``distinctive_names``, remembered: a section's claims are judged against many sources."""
-    return distinctive_names(text, known)
-
-
-def _skip_name(text: str, pos: int) -> int:
-    """Past the rest of a capitalised run starting before ``pos`` (an attribution's source name)."""
-    for m in _CAPITALISED.finditer(text, pos):
-        if text[pos : m.start()].strip() or not m.group()[:1].isupper():
-            return pos
-        pos = m.end()
-    return pos
-
-
-def proper_terms(texts: Iterable[str]) -> frozenset[str]:
-    """Terms written capitalised mid-sentence somewhere in ``texts`` (known names)."""
-    found: set[str] = set()
-    for text in texts:
-        found |= _proper_in(text)
-    return frozenset(found)
-
-
-@lru_cache(maxsize=8192)
-def _proper_in(text: str) -> frozenset[str]:
-    norm = normalise_text(text)
-    found: set[str] = set()
-    for m in _CAPITALISED.finditer(norm):
-        word = m.group()
-        if word[:1].isupper() and not _opens_clause(norm, m.start()):
-            found |= term_set(word)
-    return frozenset(found)
 
 
 class SupportScorer:
@@ -727,18 +273,10 @@ class SupportScorer:
                 other = min(conflicting, key=lambda g: _distance(f, g))
                 why = f"the source gives {other.text} where the claim says {f.text}"
                 return Verdict(UNSUPPORTED, score, evidence, why, contradicted=True)
-        swapped = _swapped_role(claim, ev) if claim.figures else None
-        if swapped is not None:
-            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
-        unconfirmed: tuple[Relation, ...] = ()
-        if claim.relations:
-            found = check(claim.relations, self.stated(index), self.subject)
-            if found.contradicted:
-                said, stated = found.contradicted[0]
-                why = f"the source says {stated.describe()}, not that {said.describe()}"
-                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
-                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
-            unconfirmed = found.unconfirmed
+        contradiction = self._contradiction(claim, index, score, evidence)
+        if isinstance(contradiction, Verdict):
+            return contradiction
+        unconfirmed = contradiction
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
         absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
         if index in self.strangers and self._names_subject(claim):
@@ -752,6 +290,13 @@ class SupportScorer:
                 # D"): never support, and never a substitute — a drop is safer than a reversal.
                 return Verdict(PARTIAL, score, evidence, "the claim says 'not' where the source does not", complete)
             return Verdict(SUPPORTED, score, evidence, complete=True)
+        if complete and score >= self.partial_min and not negated(claim.text):
+            # In other words, but on topic (the calibrated partial floor) and every figure stated as
+            # the same measure ("valued at $2 billion" for "values the company at $2.0bn"): what
+            # the claim says is what the source says.
+            at = self._figures_confirmed(claim, index)
+            if at is not None:
+                return Verdict(SUPPORTED, score, _excerpt(passages[at].text), complete=True)
         why = "; ".join(
             [f"{f.text} not in the source" for f in missing]
             + [f"{_named(n)} not in the source" for n in absent]
@@ -769,6 +314,70 @@ class SupportScorer:
             why = f"states {', '.join(f.text for f in specific)}, in other words than the claim"
             return Verdict(PARTIAL, score, _excerpt(passage) if passage else evidence, why, complete)
         return Verdict(UNSUPPORTED, score, evidence, why or "the source is about something else", complete)
+
+    def _contradiction(
+        self, claim: Claim, index: int, score: float, evidence: str | None
+    ) -> Verdict | tuple[Relation, ...]:
+        """The ``unsupported`` verdict when the source contradicts the claim beyond its figures' values
+        — an amount given as something else, a direction reversed, a relation the source states
+        otherwise, a figure that is another company's — else the claim's relations it leaves
+        unconfirmed."""
+        ev = self.evidence[index]
+        passages = ev.passages
+        unconfirmed: tuple[Relation, ...] = ()
+        swapped = _swapped_role(claim, ev) if claim.figures else None
+        if swapped is not None:
+            return Verdict(UNSUPPORTED, score, _excerpt(swapped[0]), swapped[1], contradicted=True)
+        if movements(claim.text):  # "revenue fell" against "revenue rose": the same words, reversed
+            names = self.subject | self.proper | frozenset(t for _, n in claim.names for t in n)
+            names -= lexicon().names.keys()  # "ARR" is written like a name but is what moved
+            flip = reversal(claim.text, [p.text for p in passages], names)
+            if flip is not None:
+                return Verdict(
+                    UNSUPPORTED, score, _excerpt(passages[flip.passage].text), flip.reason(), contradicted=True
+                )
+        if claim.relations:
+            found = check(claim.relations, self.stated(index), self.subject)
+            if found.contradicted:
+                said, stated = found.contradicted[0]
+                where = _excerpt(ev.passages[stated.passage].text) if stated.passage >= 0 else evidence
+                if stated.kind in (FOUNDED_IN, BASED_IN):
+                    # Who a place belongs to is the weakest reading ("offices in Austria, based in
+                    # Berlin" is no "Austria is based in Berlin"): the reason names the place only.
+                    stated = replace(stated, agent=None)
+                why = f"the source says {stated.describe()}, not that {said.describe()}"
+                return Verdict(UNSUPPORTED, score, where, why, contradicted=True)
+            unconfirmed = found.unconfirmed
+        elsewhere = other_company(claim, ev, self._entity(claim)) if claim.figures else None
+        if elsewhere is not None:  # the figure is another company's ("Molara, a Brisa rival, raised …")
+            return Verdict(UNSUPPORTED, score, _excerpt(elsewhere[0]), elsewhere[1], contradicted=True)
+        return unconfirmed
+
+    def _entity(self, claim: Claim) -> frozenset[str]:
+        """The terms of the company a claim is about: the subject's when the claim names it, else
+        those of the name that opens the claim ("Molara raised …"); none when neither (a name
+        later in the claim may be an investor: "raised $125M in a round led by Tiger Global")."""
+        if self._names_subject(claim):
+            return self.subject
+        if claim.names and claim.text.lstrip(" \"'“‘(*_").startswith(claim.names[0][0]):
+            return claim.names[0][1]
+        return frozenset()
+
+    def _figures_confirmed(self, claim: Claim, index: int) -> int | None:
+        """The passage of source ``index`` that states the claim's first specific figure as the same
+        measure, when every specific figure of the claim (money, percent, date, count) is so stated;
+        None otherwise, or when the claim has none."""
+        specific = [f for f in claim.figures if f.kind in _SPECIFIC]
+        if not specific:
+            return None
+        passages = [(p.text, p.figures) for p in self.evidence[index].passages]
+        first: int | None = None
+        for f in specific:
+            at = confirmed_in(claim.text, f, passages, self.subject)
+            if at is None:
+                return None
+            first = at if first is None else first
+        return first
 
     def _best_passages(self, claim: Claim, ev: Evidence) -> tuple[float, list[int], int]:
         """The claim's best passage — one sentence, two or three adjacent ones of a field, or a sentence
@@ -954,16 +563,21 @@ def supports_text(
     return scorer.judge(scorer.claim(claim), 0)
 
 
-def _excerpt(text: str) -> str:
-    return text if len(text) <= MAX_EVIDENCE_CHARS else text[: MAX_EVIDENCE_CHARS - 1].rstrip() + "…"
-
-
-_POSSESSIVE_RE = re.compile(r"(?:['\u2019]s?)$")
-
-
-def _named(name: str) -> str:
-    """A name in a reason, quoted and without the possessive it was written with ("NATS
-    Holdings' revenue" → 'NATS Holdings'); a quarter ("Q3") stays as it is."""
-    if re.fullmatch(r"Q[1-4]", name):
-        return name
-    return f"'{_POSSESSIVE_RE.sub('', name) or name}'"
+# Named here so callers need one import for the whole check (they live in their own modules).
+__all__ = [
+    "PARTIAL",
+    "SUPPORTED",
+    "SUPPORTED_MIN",
+    "UNCHECKED",
+    "UNSUPPORTED",
+    "Claim",
+    "Evidence",
+    "SupportScorer",
+    "Verdict",
+    "clear_winner",
+    "distinctive_names",
+    "negated",
+    "quarters",
+    "supports_text",
+    "verdict_rank",
+]

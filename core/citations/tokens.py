@@ -30,6 +30,8 @@ from typing import Any
 
 import Stemmer  # type: ignore[import-not-found]  # PyStemmer ships no type information
 
+from sourcedesk.core.citations.lexicon import lexicon
+
 STOPWORDS = frozenset(
     [
         "a",
@@ -279,6 +281,8 @@ _UNSPACED = (
 )
 UNSPACED_RE = re.compile(f"[{_UNSPACED}]+")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_ARABIC = re.compile("[\u0600-\u06ff]")
+_WIDE_DIGIT = re.compile("[\u0660-\u0669\u06f0-\u06f9]")
 _ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
 _ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ؤ": "و", "ئ": "ي"})
 DIGITS = str.maketrans({**{chr(0x660 + i): str(i) for i in range(10)}, **{chr(0x6F0 + i): str(i) for i in range(10)}})
@@ -290,8 +294,10 @@ def normalise_text(text: str) -> str:
     """What every comparison sees: NFKC, ASCII digits, Arabic without diacritics (case kept)."""
     if text.isascii():
         return text  # already all of that (every step maps only characters beyond ASCII)
-    text = unicodedata.normalize("NFKC", text).translate(DIGITS)
-    if not text.isascii() and any("\u0600" <= ch <= "\u06ff" for ch in text):
+    text = unicodedata.normalize("NFKC", text)
+    if _WIDE_DIGIT.search(text):  # translate() maps character by character: only when there is one
+        text = text.translate(DIGITS)
+    if not text.isascii() and _ARABIC.search(text):
         text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_LETTERS)
     return text
 
@@ -380,6 +386,11 @@ def _bigrams(run: str) -> list[str]:
 def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one word-like run (it may mix spaced and unspaced scripts: ``Coach云舟``)."""
     if not UNSPACED_RE.search(word):
+        known = lexicon()
+        concept = known.concepts.get(word)
+        if concept is not None:
+            return (concept,)  # a term of art, whole ("ARR", "annual recurring revenue": one term)
+        word = known.words.get(word, word)  # "sales" is revenue, "bought" acquired
         if len(word) < 2 or word in STOPWORDS or word in ("officer", "officers"):
             return ()
         if word in _TITLES:
@@ -399,7 +410,7 @@ def _word_terms(word: str) -> tuple[str, ...]:
 
 def terms(text: str) -> list[str]:
     """The terms of ``text``, in order, repeats kept (see the module docstring)."""
-    text = normalise_text(text).casefold()
+    text = lexicon().rewrite(normalise_text(text).casefold())  # "annual recurring revenue" is "arr"
     out: list[str] = []
     for word in _WORD.findall(text):
         out += _word_terms(word)

@@ -38,6 +38,9 @@ class Source(BaseModel):
     query: str = ""
     full_text: bool = False  # the entry opted into full text: ``text`` counts toward the budget
     marker: str | None = None  # "E1", "V2", "W1" — assigned only after packing
+    # Typed facts read from the stored text when the set was frozen (sourcedesk.core.sources.extraction):
+    # {"kind", "value", "span", "field", "start", …}; computed once per set, offline, never sent to a writer.
+    extracted: list[dict[str, Any]] = Field(default_factory=list)
     # The ``about`` verdict ({"verdict", "reason"}) for this run only: computed from the stored
     # text whenever it is needed (namesakes change), so never persisted with the set.
     about: dict[str, str] | None = Field(default=None, exclude=True)
@@ -73,6 +76,7 @@ WarningCode = Literal[
     "pin_without_url",  # pin: entity but no usable subject URL/domains
     "pin_refused",  # a pin that is a public suffix (e.g. co.uk) was refused
     "namesakes_removed",  # results outside the pinned hosts were removed
+    "held_out",  # sources about a namesake were held out of the writer's set
     "excluded",  # results removed by exclusions (rejected domains, aggregators)
     "short",  # fewer sources than asked for after filtering
     "stale",  # reused set older than TTL could not be refreshed
@@ -107,6 +111,14 @@ class OmittedSource(BaseModel):
     size: int
 
 
+class HeldOutSource(BaseModel):
+    """A source about a namesake, held out of the writer's set (before numbering); ``k`` keeps it in."""
+
+    source: Source
+    namesake: str = ""  # the namesake it is about ("Kestra Medical Technologies")
+    reason: str = ""  # the about verdict's reason
+
+
 class SourceSet(BaseModel):
     """A frozen, persisted retrieval result for one section.
 
@@ -125,11 +137,14 @@ class SourceSet(BaseModel):
     omitted: list[OmittedSource] = Field(default_factory=list)
     namesakes: list[RemovedSource] = Field(default_factory=list)
     excluded: list[RemovedSource] = Field(default_factory=list)
+    held_out: list[HeldOutSource] = Field(default_factory=list)  # about a namesake: not handed to the writer
+    kept_in: list[str] = Field(default_factory=list)  # normalised URLs the analyst kept in despite their verdict
     warnings: list[RunWarning] = Field(default_factory=list)
     cost_dollars: float = 0.0
     requests: int = 0  # HTTP requests this retrieval made
     budget_chars: int = 0
     degraded: bool = False
+    facts_version: int = 0  # the extraction that made the sources' ``extracted`` facts (0: none yet)
 
     @property
     def used_chars(self) -> int:

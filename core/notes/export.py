@@ -44,11 +44,13 @@ from sourcedesk.core.citations.scan import scan
 from sourcedesk.core.citations.tidy import marker_clusters, tidy
 from sourcedesk.core.citations.written import read_definition
 from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.storage import SourceSetStore
 from sourcedesk.core.files.atomic import atomic_write_text
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.net.urls import normalise_url
-from sourcedesk.core.notes.note import find_note, parse_note
+from sourcedesk.core.notes.note import find_note, parse_note, read_note_text
 from sourcedesk.core.text.safety import clean_text
+from sourcedesk.core.verify.ledger import Conflict, memo_ledger, memo_sections
 
 DEFAULT_OUTPUT = "memo.md"
 SOURCES_HEADING = "## Sources"
@@ -81,6 +83,7 @@ class ExportResult:
     missing: list[str] = field(default_factory=list)  # section ids with no note yet
     footnotes: int = 0
     warnings: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)  # the ledger's conflicts, each in one line
 
 
 # A citation's identity in the memo: ("n", "url:<normalised>" | "text:<definition>") for
@@ -429,24 +432,29 @@ def assemble_memo(
     return text, len(labels.numbers), warnings
 
 
-def _read_note(path: Path) -> str:
-    """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise UserError(
-            f"{path}:{line}: not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
-            hint="save the note as UTF-8 (or re-run its section to rewrite it)",
-        ) from None
+REVIEW_HEADING = "## Review before sending"
 
 
-def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> ExportResult:
-    """Assemble ``memo.md`` from the section notes and write it atomically."""
+def review_section(conflicts: Sequence[Conflict]) -> tuple[str, list[str]]:
+    """The list that ends ``memo.md`` when its sections contradict each other (the memo's ledger):
+    each conflict with both sections and sources, and whether the sources disagree."""
+    lines = [f"{c.describe()} — {c.verdict()}" for c in conflicts]
+    if not lines:
+        return "", []
+    intro = "These claims give one quantity two values; choose one, or say why both stand."
+    return "\n\n".join([REVIEW_HEADING, intro, "\n".join(f"- {line}" for line in lines)]) + "\n", lines
+
+
+def export_memo(
+    memo_dir: Path | str,
+    output: Path | str | None = None,
+    *,
+    review: bool = True,
+    store: SourceSetStore | None = None,
+) -> ExportResult:
+    """Assemble ``memo.md`` from the section notes and write it atomically. With ``review`` (the
+    default), the memo's ledger runs over the notes (their claims checked against the frozen sets
+    in ``store``, when given) and a review list of its conflicts ends the memo."""
     loaded = load_memo(Path(memo_dir))
     memo = loaded.memo
     memo_dir = Path(loaded.dir)
@@ -458,9 +466,13 @@ def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> Expor
             missing.append(section.id)
             sections.append(SectionText(section.id, section.title, None))
             continue
-        _, body = parse_note(_read_note(path), path=path)
+        _, body = parse_note(read_note_text(path), path=path)
         sections.append(SectionText(section.id, section.title, body))
     text, footnotes, warnings = assemble_memo(memo.title, sections, protected=memo.settings.protected_keys)
+    listed: list[str] = []
+    if review:
+        listing, listed = review_section(memo_ledger(loaded, memo_sections(loaded, store)).conflicts)
+        text = f"{text.rstrip()}\n\n{listing}" if listing else text
     text = clean_text(text, multiline=True)  # no control sequence or key a note picked up reaches memo.md
     target = Path(output) if output else memo_dir / DEFAULT_OUTPUT
     if not target.is_absolute() and output:
@@ -479,4 +491,5 @@ def export_memo(memo_dir: Path | str, output: Path | str | None = None) -> Expor
         missing=missing,
         footnotes=footnotes,
         warnings=warnings,
+        review=listed,
     )

@@ -114,6 +114,7 @@ class NoteRecord:
     source_set_fingerprint: str | None = None
     counts: Mapping[str, Any] = field(default_factory=dict)  # a reconcile report's JSON, or counts
     warnings: Sequence[str] = ()
+    namesake_citations: Sequence[str] = ()  # keys of citations whose source is about a namesake
     cost_retrieval: float = 0.0
     cost_writer: float = 0.0
 
@@ -124,11 +125,13 @@ class NoteRecord:
             if generated.tzinfo is None:
                 generated = generated.replace(tzinfo=UTC)
             generated = generated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        flags = {"cites_namesakes": [_one_line(k) for k in self.namesake_citations]} if self.namesake_citations else {}
         return {
             "section": self.section,
             "title": _one_line(self.title),
             "run_id": self.run_id,
             "status": self.status,
+            **flags,
             "source_set": {
                 "id": self.source_set_id,
                 "version": self.source_set_version,
@@ -212,6 +215,22 @@ def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, 
     if not isinstance(data, dict):
         raise NoteFormatError(f"{where}the frontmatter must be a mapping of keys to values.")
     return data, text[match.end() :]
+
+
+def read_note_text(path: Path) -> str:
+    """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"{path}:{line}: not valid UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            hint="save the note as UTF-8 (or re-run its section to rewrite it)",
+        ) from None
 
 
 def write_note_atomic(path: Path | str, text: str) -> Path:

@@ -51,7 +51,14 @@ from sourcedesk.core.net.policy import WRITER_RETRY
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.notes.note import NoteRecord, note_path, render_note, write_note_atomic
 from sourcedesk.core.sources.about import AboutJudge
-from sourcedesk.core.sources.judge import RunSets, annotate, annotate_results, memo_judge
+from sourcedesk.core.sources.judge import (
+    RunSets,
+    annotate,
+    annotate_results,
+    cited_namesake_keys,
+    memo_judge,
+    verdict_of,
+)
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.providers import ProviderClients
 from sourcedesk.core.sources.retrieve import check_section_ids, retrieve_section_outcome
@@ -98,6 +105,12 @@ class RunOutcome:
     sources: list[dict[str, Any]] = field(default_factory=list)  # the frozen set, each with its about verdict
     web_results: list[dict[str, Any]] = field(default_factory=list)  # the writer's results, with about
     recorded: bool = False  # the memo store holds this run's record (a later record replaces it)
+    namesake_citations: list[str] = field(default_factory=list)  # keys of citations whose source is a namesake's
+
+    @property
+    def flagged(self) -> bool:
+        """Written, but it cites a namesake's page: never plain ``ok``."""
+        return bool(self.namesake_citations)
 
     @property
     def ok(self) -> bool:
@@ -121,6 +134,7 @@ class RunOutcome:
             "requests": dict(self.requests),
             "sources": list(self.sources),
             "web_results": list(self.web_results),
+            "namesake_citations": list(self.namesake_citations),
         }
 
 
@@ -369,6 +383,8 @@ async def resolve_sources(
 ) -> Resolved:
     """Stage 1: the section's frozen source set (reused or retrieved; degrades, never blocks)."""
     run.enter("retrieving")
+    if run.sets is None:
+        run.sets = RunSets(run.memo, run.store)
     retrieval = await _until_cancelled(
         retrieve_section_outcome(
             run.loaded,
@@ -380,6 +396,7 @@ async def resolve_sources(
             clients=clients,
             now=now,
             global_name_rejects=run.global_name_rejects,
+            sets=run.sets,
         ),
         run.cancel,
     )
@@ -474,7 +491,7 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
     run.enter("reconciling")
     memo, outcome, response, policy = run.memo, run.outcome, written.response, written.policy
     web_search = run.web_search
-    web_results = annotate_results(resolved.judge, response.web.indexed()) if web_search else []
+    web_results = annotate_results(resolved.judge, response.web.indexed(), resolved.sources) if web_search else []
     outcome.web_results = [_result_json(i + 1, r) for i, r in enumerate(web_results)]
     if not web_search and len(response.web):
         outcome.warnings.append(
@@ -501,12 +518,25 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
             f"writer: its own search returned {len(named)} result(s) naming a rejected name ({phrases}); "
             "they were not accepted as sources"
         )
+    # A result about a namesake keeps its [N] slot too, but is no ground truth: its page is
+    # another company's, whatever the writer wrote next to it.
+    theirs = {normalise_url(str(r.get("url"))) for r in web_results if verdict_of(r) == "namesake"}
+    theirs -= (
+        set(named) | {normalise_url(s.url) for s in resolved.sources}
+    )  # kept in by the analyst: flagged | {normalise_url(s.url) for s in resolved.sources}  # kept in by the analyst: flagged
+    if theirs:
+        outcome.warnings.append(
+            f"writer: its own search returned {len(theirs)} result(s) about a namesake; "
+            "they were not accepted as sources"
+        )
     result = reconcile(
         response.content,
         resolved.sources,
         search_results=web_results,
         protected=tuple(memo.settings.protected_keys),
-        exclude=lambda url: is_placeholder(url) or policy.blocked(url) or named.get(normalise_url(url)),
+        exclude=lambda url: (
+            is_placeholder(url) or policy.blocked(url) or named.get(normalise_url(url)) or normalise_url(url) in theirs
+        ),
         subject=[memo.subject.name, *memo.subject.aliases],
         one_marker_per_source=memo.settings.one_marker_per_source_per_paragraph,
     )
@@ -516,6 +546,10 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
     outcome.report = report
     outcome.warnings += [_short(w) for w in report.get("warnings", [])]
     outcome.status = "degraded" if resolved.source_set.degraded else "ok"
+    outcome.namesake_citations = cited_namesake_keys(report)
+    if outcome.namesake_citations:
+        keys = ", ".join(f"[^{k}]" for k in outcome.namesake_citations)
+        outcome.warnings.append(f"the note cites {len(outcome.namesake_citations)} source(s) about a namesake: {keys}")
     # ``result.text`` is already tidy and ends with the house "Sources" sections.
     return Reconciled(result.text, web_results)
 
@@ -543,6 +577,7 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             source_set_fingerprint=source_set.fingerprint or None,
             counts=outcome.report or {},
             warnings=[_note_warning(w, known) for w in outcome.warnings],
+            namesake_citations=outcome.namesake_citations,
             cost_retrieval=outcome.cost["retrieval"],
             cost_writer=outcome.cost["writer"],
         ),

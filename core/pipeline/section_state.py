@@ -75,6 +75,12 @@ class SectionView:
         return [str(w) for w in raw] if isinstance(raw, list) else []
 
     @property
+    def cited_namesakes(self) -> list[str]:
+        """The note's citations of sources about a namesake, as its run recorded them."""
+        raw = self.frontmatter.get("cites_namesakes")
+        return [str(k) for k in raw] if isinstance(raw, list) else []
+
+    @property
     def cost(self) -> float | None:
         cost = self.frontmatter.get("cost")
         if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
@@ -198,7 +204,8 @@ def _why_stale(
     latest = view.source_set
     if latest is None:
         return ""
-    covered = rejections.covered([*latest.sources, *(o.source for o in latest.omitted)]) if rejections else []
+    pool = [*latest.sources, *(o.source for o in latest.omitted), *(h.source for h in latest.held_out)]
+    covered = rejections.covered(pool) if rejections else []
     if covered:
         return (
             f"{len(covered)} source(s) in the frozen set are covered by a rejection made since "

@@ -6,105 +6,77 @@ Technologies' IPO lives on a publisher's site, not on a namesake's. So every sou
 retrieved, a local file, a writer's web result — is read for the names it uses:
 
 - ``subject``: on one of the subject's own hosts, or it names the subject together with
-  something that tells it apart: its domain (``kestra.io``), an alias (``Synadia``), or
-  words from its description ("orchestration");
+  something that tells it apart: its domain (``kestra.io``), an alias (``Synadia``), a
+  longer name its own pages use ("Kestra Enterprise"), its proper names (founders, city,
+  products: ``core.sources.subject_profile``) or its words (the description's, its pages');
 - ``namesake``: it names a namesake ("Kestra Medical Technologies", or the subject's name
   followed by a namesake's word: "Kestra Medical") and never the subject — or it uses the
-  subject's name only in a namesake's context ("Nats, the air traffic control provider");
-- ``other``: it never names the subject (normal in a market map of competitors);
-- ``unclear``: it names the subject but nothing says which one, or both sides equally.
+  subject's name only in a namesake's context ("Nats, the air traffic control provider"),
+  or it is on a namesake's own site;
+- ``other``: it never names the subject (normal in a market map of competitors), or uses
+  its name only as a word ("a ramp in the car park");
+- ``unclear``: it names the subject but nothing says which one, both sides equally, or
+  several organisations of that name.
 
-Namesakes come from ``subject.namesakes`` in memo.yaml and from what was learned
-(``sourcedesk.core.sources.namesakes``); a learned namesake seen on a host marks that host's pages too.
-Every verdict carries a reason a person can check ("names 'Kestra Medical
-Technologies', never kestra.io") and, for a namesake, the phrase found — what "reject
-this name" offers. Pure and deterministic: no I/O, no model call.
+Evidence has weights: the subject's names 3, its proper names 2, other words 1; everyday
+words are no evidence (``core.sources.vocabulary``). Namesakes come from memo.yaml, from
+what was learned (``core.sources.namesakes``) and from what a memo's results show cold
+(``core.sources.cold_namesakes``). Every verdict carries a reason a person can check and,
+for a namesake, its name and the phrase "reject this name" offers. Pure and deterministic.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sourcedesk.core.net.hosts import PinRefused, host_matches_any, registrable_domain, validate_pin
+from sourcedesk.core.net.urls import host_of
 from sourcedesk.core.sources.facts import MAX_FACT_DEPTH
-from sourcedesk.core.text.phrases import Hit, WordText, normalise_phrase, word_list, words
+from sourcedesk.core.sources.name_uses import NameUse, PageWords, name_uses
+from sourcedesk.core.sources.subject_profile import SubjectProfile, learn_profile
+from sourcedesk.core.sources.vocabulary import GENERIC, distinguishing_terms, name_variants, stem, written_terms
+from sourcedesk.core.text.phrases import Hit, WordText, normalise_phrase
 
 Verdict = Literal["subject", "namesake", "other", "unclear"]
 VERDICTS: tuple[Verdict, ...] = ("subject", "namesake", "other", "unclear")
 
-# Words that say nothing about *which* organisation a page means.
-GENERIC = frozenset(
-    word_list(
-        """
-    a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having
-    he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on
-    once only or other our ours out over own same she should so some such than that the their them then there
-    these they this those through to too under until up very was we were what when where which while who whom
-    why will with would you your yours one two three new based company companies firm firms business
-    businesses group holding holdings inc incorporated ltd limited llc plc corp corporation co gmbh ag sa sas
-    bv nv pty technologies technology tech solution solutions service services system systems product products
-    platform platforms software provider providers maker makers team official site home homepage page news
-    blog about welcome formerly known open source free first leading world global international largest main
-    best help helps used use uses using make makes made year years today people customers customer work works
-    way ways including include includes founded found founder founders raise raised raises funding funded fund
-    million billion usd eur gbp series round investor investors backed ceo chief executive headquarters
-    headquartered employees staff revenue said says announced announces launch launches launched report
-    reports reported according
-        """
-    )
-)
 # Words that, just before a name, say the page is *not* about it ("unrelated to Kestra Financial",
 # "not to be confused with …", "no connection with the NATS messaging system").
 DISCLAIMERS = frozenset({"unrelated", "confused", "affiliated", "connection", "relation", "related", "nothing"})
 DISCLAIMER_WINDOW = 8  # words looked at before a name
-# Trailing words of a company name that a page often leaves out ("Kestra Medical Technologies, Ltd.").
-LEGAL_SUFFIXES = frozenset(
-    word_list(
-        """
-    inc incorporated ltd limited llc plc corp corporation co gmbh ag sa sas bv nv pty holdings group
-        """
-    )
-)
 WEIGHT_NAME = 3  # an alias, a domain or a namesake's name outweighs one context word
+WEIGHT_PROPER = 2  # a founder, the city, a product name: more than a common word
 TITLE_BONUS = 3  # what the title names is what the page is about
 MARGIN = 2  # one side must have twice the other's evidence to win
-MIN_EVIDENCE = 2  # words learned from the subject's pages: one alone decides nothing
-MAX_CONTEXT_TERMS = 80
+MIN_EVIDENCE = 2  # words learned from pages: one alone decides nothing
+DISTINCT = 4  # "names the subject distinctly": a name and a word, two proper names, …
 SHOWN_TERMS = 3
 
-
-def stem(word: str) -> str:
-    """Plural to singular and nothing more: "messages" and "message" meet, "messaging" stays
-    apart (a flight-plan message is no messaging system; a stronger stemmer said it was)."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("sses"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def _terms(text: str) -> dict[str, str]:
-    """Distinguishing terms of ``text``: stem → the word as first seen."""
-    out: dict[str, str] = {}
-    for w in words(text):
-        if w in GENERIC or len(w) < 2 or w.isdigit():
-            continue
-        out.setdefault(stem(w), w)
-    return out
+__all__ = [
+    "GENERIC",
+    "VERDICTS",
+    "About",
+    "AboutJudge",
+    "NamesakeRef",
+    "Reading",
+    "SourceText",
+    "Verdict",
+    "stem",
+]
 
 
 @dataclass(frozen=True)
 class About:
-    """A source's verdict, why, and (for a namesake) the phrase a name reject would use."""
+    """A source's verdict, why, the namesake it is about (its name) and the phrase a name
+    reject would use."""
 
     verdict: Verdict
     reason: str
     phrase: str | None = None
+    namesake: str | None = None
 
     def to_json(self) -> dict[str, str]:
         return {"verdict": self.verdict, "reason": self.reason}
@@ -112,13 +84,18 @@ class About:
 
 @dataclass(frozen=True)
 class NamesakeRef:
-    """A name that is not the subject: declared in memo.yaml, or learned (then ``host`` says where)."""
+    """A name that is not the subject: declared in memo.yaml, or learned (then ``host`` says
+    where; a namesake's own site marks every page on it). ``terms``: its own words, learned
+    from its pages; ``spells``: its initials spell the subject's name."""
 
     name: str
     note: str = ""
     learned: bool = False
     host: str | None = None
     exact: bool = False  # a rejected phrase: matched as written, never shortened
+    terms: tuple[str, ...] = ()
+    spells: bool = False
+    aka: tuple[str, ...] = ()  # other names of it seen beside it ("Kestra Investment Services")
 
 
 @dataclass(frozen=True)
@@ -154,20 +131,15 @@ class SourceText:
             body="\n".join(parts),
         )
 
+    def words(self) -> PageWords:
+        """The page read into words, once per text (a memo's judge and a section's verdicts read
+        the same pages)."""
+        return _page_words(self.title, self.body)
 
-def _context_terms(texts: Iterable[str]) -> dict[str, str]:
-    """Terms at least two of the subject's own pages use (one page alone may be off-topic)."""
-    counts: dict[str, int] = {}
-    first: dict[str, str] = {}
-    docs = 0
-    for text in texts:
-        docs += 1
-        for term_stem, word in _terms(text).items():
-            counts[term_stem] = counts.get(term_stem, 0) + 1
-            first.setdefault(term_stem, word)
-    floor = 2 if docs >= 3 else 1
-    ranked = sorted((s for s, n in counts.items() if n >= floor and len(s) >= 3), key=lambda s: (-counts[s], s))
-    return {s: first[s] for s in ranked[:MAX_CONTEXT_TERMS]}
+
+@functools.lru_cache(maxsize=2048)
+def _page_words(title: str, body: str) -> PageWords:
+    return PageWords(title, body)
 
 
 def _leaves(value: object, depth: int = 0) -> list[str]:
@@ -181,24 +153,78 @@ def _leaves(value: object, depth: int = 0) -> list[str]:
     return [] if value is None else [str(value)]
 
 
+@functools.lru_cache(maxsize=8192)
+def _own_host(url: str, hosts: tuple[str, ...]) -> str | None:
+    return host_matches_any(url, hosts)
+
+
+def web_site(url: str) -> str | None:
+    """The registrable domain of a web URL (None for a local file)."""
+    return registrable_domain(url) if url.lower().startswith(("http://", "https://")) else None
+
+
 @dataclass
 class _Namesake:
     ref: NamesakeRef
-    phrases: list[str]  # normalised; longest first
-    site: str | None  # registrable domain where a learned namesake was seen
+    phrases: list[str]  # normalised; longest first ([] for a site known only by its domain)
+    site: str | None  # registrable domain of its own site
+    terms: dict[str, str]  # stem → word: its note's words and its pages'
+    note_terms: frozenset[str]  # stems the analyst wrote: one of them decides
+
+    @property
+    def name(self) -> str:
+        return self.ref.name
 
 
 @dataclass
-class _Side:
-    """The evidence one side (subject or namesakes) has in one source."""
+class Evidence:
+    """What one side (the subject, or the namesakes) has on one page."""
 
     names: list[str] = field(default_factory=list)  # names/aliases/domains as written
     terms: list[str] = field(default_factory=list)  # context words as written
     title: bool = False
+    proper: int = 0  # how many of ``terms`` are proper names of the subject's pages
 
     @property
     def score(self) -> int:
         return WEIGHT_NAME * len(self.names) + len(self.terms) + (TITLE_BONUS if self.title else 0)
+
+    @property
+    def strength(self) -> int:
+        """How distinctly a page names the subject: names 3, proper names 2, other words 1."""
+        return WEIGHT_NAME * len(self.names) + WEIGHT_PROPER * self.proper + (len(self.terms) - self.proper)
+
+
+@dataclass
+class Reading:
+    """One page read against the subject and its namesakes."""
+
+    page: PageWords
+    uses: list[NameUse]  # the subject's name, outside names and disclaimers
+    subject: Evidence
+    namesake: Evidence
+    hits: list[tuple[_Namesake, Hit]]  # namesake names found
+    s: int
+    n: int
+    need_s: int
+    need_n: int
+    by_namesake: dict[str, int]  # namesake name → its words found
+    shortest: dict[str, Hit] = field(default_factory=dict)  # namesake name → its shortest form written
+
+    @property
+    def strong_uses(self) -> list[NameUse]:
+        return [u for u in self.uses if u.strong]
+
+    @property
+    def read_uses(self) -> list[NameUse]:
+        """The strong uses whose form can be read: in the body, or in a sentence-case title."""
+        return [u for u in self.uses if u.strong and (not u.in_title or u.longer)]
+
+    @property
+    def distinct(self) -> bool:
+        """It names the subject distinctly (one of its names, two proper names, a proper name and
+        two words, four words), with a 2:1 margin: enough to learn nothing else from the page."""
+        return self.subject.strength >= DISTINCT and self.s >= MARGIN * self.n
 
 
 def _disclaimed(text: WordText, hit: Hit) -> bool:
@@ -207,34 +233,13 @@ def _disclaimed(text: WordText, hit: Hit) -> bool:
     return any(w in DISCLAIMERS for w in before)
 
 
-def _longer_name(text: WordText, bare: list[Hit], title_end: int) -> str | None:
-    """The longer name every mention of the subject's name is part of ("Kestra Financial" when the
-    page says "Kestra Financial" each time): the name followed by one capitalised word that is
-    not a generic one, the same each time. Read in the text after the title (a headline
-    capitalises every word); None when any mention stands alone, or none is outside the title."""
-    found: str | None = None
-    in_body = [h for h in bare if text.spans[h.first][1] > title_end]
-    for hit in in_body:
-        if hit.last >= len(text.spans):
-            return None
-        word, start, end = text.spans[hit.last]
-        gap = text.text[text.spans[hit.last - 1][2] : start]
-        written = text.text[start:end]
-        if gap not in (" ", "-") or not written[:1].isupper() or word in GENERIC:
-            return None
-        name = f"{hit.written}{gap}{written}"
-        if found is not None and normalise_phrase(found) != normalise_phrase(name):
-            return None
-        found = found or name
-    return found
-
-
 def _quoted(items: Iterable[str]) -> str:
     return ", ".join(f"'{i}'" for i in dict.fromkeys(items))
 
 
 class AboutJudge:
-    """The subject and its namesakes, prepared once; ``judge`` gives one source's verdict."""
+    """The subject and its namesakes, prepared once; ``judge`` gives one source's verdict,
+    ``judge_section`` a section's (with sites judged as sites)."""
 
     def __init__(
         self,
@@ -246,10 +251,12 @@ class AboutJudge:
         description: str = "",
         namesakes: Sequence[NamesakeRef] = (),
         context: Iterable[str] = (),
+        profile: SubjectProfile | None = None,
     ) -> None:
-        """``context``: what the subject's own pages say (titles and summaries of sources on
-        its hosts); words two of them share tell the subject apart like its description."""
+        """``context``: what the subject's own pages say (each a page's text), read into a
+        ``SubjectProfile`` unless ``profile`` is given."""
         self.name = " ".join(name.split())
+        self.description = description
         self.hosts: list[str] = []
         for raw in ([url] if url else []) + list(domains):
             try:
@@ -261,44 +268,77 @@ class AboutJudge:
         self.subject_phrase = normalise_phrase(name)
         own = {self.subject_phrase}
         self.aliases = [a for a in dict.fromkeys(normalise_phrase(a) for a in aliases) if a and a not in own]
+        alias_words = {w for a in self.aliases for w in a.split()}
+        if profile is None:
+            profile = learn_profile(self.name, [(text, "") for text in context], alias_words)
+        self.profile = profile
         own |= set(self.aliases)
         self.domain_phrases = [normalise_phrase(h) for h in self.hosts]
+        self.own_names = sorted((k for k in profile.own_names if k not in own), key=lambda k: -len(k.split()))
         self.shown_host = self.hosts[0] if self.hosts else self.name
-        subject_words = set(self.subject_phrase.split())
+        self.namesakes = self._prepare(namesakes, own)
+        self._weigh(description)
 
-        self.namesakes: list[_Namesake] = []
-        namesake_terms: dict[str, str] = {}
-        namesake_name_words: set[str] = set()
+    def _prepare(self, refs: Sequence[NamesakeRef], own: set[str]) -> list[_Namesake]:
+        subject_words = set(self.subject_phrase.split())
+        out: list[_Namesake] = []
         seen: set[str] = set()
-        for ref in namesakes:
+        for ref in refs:
             full = normalise_phrase(ref.name)
             if not full or full in own or full in seen:
                 continue
             seen.add(full)
+            phrases = [full] if ref.exact else [v for v in name_variants(full, self.subject_phrase) if v not in own]
+            if ref.learned and ref.host and "(" in ref.name:
+                phrases = []  # "NATS (air traffic)": a site's name, not a phrase pages write
+            for other in ref.aka:
+                key = normalise_phrase(other)
+                if key and key not in own and key not in phrases:
+                    phrases.append(key)
+            # A note's words, not the name's own ("Medical" is matched as part of "Kestra Medical").
+            name_words = set(full.split()) | subject_words
+            note = {s: w for s, w in written_terms(ref.note).items() if w not in name_words}
+            terms = dict(note)
+            for word in ref.terms:
+                if word not in name_words:
+                    terms.setdefault(stem(word), word)
             site = registrable_domain(ref.host) if ref.host else None
-            variants = [full] if ref.exact else [v for v in self._variants(full) if v not in own]
-            self.namesakes.append(_Namesake(ref, variants, site))
-            namesake_name_words |= {stem(w) for w in full.split()}
-            # Context words come from the note only: a name's own words ("Communications",
-            # "Medical") are matched as part of the name, and alone they prove little.
-            for term_stem, word in _terms(ref.note).items():
-                if word not in subject_words:
-                    namesake_terms.setdefault(term_stem, word)
-        described = {s: w for s, w in _terms(description).items() if w not in subject_words}
+            out.append(_Namesake(ref, phrases, site, terms, frozenset(note)))
+        return out
+
+    def _weigh(self, description: str) -> None:
+        """The subject's words (its description's, its pages', its proper names) and the
+        namesakes', each side without the words both have."""
+        subject_words = set(self.subject_phrase.split())
+        described = {s: w for s, w in distinguishing_terms(description).items() if w not in subject_words}
+        name_stems = {stem(w) for ns in self.namesakes for p in ns.phrases for w in p.split()}
         subject_terms = dict(described)
-        for term_stem, word in _context_terms(context).items():
-            # A word of a namesake's name ("Communications" in a customer list) is not the subject's.
-            if word not in subject_words and term_stem not in namesake_name_words:
-                subject_terms.setdefault(term_stem, word)
-        shared = set(subject_terms) & set(namesake_terms)
+        for s, w in self.profile.context.items():
+            if w not in subject_words and s not in name_stems:
+                subject_terms.setdefault(s, w)
+        proper: set[str] = set()
+        for w in self.profile.proper:
+            if stem(w) not in name_stems:
+                subject_terms.setdefault(stem(w), w)
+                proper.add(stem(w))
+        theirs = {s for ns in self.namesakes for s in ns.terms}
+        shared = set(subject_terms) & theirs
         self.subject_terms = {s: w for s, w in subject_terms.items() if s not in shared}
-        self.namesake_terms = {s: w for s, w in namesake_terms.items() if s not in shared}
-        # What the analyst wrote (description, notes) is strong enough to decide on one word;
-        # words learned from context are not.
+        for ns in self.namesakes:
+            ns.terms = {s: w for s, w in ns.terms.items() if s not in shared or s in ns.note_terms}
+        # What the analyst wrote decides on one word; words learned from pages need a second.
         self.described = {s for s in described if s in self.subject_terms}
+        self.proper = {s for s in proper if s in self.subject_terms and s not in described}
 
     @classmethod
-    def for_memo(cls, subject: Any, learned: Iterable[NamesakeRef] = (), context: Iterable[str] = ()) -> AboutJudge:
+    def for_memo(
+        cls,
+        subject: Any,
+        learned: Iterable[NamesakeRef] = (),
+        context: Iterable[str] = (),
+        *,
+        profile: SubjectProfile | None = None,
+    ) -> AboutJudge:
         """From a ``sourcedesk.core.memo.spec.Subject`` plus learned namesakes (declared ones first)."""
         declared = [NamesakeRef(n.name, n.note) for n in subject.namesakes]
         return cls(
@@ -309,170 +349,237 @@ class AboutJudge:
             description=subject.description,
             namesakes=[*declared, *learned],
             context=context,
+            profile=profile,
         )
 
-    def _variants(self, full: str) -> list[str]:
-        """The ways a page names a namesake: its full name, without a legal suffix, and —
-        when it contains the subject's name — that name with the namesake's next word
-        ("kestra medical"), which is how pages shorten it."""
-        variants = [full]
-        parts = full.split()
-        while len(parts) > 1 and parts[-1] in LEGAL_SUFFIXES:
-            parts = parts[:-1]
-            variants.append(" ".join(parts))
-        name = self.subject_phrase.split()
-        for i in range(len(parts) - len(name) + 1):
-            if parts[i : i + len(name)] != name:
-                continue
-            after = [w for w in parts[i + len(name) :] if w not in GENERIC]
-            before = [w for w in parts[:i] if w not in GENERIC]
-            if before:
-                variants.append(" ".join([before[-1], *name]))
-            elif after:
-                variants.append(" ".join([*name, after[0]]))
-            break
-        return sorted(dict.fromkeys(variants), key=lambda v: (-len(v.split()), v))
-
-    # ------------------------------------------------------------------ judging
-
-    def judge(self, source: SourceText | object) -> About:
-        src = source if isinstance(source, SourceText) else SourceText.of(source)
-        if src.url and host_matches_any(src.url, self.hosts):
-            host = next(h for h in self.hosts if host_matches_any(src.url, [h]))
-            return About("subject", f"on {host}, the subject's own site")
-        site = registrable_domain(src.url) if src.url.lower().startswith(("http://", "https://")) else None
-        for ns in self.namesakes:
-            if site and ns.site == site:
-                return About("namesake", f"on {site}, where the namesake '{ns.ref.name}' was seen", phrase=ns.ref.name)
-        title = WordText(src.title)
-        text = WordText(f"{src.title}\n{src.body}" if src.body else src.title)
-        return self._judge_text(text, title)
-
-    def _judge_text(self, text: WordText, title: WordText) -> About:
-        # Namesake names first: the subject's name inside "Kestra Medical" is the namesake's.
-        namesake_hits: list[Hit] = []
-        shortest: dict[str, Hit] = {}  # namesake name -> its shortest variant found
-        taken: set[int] = set()
-        disclaimed: set[int] = set()  # words of names a page disclaims: no evidence either way
-        for ns in self.namesakes:
-            for phrase in ns.phrases:
-                for hit in text.find(phrase):
-                    span = set(range(hit.first, hit.last))
-                    if not _disclaimed(text, hit):
-                        shortest[ns.ref.name] = hit  # phrases go longest first: the last one is shortest
-                    if span & taken:
-                        continue
-                    taken |= span
-                    if _disclaimed(text, hit):
-                        disclaimed |= span
-                    else:
-                        namesake_hits.append(hit)
-        subject = _Side()
-        namesake = _Side(names=[h.written for h in namesake_hits])
-        namesake.title = any(h.phrase in title for h in namesake_hits)
-        for phrase in [*self.aliases, *self.domain_phrases]:
-            for hit in text.find(phrase):
-                if not set(range(hit.first, hit.last)) & taken and not _disclaimed(text, hit):
-                    subject.names.append(hit.written)
-                    subject.title = subject.title or phrase in title
-        bare = [
-            h
-            for h in text.find(self.subject_phrase)
-            if not set(range(h.first, h.last)) & taken and not _disclaimed(text, h)
-        ]
-
-        if not namesake_hits and not subject.names and not bare:
-            return About("other", f"never names {self.name}")
-        offered = next(iter(shortest.values())).written if shortest else None
-        if namesake_hits and not subject.names and not bare:
-            return About("namesake", f"names {_quoted(namesake.names)}, never {self.shown_host}", phrase=offered)
-
-        stems = {stem(w): w for i, w in enumerate(text.words) if i not in disclaimed}
-        title_stems = {stem(w) for w in title.words}
-        subject.terms = [stems[s] for s in self.subject_terms if s in stems]
-        namesake.terms = [stems[s] for s in self.namesake_terms if s in stems]
-        s = subject.score + sum(1 for t in self.subject_terms if t in title_stems)
-        n = namesake.score + sum(1 for t in self.namesake_terms if t in title_stems)
-        # One word the analyst wrote (a description keyword, a namesake's note) is enough to tell
-        # which NATS a page means; words learned from the subject's pages need a second.
-        need_s = 1 if any(t in stems for t in self.described) else MIN_EVIDENCE
-        need_n = 1 if namesake.terms else MIN_EVIDENCE
-        if bare and not subject.names and not namesake_hits and s < need_s and n < need_n:
-            longer = _longer_name(text, bare, len(title.text))
-            if longer is not None:
-                # Every mention is part of one longer name ("Kestra Financial"): probably another
-                # organisation, but no namesake is known to say so. Offered for "reject this name".
-                return About(
-                    "unclear", f"names '{bare[0].written}' only as '{longer}', never {self.shown_host}", longer
-                )
-            return About("unclear", f"names '{bare[0].written}' but nothing tells which {self.name} it means")
-        if s >= need_s and s >= MARGIN * n:
-            return About("subject", self._subject_reason(subject, bare))
-        if n >= need_n and n >= MARGIN * s:
-            return About("namesake", self._namesake_reason(namesake, bare), phrase=offered or self._phrase(bare, text))
-        return About(
-            "unclear",
-            f"names both {self._namesake_words(namesake)} and {self.name} ({self._subject_words(subject)})",
+    def extended(self, refs: Sequence[NamesakeRef]) -> AboutJudge:
+        """The same subject (and profile) with ``refs`` added to its namesakes."""
+        return AboutJudge(
+            self.name,
+            domains=self.hosts,
+            aliases=self.aliases,
+            description=self.description,
+            namesakes=[*self.namesake_refs, *refs],
+            profile=self.profile,
         )
-
-    def _subject_words(self, side: _Side) -> str:
-        if side.names:
-            return "names " + _quoted(side.names[:SHOWN_TERMS])
-        return "with " + ", ".join(side.terms[:SHOWN_TERMS])
-
-    def _namesake_words(self, side: _Side) -> str:
-        if side.names:
-            return _quoted(side.names[:SHOWN_TERMS])
-        return "a namesake's " + ", ".join(side.terms[:SHOWN_TERMS])
-
-    def _subject_reason(self, side: _Side, bare: list[Hit]) -> str:
-        if side.names:
-            return f"names {_quoted(side.names[:SHOWN_TERMS])}"
-        return f"names '{bare[0].written}' with {', '.join(side.terms[:SHOWN_TERMS])}"
-
-    def _namesake_reason(self, side: _Side, bare: list[Hit]) -> str:
-        if side.names and not bare:
-            return f"names {_quoted(side.names[:SHOWN_TERMS])}, never {self.shown_host}"
-        if side.names:
-            return f"mostly about {_quoted(side.names[:SHOWN_TERMS])}; its '{bare[0].written}' reads as the namesake"
-        which = next((ns.ref for ns in self.namesakes if ns.ref.note), None)
-        like = f" ({which.name}: {which.note})" if which is not None else ""
-        return f"names '{bare[0].written}' only with {', '.join(side.terms[:SHOWN_TERMS])}{like}"
-
-    def _phrase(self, bare: list[Hit], text: WordText) -> str | None:
-        """With no namesake name on the page: the subject's name followed by the namesake
-        words right after it ("Nats air traffic control"), what "reject this name" offers."""
-        for hit in bare:
-            last = hit.last
-            while last < len(text.words) and last - hit.first < 5 and stem(text.words[last]) in self.namesake_terms:
-                last += 1
-            if last > hit.last:
-                return text.written(hit.first, last)
-        # Else the longest run of namesake words on the page ("UK air traffic control").
-        best_run: tuple[int, int] = (0, 0)
-        start = None
-        for i, word in enumerate([*text.words, ""]):
-            if word and stem(word) in self.namesake_terms:
-                start = i if start is None else start
-                continue
-            if start is not None and i - start > best_run[1] - best_run[0]:
-                best_run = (start, i)
-            start = None
-        if best_run[1] - best_run[0] >= 2:
-            return text.written(*best_run)
-        # Else the name of the namesake whose note the page echoes (the analyst can edit it).
-        found = {stem(w) for w in text.words}
-        best = max(
-            self.namesakes,
-            key=lambda ns: sum(1 for t in _terms(ns.ref.note) if t in found),
-            default=None,
-        )
-        return best.ref.name if best is not None else None
 
     @property
     def namesake_refs(self) -> list[NamesakeRef]:
         """Every namesake this judge knows, declared first (what the writer is told to avoid)."""
         return [ns.ref for ns in self.namesakes]
 
+    def own_site(self, url: str) -> str | None:
+        """The subject's host ``url`` is on, if any."""
+        return _own_host(url, tuple(self.hosts)) if url else None
+
+    def site_namesake(self, url: str) -> _Namesake | None:
+        site = web_site(url)
+        return next((ns for ns in self.namesakes if site and ns.site == site), None)
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, source: SourceText | object, page: PageWords | None = None) -> Reading:
+        """The evidence on one page for the subject and for its namesakes."""
+        src = source if isinstance(source, SourceText) else SourceText.of(source)
+        page = page or src.words()
+        text, title_words = page.text, page.title_words
+        taken: set[int] = set()
+        disclaimed: set[int] = set()
+        hits: list[tuple[_Namesake, Hit]] = []
+        shortest: dict[str, Hit] = {}  # namesake name -> its shortest form the page writes
+        for ns in self.namesakes:
+            for phrase in ns.phrases:
+                for hit in text.find(phrase):
+                    span = set(range(hit.first, hit.last))
+                    if not _disclaimed(text, hit):
+                        shortest[ns.name] = hit  # phrases go longest first: the last one is the shortest
+                    if span & taken:
+                        continue
+                    taken |= span
+                    if _disclaimed(text, hit):
+                        disclaimed |= span
+                    else:
+                        hits.append((ns, hit))
+        subject = Evidence()
+        namesake = Evidence(names=[h.written for _, h in hits], title=any(h.first < title_words for _, h in hits))
+        for phrase in [*self.aliases, *self.domain_phrases, *self.own_names]:
+            for hit in text.find(phrase):
+                span = set(range(hit.first, hit.last))
+                if span & taken or _disclaimed(text, hit):
+                    continue
+                taken |= span
+                subject.names.append(hit.written)
+                subject.title = subject.title or hit.first < title_words
+        uses = [u for u in name_uses(page, self.subject_phrase, self.name, taken) if not _disclaimed(text, u.hit)]
+        if not hits and not subject.names and not uses:  # names no one: nothing to weigh
+            return Reading(page, uses, subject, namesake, hits, 0, 0, MIN_EVIDENCE, MIN_EVIDENCE, {}, shortest)
+        stems = (
+            page.stems() if not disclaimed else {stem(w): w for i, w in enumerate(text.words) if i not in disclaimed}
+        )
+        subject.terms = [stems[s] for s in self.subject_terms if s in stems]
+        subject.proper = sum(1 for s in self.proper if s in stems)
+        by_namesake: dict[str, int] = {}
+        theirs: dict[str, str] = {}
+        noted = False
+        for ns in self.namesakes:
+            found = [stems[s] for s in ns.terms if s in stems]
+            if found:
+                by_namesake[ns.name] = len(found)
+                theirs.update(dict.fromkeys(found, ""))
+                noted = noted or any(s in stems for s in ns.note_terms)
+        namesake.terms = list(theirs)
+        title_stems = page.title_stems()
+        s = subject.score + sum(1 for t in self.subject_terms if t in title_stems)
+        n = namesake.score + sum(1 for ns in self.namesakes for t in ns.terms if t in title_stems)
+        need_s = 1 if any(t in stems for t in self.described) else MIN_EVIDENCE
+        need_n = 1 if noted else MIN_EVIDENCE
+        return Reading(page, uses, subject, namesake, hits, s, n, need_s, need_n, by_namesake, shortest)
+
+    # ------------------------------------------------------------------ judging
+
+    def judge(self, source: SourceText | object, page: PageWords | None = None) -> About:
+        src = source if isinstance(source, SourceText) else SourceText.of(source)
+        host = self.own_site(src.url)
+        if host:
+            return About("subject", f"on {host}, the subject's own site")
+        reading = self.read(src, page)
+        site_ns = self.site_namesake(src.url)
+        if site_ns is not None and not reading.subject.names:
+            return About(
+                "namesake", f"on {site_ns.site}, a site about {site_ns.name}", self.offer(site_ns), site_ns.name
+            )
+        return self.decide(reading)
+
     def judge_all(self, sources: Iterable[SourceText | object]) -> list[About]:
         return [self.judge(s) for s in sources]
+
+    def judge_section(self, sources: Sequence[SourceText | object]) -> list[About]:
+        """Every source's verdict, then sites judged as sites: a host with a page about a namesake
+        and none about the subject passes the namesake to its pages that name nothing distinctly."""
+        texts = [s if isinstance(s, SourceText) else SourceText.of(s) for s in sources]
+        verdicts = [self.judge(t) for t in texts]
+        return inherit_sites(texts, verdicts)
+
+    def decide(self, r: Reading) -> About:
+        strong = r.strong_uses
+        carrying = [(ns, h) for ns, h in r.hits if ns.ref.spells or f" {self.subject_phrase} " in f" {h.phrase} "]
+        if not carrying and not r.subject.names and not r.uses:
+            return About("other", f"never names {self.name}")
+        top = self._top(r)
+        named = top.name if top is not None else None
+        several = list(dict.fromkeys(ns.name for ns, _ in carrying))
+        if len(several) >= 2 and (strong or r.subject.names):
+            return About("unclear", f"names several organisations called {self.name}: {_quoted(several[:SHOWN_TERMS])}")
+        if r.hits and not r.subject.names and not strong:
+            reason = f"names {_quoted(r.namesake.names[:SHOWN_TERMS])}, never {self.shown_host}"
+            return About("namesake", reason, self._offered(r, top), named)
+        if not r.hits and not r.subject.names and not strong:
+            # Only as a word ("a ramp", "the notion that"): the subject only when much says so.
+            if r.s >= MIN_EVIDENCE and r.s >= MARGIN * r.n:
+                return About("subject", self._subject_reason(r))
+            return About("other", f"uses '{r.uses[0].hit.written}' only as a word, never as {self.name}'s name")
+        if r.s >= r.need_s and r.s >= MARGIN * r.n:
+            return About("subject", self._subject_reason(r))
+        if r.n >= r.need_n and r.n >= MARGIN * r.s and top is not None:
+            return About("namesake", self._namesake_reason(r, top), self._offered(r, top), named)
+        if r.namesake.score == 0 and r.s < r.need_s:
+            body = r.read_uses
+            longer = next((u.longer for u in body if u.longer), None)
+            if longer and all(normalise_phrase(u.longer or "") == normalise_phrase(longer) for u in body):
+                # Every mention is part of one longer name ("Kestra Financial"): probably another
+                # organisation, that nothing known names. Offered for "reject this name".
+                word = strong[0].hit.written
+                return About("unclear", f"names '{word}' only as '{longer}', never {self.shown_host}", longer)
+            word = strong[0].hit.written
+            return About("unclear", f"names '{word}' but nothing tells which {self.name} it means")
+        return About("unclear", f"names both {self._theirs(r)} and {self.name} ({self._ours(r)})")
+
+    def _top(self, r: Reading) -> _Namesake | None:
+        """The namesake a page is most about: by its names found, else by its words."""
+        counts: dict[str, int] = {}
+        for ns, _ in r.hits:
+            counts[ns.name] = counts.get(ns.name, 0) + 1
+        if not counts:
+            counts = r.by_namesake
+        if not counts:
+            return None
+        best = max(counts, key=lambda k: counts[k])
+        return next(ns for ns in self.namesakes if ns.name == best)
+
+    def _theirs(self, r: Reading) -> str:
+        if r.namesake.names:
+            return _quoted(r.namesake.names[:SHOWN_TERMS])
+        return "a namesake's " + ", ".join(r.namesake.terms[:SHOWN_TERMS])
+
+    def _ours(self, r: Reading) -> str:
+        if r.subject.names:
+            return "names " + _quoted(r.subject.names[:SHOWN_TERMS])
+        return "with " + (", ".join(r.subject.terms[:SHOWN_TERMS]) or "nothing of its own")
+
+    def _subject_reason(self, r: Reading) -> str:
+        if r.subject.names:
+            return f"names {_quoted(r.subject.names[:SHOWN_TERMS])}"
+        word = r.uses[0].hit.written if r.uses else self.name
+        return f"names '{word}' with {', '.join(r.subject.terms[:SHOWN_TERMS])}"
+
+    def _namesake_reason(self, r: Reading, top: _Namesake) -> str:
+        if r.namesake.names and not r.strong_uses:
+            return f"names {_quoted(r.namesake.names[:SHOWN_TERMS])}, never {self.shown_host}"
+        if r.namesake.names:
+            return f"mostly about {_quoted(r.namesake.names[:SHOWN_TERMS])}; its '{r.uses[0].hit.written}' reads as the namesake"
+        word = r.uses[0].hit.written if r.uses else self.name
+        like = f"{top.name}: {top.ref.note}" if top.ref.note else top.name
+        return f"names '{word}' only with {', '.join(r.namesake.terms[:SHOWN_TERMS])} ({like})"
+
+    def _offered(self, r: Reading, top: _Namesake | None) -> str | None:
+        """What "reject this name" offers: the shortest form of a namesake's name the page
+        writes ("Kestra Medical"), else the subject's name with the namesake's words after it
+        ("Nats air traffic control"), else the namesake's own name."""
+        if r.shortest:
+            hit = r.shortest.get(top.name) if top is not None else None
+            return (hit or next(iter(r.shortest.values()))).written
+        text = r.page.text
+        words = top.terms if top is not None else {}
+        for use in r.uses:
+            last = use.hit.last
+            while last < len(text.words) and last - use.hit.first < 5 and stem(text.words[last]) in words:
+                last += 1
+            if last > use.hit.last:
+                return text.written(use.hit.first, last)
+        return self.offer(top)
+
+    def offer(self, ns: _Namesake | None) -> str | None:
+        """A namesake's name as "reject this name" offers it: its shortest form ("Kestra Medical"), or a
+        site's name without brackets ("NATS (air traffic)" → "NATS air traffic")."""
+        if ns is None:
+            return None
+        shown = " ".join(ns.name.replace("(", " ").replace(")", " ").split())
+        if not ns.phrases or ns.ref.exact:
+            return shown
+        by_word = {w.lower(): w for w in shown.split()}  # its shortest form, written as its name is
+        return " ".join(by_word.get(w, w) for w in ns.phrases[-1].split())
+
+
+def inherit_sites(texts: Sequence[SourceText], verdicts: Sequence[About]) -> list[About]:
+    """A host with a page about a namesake and none about the subject: its pages that name the
+    subject but nothing distinct (``unclear``) are about that namesake too ("site about NATS
+    (air traffic)")."""
+    hosts: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        host = host_of(text.url) if text.url.lower().startswith(("http://", "https://")) else None
+        if host:
+            hosts.setdefault(host, []).append(i)
+    out = list(verdicts)
+    for indexes in hosts.values():
+        kinds = [verdicts[i].verdict for i in indexes]
+        if "subject" in kinds or "namesake" not in kinds:
+            continue
+        names = [verdicts[i].namesake for i in indexes if verdicts[i].verdict == "namesake" and verdicts[i].namesake]
+        if not names:
+            continue
+        name = max(dict.fromkeys(names), key=names.count)
+        offered = next(verdicts[i].phrase for i in indexes if verdicts[i].namesake == name)
+        for i in indexes:
+            if verdicts[i].verdict == "unclear":
+                out[i] = About("namesake", f"site about {name}", offered, name)
+    return out

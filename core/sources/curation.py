@@ -26,13 +26,14 @@ from typing import Any, Literal
 
 from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain.errors import UserError
-from sourcedesk.core.domain.models import OmittedSource, RemovedSource, RunWarning, Source, SourceSet
+from sourcedesk.core.domain.models import HeldOutSource, OmittedSource, RemovedSource, RunWarning, Source, SourceSet
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import Memo
 from sourcedesk.core.net.hosts import PinRefused, excluded_by, registrable_domain, validate_pin
 from sourcedesk.core.net.urls import host_of, normalise_url, strip_www
 from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers
+from sourcedesk.core.sources.extraction import with_facts
 from sourcedesk.core.sources.name_rejects import NameReject, canonical_name, is_name_rule, name_of_rule
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.namesakes import NamesakeStore, TitleSeen, learn, remember
@@ -96,14 +97,20 @@ def on_domain(url: str, domain: str) -> bool:
     return excluded_by(url, [domain]) is not None
 
 
+def _everything(source_set: SourceSet) -> list[Source]:
+    """A set's sources: the writer's, those the budget left out, those held out as a namesake's."""
+    return [*source_set.sources, *(o.source for o in source_set.omitted), *(h.source for h in source_set.held_out)]
+
+
 def preview_reject(store: MemoStorage, section_ids: Iterable[str], domain: str) -> dict[str, list[Source]]:
-    """The kept sources a rejection of ``domain`` takes out of each section's frozen set."""
+    """Every source a rejection of ``domain`` takes out of each section's frozen set (the
+    writer's first, then those outside it)."""
     hits: dict[str, list[Source]] = {}
     for sid in section_ids:
         latest = store.latest_source_set(sid)
         if latest is None:
             continue
-        found = [s for s in latest.sources if on_domain(s.url, domain)]
+        found = [s for s in _everything(latest) if on_domain(s.url, domain)]
         if found:
             hits[sid] = found
     return hits
@@ -162,17 +169,20 @@ def rebuild(
     warnings = [w for w in base.warnings if w.code != "truncated"]
     if omitted:
         warnings.append(_truncation_warning(kept, omitted, budget))
-    return base.model_copy(
+    held = [h for h in base.held_out if normalise_url(h.source.url) not in drop]  # a rejection takes those too
+    rebuilt = base.model_copy(
         update={
             "id": "",
             "version": 0,
             "sources": kept,
             "omitted": omitted,
             "excluded": excluded,
+            "held_out": held,
             "warnings": warnings,
         },
         deep=True,
     )
+    return with_facts(rebuilt)  # a source kept in or promoted gets its facts; the others keep theirs
 
 
 # ---------------------------------------------------------------- reject / un-reject
@@ -193,6 +203,9 @@ def _remove_everywhere(loaded: LoadedMemo, store: MemoStorage, covers: Covers, r
             continue
         hit = [(s, r) for s in latest.sources if _web(s) and (r := covers(s)) is not None]
         hit_omitted = [(o.source, r) for o in latest.omitted if _web(o.source) and (r := covers(o.source)) is not None]
+        hit_omitted += [
+            (h.source, r) for h in latest.held_out if _web(h.source) and (r := covers(h.source)) is not None
+        ]
         if not hit and not hit_omitted:
             continue
         gone = hit + hit_omitted
@@ -316,21 +329,27 @@ def _put_back(
         if not gone:
             continue
         restored: list[Source] = []
+        held: list[HeldOutSource] = []  # held out as a namesake's where it was: back there
         relabelled: list[RemovedSource] = []
         for removed in gone:
             full = _find_in_versions(versions[:-1], removed.url)
-            if full is None:
+            was_held = None if full is not None else _find_held(versions[:-1], removed.url)
+            if full is None and was_held is None:
                 result.refetch[sid] = result.refetch.get(sid, 0) + 1
                 continue
-            other = still.removal(full)
+            other = still.removal(full or was_held.source)  # type: ignore[union-attr]
             if other is not None:
                 relabelled.append(other)
-            else:
+            elif full is not None:
                 restored.append(full)
+            else:
+                held.append(was_held)  # type: ignore[arg-type]
         new = rebuild(latest, add=restored, excluded_add=relabelled, excluded_drop={r.url for r in gone})
+        if held:
+            new = new.model_copy(update={"held_out": sorted([*new.held_out, *held], key=lambda h: _rank(h.source))})
         result.saved[sid] = store.save_source_set(new)
-        if restored:
-            result.restored[sid] = restored
+        if restored or held:
+            result.restored[sid] = [*restored, *(h.source for h in held)]
 
 
 def _sent_to_search(request: dict[str, Any], domain: str | None = None, name: str | None = None) -> bool:
@@ -425,7 +444,7 @@ def name_covers(name: str) -> Callable[[Source], bool]:
 
 
 def preview_reject_name(store: MemoStorage, section_ids: Iterable[str], name: str) -> dict[str, list[Source]]:
-    """The kept sources a rejection of ``name`` takes out of each section's frozen set."""
+    """Every source a rejection of ``name`` takes out of each section's frozen set."""
     try:
         canonical_name(name)
     except UserError:
@@ -434,7 +453,7 @@ def preview_reject_name(store: MemoStorage, section_ids: Iterable[str], name: st
     hits: dict[str, list[Source]] = {}
     for sid in section_ids:
         latest = store.latest_source_set(sid)
-        found = [s for s in (latest.sources if latest else []) if covers(s)]
+        found = [s for s in (_everything(latest) if latest else []) if covers(s)]
         if found:
             hits[sid] = found
     return hits
@@ -507,6 +526,16 @@ def unreject_name(
 def find_in_versions(versions: list[SourceSet], url: str) -> Source | None:
     """The newest stored copy of the source at ``url`` in ``versions`` (removed ones included)."""
     return _find_in_versions(versions, url)
+
+
+def _find_held(versions: list[SourceSet], url: str) -> HeldOutSource | None:
+    """The newest stored copy of a source ``versions`` held out as a namesake's."""
+    key = normalise_url(url)
+    for version in reversed(versions):
+        for held in version.held_out:
+            if normalise_url(held.source.url) == key:
+                return held
+    return None
 
 
 def _find_in_versions(versions: list[SourceSet], url: str) -> Source | None:

@@ -1,6 +1,7 @@
 """Learned namesakes: organisation names read from the titles of sites the subject is not.
 
-Two places teach sourcedesk a namesake without the analyst typing it:
+Three places teach sourcedesk a namesake without the analyst typing it — the memo's results
+read cold (``core.sources.cold_namesakes``, origin ``found``), and:
 
 - a host the entity pin removed whose registrable domain contains the subject's name —
   the substring impostors Exa's domain filter lets through (``alcresta.com`` for
@@ -34,7 +35,7 @@ from sourcedesk.core.sources.about import NamesakeRef
 from sourcedesk.core.sources.name_rejects import is_name_rule
 from sourcedesk.core.text.phrases import normalise_phrase, word_list
 
-Origin = Literal["pin", "reject"]
+Origin = Literal["pin", "reject", "found"]
 MAX_WORDS = 5
 
 # Title separators: "Org | tagline", "Org – tagline", "Org: tagline", "Page · Org".
@@ -71,7 +72,11 @@ class LearnedNamesake(BaseModel):
 
     @property
     def where(self) -> str:
-        why = "removed by the entity pin" if self.origin == "pin" else "rejected domain"
+        why = {
+            "pin": "removed by the entity pin",
+            "reject": "rejected domain",
+            "found": "its site, in the memo's results" if self.own_site else "seen in the memo's results",
+        }[self.origin]
         return f"{self.host} ({why})"
 
 

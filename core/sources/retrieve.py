@@ -43,6 +43,8 @@ from sourcedesk.core.memo.templates import template_variables
 from sourcedesk.core.net.deadline import Deadline, DeadlineExceeded, until
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.budget import MARKER_PREFIXES, assign_markers, pack
+from sourcedesk.core.sources.extraction import with_facts
+from sourcedesk.core.sources.holdout import curated_now, hold_out_namesakes
 from sourcedesk.core.sources.namesakes import learn_from_set, remember
 from sourcedesk.core.sources.providers import (
     ProviderClients,
@@ -258,20 +260,22 @@ def _assemble(plan: SectionPlan, loaded: LoadedMemo, results: list[ProviderResul
             )
         )
     degraded = any(r.degraded for r in results)
-    return SourceSet(
-        memo=loaded.dir.name,
-        section=plan.section_id,
-        fingerprint=plan.fingerprint,
-        request=plan.request,
-        sources=kept,
-        omitted=omitted,
-        namesakes=namesakes,
-        excluded=excluded,
-        warnings=warnings,
-        cost_dollars=round(sum(r.cost_dollars for r in results), 6),
-        requests=sum(r.requests for r in results),
-        budget_chars=plan.budget_chars,
-        degraded=degraded,
+    return with_facts(
+        SourceSet(
+            memo=loaded.dir.name,
+            section=plan.section_id,
+            fingerprint=plan.fingerprint,
+            request=plan.request,
+            sources=kept,
+            omitted=omitted,
+            namesakes=namesakes,
+            excluded=excluded,
+            warnings=warnings,
+            cost_dollars=round(sum(r.cost_dollars for r in results), 6),
+            requests=sum(r.requests for r in results),
+            budget_chars=plan.budget_chars,
+            degraded=degraded,
+        )
     )
 
 
@@ -298,7 +302,8 @@ def enforce_rejections(source_set: SourceSet, rejections: Rejections) -> SourceS
     the set was retrieved — in another memo, or globally — applies to it at once."""
     from sourcedesk.core.sources.curation import rebuild  # curation builds on this module
 
-    covered = rejections.covered([*source_set.sources, *(o.source for o in source_set.omitted)])
+    held = (h.source for h in source_set.held_out)
+    covered = rejections.covered([*source_set.sources, *(o.source for o in source_set.omitted), *held])
     if not covered:
         return None
     curated = rebuild(
@@ -341,9 +346,11 @@ async def retrieve_section_outcome(
     clients: ProviderClients | None = None,
     now: datetime | None = None,
     global_name_rejects: Sequence[str] = (),
+    sets: Any = None,
 ) -> RetrievalOutcome:
     """The section's set and what getting it cost. ``clients``: the run's shared provider
-    clients (without them the call opens its own and closes them)."""
+    clients (without them the call opens its own and closes them); ``sets``: the memo's sets as
+    the run sees them (``sourcedesk.core.sources.judge.RunSets``), read once for every section."""
     owned = clients is None
     clients = clients if clients is not None else ProviderClients(settings)
     try:
@@ -357,6 +364,7 @@ async def retrieve_section_outcome(
             clients=clients,
             now=now,
             global_name_rejects=global_name_rejects,
+            sets=sets,
         )
     finally:
         if owned:
@@ -381,6 +389,7 @@ async def _retrieve(
     clients: ProviderClients,
     now: datetime | None,
     global_name_rejects: Sequence[str],
+    sets: Any = None,
 ) -> RetrievalOutcome:
     now = _aware(now or datetime.now(UTC))
     plan = plan_section(
@@ -398,7 +407,7 @@ async def _retrieve(
     if good and not refresh:
         age = now - _aware(good[0].created_at)
         if age < timedelta(hours=plan.ttl_hours):
-            curated = enforce_rejections(good[0], rejections)
+            curated = curated_now(store, loaded_memo, good[0], rejections, global_name_rejects, sets)
             if curated is None:
                 return RetrievalOutcome(source_set=good[0], reused=True)
             return RetrievalOutcome(source_set=store.save_source_set(curated), reused=True)
@@ -409,6 +418,10 @@ async def _retrieve(
         by_provider[entry.provider] = by_provider.get(entry.provider, 0) + result.requests
     fresh = _assemble(plan, loaded_memo, results)
     fresh = enforce_rejections(fresh, rejections) or fresh  # providers that do not know every rule
+    if (latest_kept := store.latest_source_set(section_id)) is not None:  # "keep in" outlives a refresh
+        fresh = fresh.model_copy(update={"kept_in": list(latest_kept.kept_in)})
+    if not fresh.degraded:
+        fresh = hold_out_namesakes(store, loaded_memo, fresh, global_name_rejects, sets) or fresh
 
     if fresh.degraded and good:
         previous = good[0]
@@ -418,7 +431,7 @@ async def _retrieve(
             message=f"retrieval failed, so the frozen set {previous.id} from "
             f"{_aware(previous.created_at):%Y-%m-%d %H:%M} UTC was kept instead of an incomplete one",
         )
-        curated = enforce_rejections(previous, rejections)
+        curated = curated_now(store, loaded_memo, previous, rejections, global_name_rejects, sets)
         if curated is not None:
             previous = store.save_source_set(curated)
         kept = previous.model_copy(update={"warnings": [*previous.warnings, stale, *causes], "degraded": True})
@@ -542,10 +555,14 @@ async def retrieve_memo_outcomes(
     shared = clients if clients is not None else ProviderClients(settings)
     semaphore = asyncio.Semaphore(max(1, settings.max_concurrent_sections))
 
+    from sourcedesk.core.sources.judge import RunSets  # the judge reads retrieval's sets
+
+    sets = RunSets(loaded.memo, store)  # every section's judge reads every section's set: once
+
     async def one(section_id: str) -> RetrievalOutcome:
         async with semaphore:
             try:
-                return await retrieve_section_outcome(
+                outcome = await retrieve_section_outcome(
                     loaded,
                     section_id,
                     store=store,
@@ -555,7 +572,11 @@ async def retrieve_memo_outcomes(
                     clients=shared,
                     now=now,
                     global_name_rejects=global_names,
+                    sets=sets,
                 )
+                if outcome.source_set.id:
+                    sets.note(outcome.source_set)
+                return outcome
             except Exception as exc:
                 log.exception("retrieval of section %s failed", section_id)
                 return _failed_outcome(section_id, exc)

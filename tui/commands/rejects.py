@@ -368,7 +368,9 @@ def _report_reject(args, loaded, memo_dir, scope, before, results, document, lin
             lines += [_source_line(s.marker, s) for s in gone]
     document["sections"] = sections
     if omitted:
-        lines.append(f"  {omitted} source(s) the budget had left out were dropped too.")
+        lines.append(
+            f"  {omitted} source(s) outside the writer's set (left out by the budget, or held out as a namesake's) were dropped too."
+        )
     learned = [n for r in domain_results for n in r.learned]
     document["learned_namesakes"] = learned
     if learned:
@@ -384,7 +386,7 @@ def _report_reject(args, loaded, memo_dir, scope, before, results, document, lin
             f"The remaining sources were renumbered: `sourcedesk run {shlex.quote(str(memo_dir))} {flags}` "
             "writes the notes from the curated sets."
         )
-    elif any(r.added for r in results):
+    elif any(r.added for r in results) and not omitted:
         lines.append("No frozen source set of this memo held a source it covers.")
 
 

@@ -84,13 +84,18 @@ def _judge(memo_dir):
         return memo_judge(loaded.memo, store, global_name_rejects=GlobalStore().reject_names())
 
 
-def _about(judge, source) -> dict | None:
-    return judge.judge(source).to_json() if judge is not None else None
+def _abouts(judge, source_set) -> dict[str, dict]:
+    """Every source's verdict by URL, the set judged as one section (sites as sites)."""
+    if judge is None:
+        return {}
+    pool = [*source_set.sources, *(o.source for o in source_set.omitted), *(h.source for h in source_set.held_out)]
+    return {s.url: a.to_json() for s, a in zip(pool, judge.judge_section(pool), strict=True)}
 
 
 def _section_doc(outcome, judge=None) -> dict:
     ss = outcome.source_set
     reused = outcome.reused
+    abouts = _abouts(judge, ss)
     return {
         "section": ss.section,
         "source_set_id": ss.id or None,
@@ -117,7 +122,7 @@ def _section_doc(outcome, judge=None) -> dict:
                 "rank": s.rank,
                 "published_date": s.published_date,
                 "size": s.size,
-                "about": _about(judge, s),
+                "about": abouts.get(s.url),
             }
             for s in ss.sources
         ],
@@ -128,9 +133,19 @@ def _section_doc(outcome, judge=None) -> dict:
                 "url": o.source.url,
                 "provider": o.source.provider,
                 "size": o.size,
-                "about": _about(judge, o.source),
+                "about": abouts.get(o.source.url),
             }
             for o in ss.omitted
+        ],
+        "held_out": [
+            {
+                "title": h.source.title,
+                "host": _host(h.source),
+                "url": h.source.url,
+                "namesake": h.namesake,
+                "about": abouts.get(h.source.url) or {"verdict": "namesake", "reason": h.reason},
+            }
+            for h in ss.held_out
         ],
         "namesakes": [{"host": r.host, "title": r.title, "url": r.url, "rule": r.rule} for r in ss.namesakes],
         "excluded": [
@@ -180,6 +195,12 @@ def render_text(document: dict) -> str:
             for o in sec["omitted"]:
                 where = o["host"] or o["url"]
                 lines.append(f"     {_clean(o['title'] or where)}  ({_clean(where)}, {o['size']:,} chars)")
+        if sec.get("held_out"):
+            lines.append(f"   held out of the writer's set ({len(sec['held_out'])}):")
+            for h in sec["held_out"]:
+                where = h["host"] or h["url"]
+                lines.append(f"     {_clean(h['title'] or where)}  ({_clean(where)})")
+                lines.append(f"          held out: about {_clean(h['namesake'] or 'a namesake')}")
         if sec["namesakes"]:
             lines.append(f"   namesakes removed ({len(sec['namesakes'])}):")
             for r in sec["namesakes"]:

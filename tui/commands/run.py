@@ -64,7 +64,11 @@ def _line(outcome, memo_dir: Path) -> str:
     except ValueError:
         shown = outcome.note_path
     reused = " (frozen set reused)" if outcome.source_set_reused else ""
-    return f"{outcome.section}: {outcome.status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
+    status = outcome.status
+    if outcome.namesake_citations:  # never plain "ok": the note cites another company's page
+        keys = ", ".join(f"[^{k}]" for k in outcome.namesake_citations)
+        status += f" ⚑ cites a namesake ({keys})"
+    return f"{outcome.section}: {status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
 
 
 class TerminalProgress:

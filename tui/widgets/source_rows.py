@@ -1,4 +1,5 @@
-"""The rows of a section's source table: kept, omitted by budget, namesakes, excluded.
+"""The rows of a section's source table: kept, omitted by budget, held out (about a namesake:
+shown greyed, ``k`` keeps one in), namesakes, excluded.
 
 One list for everything the latest retrieval saw, so the analyst can tell at a
 glance what the writer will get and what was filtered out — and why.
@@ -43,7 +44,8 @@ REASON_WORDS = {
 @dataclass
 class SourceRow:
     key: str
-    kind: str  # kept | omitted | namesake | excluded
+    kind: str  # kept | omitted | held | namesake | excluded
+    held_for: str = ""  # held out: the namesake it is about
     source: Source | None = None
     removed: RemovedSource | None = None
     size: int = 0
@@ -97,6 +99,10 @@ def source_rows(source_set: SourceSet | None) -> list[SourceRow]:
     rows += [
         SourceRow(f"omitted:{i}", "omitted", source=o.source, size=o.size) for i, o in enumerate(source_set.omitted)
     ]
+    rows += [
+        SourceRow(f"held:{i}", "held", source=h.source, size=h.source.size, held_for=h.namesake)
+        for i, h in enumerate(source_set.held_out)
+    ]
     rows += [SourceRow(f"namesake:{i}", "namesake", removed=r) for i, r in enumerate(source_set.namesakes)]
     rows += [SourceRow(f"excluded:{i}", "excluded", removed=r) for i, r in enumerate(source_set.excluded)]
     return rows
@@ -134,6 +140,8 @@ def _state_text(row: SourceRow, palette: Palette) -> Text:
         return Text("included", style=palette.success)
     if row.kind == "omitted":
         return Text("omitted (budget)", style=palette.warning)  # its size: in the detail pane
+    if row.kind == "held":
+        return Text(f"held out: about {row.held_for or 'a namesake'}", style="dim")
     reason = row.removed.reason if row.removed else ""
     if row.dropped:
         return Text("dropped (this set)", style=palette.warning)
