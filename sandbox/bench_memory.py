@@ -192,7 +192,8 @@ def _rss_and_wall(report: str) -> tuple[float, float]:
 
 
 def _environment(base: Path, url: str, shape: str, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCEDESK_")}
+    keep = ("SOURCEDESK_CLOCK_SHIFT_DAYS", "SOURCEDESK_TODAY")  # the day it runs on is not a setting
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCEDESK_") or k in keep}
     env.update(
         SOURCEDESK_CONFIG_DIR=str(base / "config"),
         SOURCEDESK_DATA_DIR=str(base / "data"),

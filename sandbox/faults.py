@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import SERVICES, Reply, html_reply, json_reply, request_id, service_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -152,7 +152,7 @@ def _agent_body(text: str) -> dict[str, object]:
     return {
         "id": f"resp_{request_id()}",
         "object": "response",
-        "created_at": int(time.time()),
+        "created_at": int(clock.timestamp()),
         "status": "completed",
         "model": "perplexity/sonar",
         "output": [
@@ -180,7 +180,7 @@ def _empty_reply(service: str, path: str = "") -> Reply:
         {
             "id": request_id(),
             "model": "sonar-pro",
-            "created": int(time.time()),
+            "created": int(clock.timestamp()),
             "object": "chat.completion",
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
             "citations": [],
@@ -227,7 +227,7 @@ def fault_reply(kind: str, service: str, ctx: SandboxContext, path: str = "") ->
     if kind == "502-html":
         return html_reply(502, _GATEWAY_502)
     if kind == "timeout":
-        ctx.stopping.wait(ctx.faults.hold_s)
+        ctx.wait(ctx.faults.hold_s)
         return html_reply(504, _GATEWAY_504)
     if kind == "malformed":
         return _malformed_reply(service, path)

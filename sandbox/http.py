@@ -12,7 +12,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +172,16 @@ class SandboxContext:
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)  # per service, enforced by the server
     stopping: threading.Event = field(default_factory=threading.Event)  # set when the server stops
     verbose: bool = False
+    # How the server waits out injected latency and a held fault; None: real time, cut short when
+    # the server stops. A test hands in its own to see each wait, hold it, or skip it.
+    waiter: Callable[[float], object] | None = None
+
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (latency to inject, a fault to hold) the way ``waiter`` says."""
+        if self.waiter is not None:
+            self.waiter(seconds)
+        else:
+            self.stopping.wait(seconds)
 
 
 def bearer_or_api_key(req: Request) -> str | None:

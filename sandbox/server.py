@@ -182,7 +182,22 @@ class _SandboxHTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], ctx: SandboxContext, initial_latency: dict[str, int]) -> None:
         self.ctx = ctx
         self.initial_latency = dict(initial_latency)
+        self.connections_done = 0  # connections whose handling has ended, errors reported and all
+        self._done = threading.Condition()
         super().__init__(address, _Handler)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._done:
+                self.connections_done += 1
+                self._done.notify_all()
+
+    def wait_connections_done(self, count: int, timeout: float) -> bool:
+        """Whether ``count`` connections have ended within ``timeout`` seconds."""
+        with self._done:
+            return self._done.wait_for(lambda: self.connections_done >= count, timeout)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
@@ -208,7 +223,7 @@ def _serve_service(service: str, req: Request, ctx: SandboxContext, arrived: flo
         reply = _answer(service, req, ctx, arrived)
         remaining = ctx.latency_ms.get(service, 0) / 1000 - (time.monotonic() - started)
         if remaining > 0:
-            ctx.stopping.wait(remaining)
+            ctx.wait(remaining)
         return reply
     finally:
         ctx.stats.finish(service, reply.status if reply is not None else 500)
@@ -356,6 +371,11 @@ class SandboxServer:
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    def wait_connections_done(self, count: int, timeout: float = 30.0) -> bool:
+        """Whether ``count`` client connections have ended (their handling done, any error
+        reported) within ``timeout`` seconds: a test awaits this instead of sleeping."""
+        return self._httpd.wait_connections_done(count, timeout)
 
     def start(self) -> SandboxServer:
         if self._thread is None:

@@ -33,11 +33,11 @@ import hashlib
 import json
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, json_reply, key_accepted
 from sourcedesk.sandbox.writer_api import MODES, bearer, digest, search_query, tokens, truncate
 from sourcedesk.sandbox.writer_prompt import parse_prompt
@@ -295,9 +295,7 @@ def _usage(prompt_text: str, content: str, searches: int) -> dict[str, Any]:
 
 def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = None) -> dict[str, Any]:
     """The complete response object for validated options (``fault`` forces an outcome)."""
-    key = digest(
-        ctx.seed, [{"role": "system", "content": opts["instructions"]}, {"role": "user", "content": opts["input"]}]
-    )
+    key = digest(ctx.seed, opts["input"])
     prompt_text = "\n\n".join(p for p in (opts["instructions"], opts["input"]) if p)
     parsed = parse_prompt(prompt_text)
     rng = random.Random(key + ":agent")
@@ -357,7 +355,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = Non
             "content": [{"type": "output_text", "text": content, "annotations": annotations}],
         }
     )
-    now = int(time.time())
+    now = int(clock.timestamp())
     return {
         "id": f"resp_{uuid.uuid4().hex}",
         "object": "response",

@@ -38,11 +38,11 @@ import json
 import math
 import random
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
 from sourcedesk.sandbox.writer_prompt import ParsedPrompt, parse_prompt
 from sourcedesk.sandbox.writer_prose import compose
@@ -158,8 +158,17 @@ def _options(body: dict[str, Any], req: Request) -> dict[str, Any]:
     }
 
 
-def digest(seed: int, messages: list[dict[str, str]]) -> str:
-    payload = json.dumps([seed, messages], ensure_ascii=False, sort_keys=True)
+# "Today's date is 2026-12-02." / "Current date: …": how a prompt tells a model the day.
+_DATE_STATEMENT = re.compile(r"(?i)\b(?:today'?s|the current|current) date(?:\s+is|\s*:)\s*[^\n.]*\.?")
+
+
+def digest(seed: int, asked: str) -> str:
+    """The key every choice of an answer is drawn from: the server's seed and what the request
+    asks (the user's part of the prompt: subject, sources, the section's questions), never the
+    day. The system part carries the rules and today's date, so the same section with the same
+    sources is written the same way on any date; a date written into the user's part is left
+    out too."""
+    payload = json.dumps([seed, _DATE_STATEMENT.sub("", asked)], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -210,7 +219,7 @@ def _usage(model: str, prompt_tokens: int, completion_tokens: int, context_size:
 def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
     """The complete (non-streamed) response body for validated options."""
     messages = opts["messages"]
-    key = digest(ctx.seed, messages)
+    key = digest(ctx.seed, "\n\n".join(m["content"] for m in messages if m["role"] == "user"))
     prompt_text = "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "user"))
     last_user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
     parsed = parse_prompt(prompt_text)
@@ -241,7 +250,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
     return {
         "id": str(uuid.uuid4()),
         "model": opts["model"],
-        "created": int(time.time()),
+        "created": int(clock.timestamp()),
         "usage": _usage(opts["model"], tokens(prompt_text), tokens(content), opts["context_size"]),
         "citations": [r["url"] for r in results],
         "search_results": results,

@@ -32,8 +32,9 @@ With the writer's own search disabled there are no search results and no bare
 ``[N]``; in field mode ~35% of answers still carry one or two footnotes whose URLs
 the model typed from memory (a model asked to type URLs recalls them, whether
 or not it searched) — all ``invented``, for the reconciler to substitute or drop.
-Every choice comes from the ``random.Random`` the caller seeds, so the same
-seed and prompt give the same text. ``Composition.truth`` records the class of
+Every choice comes from the ``random.Random`` the caller seeds (from
+``writer_api.digest``: the server's seed and what the request asks, never the date), so
+the same seed, section and sources give the same text on any day. ``Composition.truth`` records the class of
 every citation so a bench can score raw writer output.
 """
 

@@ -15,9 +15,9 @@ final text, so they stay true after ``max_tokens`` truncation.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Mapping
 from typing import Any
+
+from sourcedesk.core.writing.answer_truth import raw_citation_classes
 
 CLASSES = ("correct", "wrong_metadata", "invented", "out_of_range", "retrieved")
 
@@ -69,11 +69,4 @@ def class_counts(truth: dict[str, Any]) -> dict[str, int]:
     return counts
 
 
-def raw_citation_classes(raw_response: Mapping[str, Any] | None) -> dict[str, int] | None:
-    """How many of the writer's raw citations fell in each class, read from a stored raw
-    answer's ``sandbox_truth``; None for an answer that did not come from the sandbox."""
-    truth = raw_response.get("sandbox_truth") if isinstance(raw_response, Mapping) else None
-    if not isinstance(truth, Mapping) or not isinstance(truth.get("citations"), list):
-        return None
-    counts = Counter(str(c.get("class")) for c in truth["citations"] if isinstance(c, Mapping))
-    return dict(sorted(counts.items()))
+__all__ = ["CLASSES", "class_counts", "raw_citation_classes", "recount", "truth_entries"]

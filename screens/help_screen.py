@@ -1,4 +1,9 @@
-"""The key reference (``?``): every binding of both screens, in one place."""
+"""The key reference (``?``), generated from the bindings of the screen it was opened on.
+
+Every row is a binding that carries an id (the id a ``keymap`` in config.yaml remaps), its key
+as remapped, and its tooltip — so the help cannot drift from the keys that really work. The
+symbols the tables use are explained below the keys.
+"""
 
 from __future__ import annotations
 
@@ -9,60 +14,66 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-KEYS = {
-    "Everywhere": [
-        ("ctrl+p", "command palette: run, refresh, export, open section …"),
-        ("t", "toggle the light / dark theme (remembered)"),
-        ("?", "this help"),
-        ("q", "quit (running sections are cancelled; their notes stay as they were)"),
-    ],
-    "Memo screen": [
-        ("↑ ↓, enter", "highlight a section, open it"),
-        ("r", "run the section: reuses its frozen source set unless memo.yaml changed or it expired"),
-        ("R", "refresh retrieval (new search), then run"),
-        ("a", "run every section"),
-        ("c", "cancel the highlighted section's run"),
-        ("e", "export memo.md"),
-        ("N", "the memo's namesakes: declared in memo.yaml or learned (d removes a learned one)"),
-        ("⚑N flag", "the section's note cites N sources about a namesake"),
-    ],
-    "Section screen": [
-        ("1 … 7", "tabs: sources, report, warnings, note, web results, history, checks"),
-        ("r / R / c", "run / refresh and run / cancel this section (or its check)"),
-        ("v", "verify: fetch every cited URL, ground quotes and figures (tab 7)"),
-        ("p", "toggle the pin mode (entity ↔ none) in memo.yaml"),
-        ("x", "reject the highlighted source's domain (memo or global)"),
-        ("n", "reject a name: offers the namesake phrase the About column found (memo or global)"),
-        ("d", "drop the highlighted source from this frozen set only"),
-        ("u", "un-reject a rejected source's domain or name, or restore a dropped source"),
-        ("N", "the memo's namesakes (d removes a learned one)"),
-        ("k", "keep a web result in the frozen set (as a W source)"),
-        ("f", "filter the report: by status, support, weak or uncited"),
-        ("escape", "back to the memo"),
-    ],
-}
+LEGEND = (
+    ("N✓ N≈ N✗", "citations verified, substituted (another retrieved source), dropped (incl. out of range)"),
+    ("weak", "verified, but the source does not support its claim"),
+    ("✂N", "N sources omitted by the context budget"),
+    ("⚠N", "N warnings (the Warnings tab lists them)"),
+    ("✗N", "N problems the last check of the current note found"),
+    ("?N", "N claims left without a citation"),
+    ("⚑N", "the note cites N sources about a namesake"),
+    ("●", "a section or a check at work; its stage follows"),
+)
+
+
+def key_rows(screen: Screen[object]) -> list[tuple[str, str, str]]:
+    """``(key, what it does, binding id)`` for every binding with an id active on ``screen``."""
+    app = screen.app
+    rows: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        if not binding.id or binding.id in seen:
+            continue
+        seen.add(binding.id)
+        rows.append((app.get_key_display(binding), binding.tooltip or binding.description, binding.id))
+    rows.append((app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "")), "the command palette", ""))
+    return rows
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("question_mark", "dismiss", "Close", key_display="?"),
-        Binding("q", "dismiss", "Close"),
+        Binding("escape", "dismiss", "Close", id="help-close"),
+        Binding("question_mark", "dismiss", "Close", key_display="?", id="help-close-2", show=False),
+        Binding("q", "dismiss", "Close", id="help-close-3", show=False),
     ]
 
+    def __init__(self, below: Screen[object]) -> None:
+        super().__init__()
+        self.rows = key_rows(below)
+        self.where = getattr(below, "HELP_TITLE", type(below).__name__.removesuffix("Screen").lower())
+
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()
-        for title, rows in KEYS.items():
-            table.add_row(Text(title, style="bold underline"), "")
-            for key, what in rows:
-                table.add_row(Text(key), Text(what))
-            table.add_row("", "")
+        keys = Table.grid(padding=(0, 2))
+        keys.add_column(style="bold", no_wrap=True)
+        keys.add_column()
+        keys.add_column(style="dim", no_wrap=True)
+        for key, what, binding_id in self.rows:
+            keys.add_row(Text(key), Text(what), Text(binding_id))
+        legend = Table.grid(padding=(0, 2))
+        legend.add_column(style="bold", no_wrap=True)
+        legend.add_column()
+        for symbol, what in LEGEND:
+            legend.add_row(Text(symbol), Text(what))
         with VerticalScroll(id="help-dialog"):
-            yield Static(Text("sourcedesk — keys", style="bold"))
-            yield Static(table)
-            yield Static(Text("Untrusted text (titles, snippets, URLs, notes) is always shown literally.", style="dim"))
+            yield Static(Text(f"sourcedesk — keys of the {self.where} screen", style="bold"))
+            yield Static(Text("key · what it does · id (remap it under keymap: in config.yaml)", style="dim"))
+            yield Static(keys)
+            yield Static(Text("\nSymbols", style="bold"))
+            yield Static(legend)
+            yield Static(
+                Text("\nUntrusted text (titles, snippets, URLs, notes) is always shown literally.", style="dim")
+            )

@@ -9,23 +9,39 @@ a namesake, judged now), cost. The citations bar also says how many verified
 citations are weak (retrieved, but not supporting their claim).
 Under the table, the highlighted section's "why" (what makes it stale, why it failed).
 Enter opens the section.
+
+The rows are read in a thread worker (``_load``) and applied on the event loop; the namesake
+flags follow in a second pass. A message about one section refreshes that section's row only.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import events
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.message import Message
+from textual.widgets import DataTable, Header, Static
 
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.sources.about import About
 from sourcedesk.core.text.safety import clean_text
-from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.screens.workbench import APP_FOOTER_ACTIONS, WorkbenchScreen
+from sourcedesk.tui import loading
+from sourcedesk.tui.loading import MemoRow
+from sourcedesk.tui.messages import (
+    CheckFinished,
+    MemoReloaded,
+    SectionRunFinished,
+    SectionRunProgress,
+    SectionRunStarted,
+    StoreChanged,
+    ThemeChanged,
+)
 from sourcedesk.tui.widgets.cells import (
     BAR_WIDTH,
     citations_bar,
@@ -34,6 +50,7 @@ from sourcedesk.tui.widgets.cells import (
     pin_cell,
     status_cell,
 )
+from sourcedesk.tui.widgets.key_bar import KeyBar
 
 # (key, label, width): fixed widths where cells change while a section runs, so the
 # layout never jumps and a spinner or a cost is never cut off.
@@ -63,68 +80,122 @@ CELL_PADDING = 2  # a DataTable's padding around each cell (one column either si
 MIN_SECTION_WIDTH = 12
 
 
+class RowsLoaded(Message):
+    """Rows read by the loader: every section's (``only`` None) or one section's."""
+
+    def __init__(self, rows: list[MemoRow], only: str | None, flagged: bool) -> None:
+        super().__init__()
+        self.rows = rows
+        self.only = only
+        self.flagged = flagged  # the namesake flags are in
+
+
 class MemoScreen(WorkbenchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open_section", "Open", show=True, priority=False),
-        Binding("r", "run", "Run"),
-        Binding("R", "refresh_run", "Refresh+run", key_display="R"),
-        Binding("a", "run_all", "Run all"),
-        Binding("c", "cancel", "Cancel"),
-        Binding("e", "export", "Export"),
-        Binding("N", "namesakes", "Namesakes", key_display="N"),
+        Binding("enter", "open_section", "Open", show=True, priority=False, tooltip="Open the section.", id="open"),
+        Binding("r", "run", "Run", tooltip="Run the section (reuses its frozen sources).", id="run-section"),
+        Binding(
+            "R",
+            "refresh_run",
+            "Refresh+run",
+            key_display="R",
+            tooltip="Search again, then run the section.",
+            id="refresh-section",
+        ),
+        Binding("a", "run_all", "Run all", tooltip="Run every section.", id="run-all"),
+        Binding("c", "cancel", "Cancel", tooltip="Cancel the highlighted section's run.", id="cancel-section"),
+        Binding("e", "export", "Export", tooltip="Assemble the notes into memo.md.", id="export"),
+        Binding(
+            "N", "namesakes", "Namesakes", key_display="N", tooltip="Declared and learned namesakes.", id="namesakes"
+        ),
     ]
 
     def __init__(self) -> None:
         super().__init__()
-        self.views: dict[str, SectionView] = {}
-        self.namesake_cites: dict[str, list[tuple[str, About]]] = {}  # section -> citations of namesake sources
-        self._frame = 0
+        self.rows: dict[str, MemoRow] = {}
         self._compact = False  # the columns in place are the compact ones
+
+    @property
+    def views(self) -> dict[str, SectionView]:
+        return {sid: row.view for sid, row in self.rows.items()}
+
+    @property
+    def namesake_cites(self) -> dict[str, list[tuple[str, About]]]:
+        return {sid: row.namesakes or [] for sid, row in self.rows.items()}
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="§")
         yield Static(id="memo-head", markup=False)
         yield DataTable(id="sections", cursor_type="row", zebra_stripes=True)
         yield Static(id="memo-why", markup=False)
-        yield Footer()
+        yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
-        table = self.query_one("#sections", DataTable)
         self._add_columns()
-        # No reload here: ScreenResume follows the mount (and every return to this screen).
-        self.set_interval(0.12, self._spin)
-        table.focus()
+        self.query_one("#memo-head", Static).update(self._head())
+        self.table.focus()
 
     def on_screen_resume(self) -> None:
-        self.sd_app.reload_if_changed()
+        super().on_screen_resume()
         if self._compact != self._too_narrow():
             self._add_columns()
         self.reload()
 
     def on_resize(self, event: events.Resize) -> None:
-        # (the footer is fitted by WorkbenchScreen's handler, which Textual calls too)
         if self.is_mounted and self._compact != self._too_narrow():
             self._add_columns()
-            self.reload()
+            self._show_rows(list(self.rows.values()))
+
+    def _longest_title(self) -> int:
+        """The widest "title  id" of the memo's sections."""
+        sections = self.sd_app.loaded.memo.sections
+        return max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
 
     def _too_narrow(self) -> bool:
         """Whether the wide columns, with the longest "title  id", overflow the terminal."""
-        sections = self.sd_app.loaded.memo.sections
-        longest = max((cell_len(s.title) + 2 + cell_len(s.id) for s in sections), default=0)
-        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + longest
+        wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + self._longest_title()
         return self.app.size.width < wide
 
     def _add_columns(self) -> None:
         """The wide or the compact columns, as the terminal's width allows."""
-        table = self.query_one("#sections", DataTable)
+        table = self.table
         table.clear(columns=True)
         self._compact = self._too_narrow()
         columns = COMPACT_COLUMNS if self._compact else COLUMNS
         fixed = sum(w or 0 for _k, _l, w in columns) + CELL_PADDING * len(columns) + 2  # + a scrollbar
         for key, label, width in columns:
-            if width is None and self._compact:
-                width = max(MIN_SECTION_WIDTH, self.app.size.width - fixed)
+            if width is None:  # the section's title: as wide as the longest (the rows arrive later)
+                room = self.app.size.width - fixed
+                width = max(MIN_SECTION_WIDTH, room if self._compact else min(room, self._longest_title()))
             table.add_column(label, key=key, width=width)
+
+    # ------------------------------------------------------------------ loading
+
+    def reload(self, only: str | None = None) -> None:
+        """Read the rows again (every section's, or ``only``'s) off the event loop."""
+        self._load(only)
+
+    @work(thread=True, group="memo-load", name="load the memo's rows", exit_on_error=False)
+    def _load(self, only: str | None) -> None:
+        app = self.sd_app
+        rows = loading.memo_rows(app, only)
+        for notice in app.take_store_notices():
+            app.call_from_thread(app.say, notice, "warning")
+        self.post_message(RowsLoaded(rows, only, flagged=False))
+        self.post_message(RowsLoaded(loading.memo_flags(app, rows), only, flagged=True))
+
+    @on(RowsLoaded)
+    def _rows_loaded(self, message: RowsLoaded) -> None:
+        rows = message.rows
+        if not message.flagged:  # keep each flag until it is judged again
+            rows = [replace(r, namesakes=self.rows[r.view.id].namesakes) if r.view.id in self.rows else r for r in rows]
+        if message.only is None and not message.flagged:
+            self._show_rows(rows)
+            return
+        for row in rows:  # one section's row, or the flags of every row: only those cells change
+            if row.view.id in self.rows:
+                self.rows[row.view.id] = row
+                self._update_row(row.view.id)
 
     # ------------------------------------------------------------------ data → table
 
@@ -141,12 +212,11 @@ class MemoScreen(WorkbenchScreen):
         out.append(f"   {len(memo.sections)} sections · memo.yaml in {self.sd_app.loaded.dir.name}/", style="dim")
         return out
 
-    def _row(self, view: SectionView) -> list[Text]:
+    def _row(self, row: MemoRow) -> list[Text]:
+        view = row.view
         palette = self.sd_app.palette
         job = self.sd_app.jobs.get(view.id)
-        status = (
-            status_cell("running", palette, job.stage_text, self._frame) if job else status_cell(view.status, palette)
-        )
+        status = status_cell("running", palette, job.stage_text) if job else status_cell(view.status, palette)
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(clean_text(view.section.title))
         if not self._compact:
@@ -165,131 +235,145 @@ class MemoScreen(WorkbenchScreen):
                 omitted,
                 len(view.warnings),
                 palette,
-                self.sd_app.check_problems(view.id, view.note_path),
+                row.check_problems,
                 uncited=counts.get("uncited", 0) if counts else 0,
-                namesakes=max(len(self.namesake_cites.get(view.id, [])), len(view.cited_namesakes)),
+                namesakes=max(len(row.namesakes or []), len(view.cited_namesakes)),
             ),
             cost_cell(view.cost),
         ]
 
-    def reload(self) -> None:
-        """Rebuild every row from disk and the store, keeping the cursor on its section."""
+    def _show_rows(self, rows: list[MemoRow]) -> None:
+        """Every row, keeping the cursor on its section."""
         table = self.table
         keep = self.current_section()
-        views = self.sd_app.describe_all()
-        self.views = {v.id: v for v in views}
-        judge = self.sd_app.about_judge()
-        self.namesake_cites = {v.id: self.sd_app.namesake_citations(v, judge) for v in views}
+        self.rows = {r.view.id: r for r in rows}
         self.query_one("#memo-head", Static).update(self._head())
         table.clear()
-        for view in views:
-            table.add_row(*self._row(view), key=view.id)
-        if keep in self.views:
-            table.move_cursor(row=table.get_row_index(keep))
+        for row in rows:
+            table.add_row(*self._row(row), key=row.view.id)
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
         self._show_why()
 
-    def section_changed(self, section_id: str | None) -> None:
-        if not self.is_mounted:
+    def _update_row(self, section_id: str) -> None:
+        if section_id not in self.rows or section_id not in self.table.rows:
             return
-        if section_id is None or section_id not in self.views:
-            self.reload()
-            return
-        # While a section runs only its status changes; read the disk again once it stops.
-        self._update_row(section_id, fresh=section_id not in self.sd_app.jobs)
-
-    def check_changed(self, section_id: str) -> None:
-        if self.is_mounted and section_id in self.views:
-            self._update_row(section_id, fresh=False)
-
-    def _update_row(self, section_id: str, *, fresh: bool) -> None:
-        if fresh:
-            self.views[section_id] = self.sd_app.describe(section_id)
-            self.namesake_cites[section_id] = self.sd_app.namesake_citations(self.views[section_id])
-        cells = self._row(self.views[section_id])
+        cells = self._row(self.rows[section_id])
         for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
             self.table.update_cell(section_id, key, cell)
         if section_id == self.current_section():
             self._show_why()
 
-    def _spin(self) -> None:
-        if not self.sd_app.jobs or not self.is_current:
-            return
-        self._frame += 1
-        palette = self.sd_app.palette
-        for sid, job in list(self.sd_app.jobs.items()):
-            if sid in self.views:
-                self.table.update_cell(sid, "status", status_cell("running", palette, job.stage_text, self._frame))
+    # ------------------------------------------------------------------ what the workers say
+
+    @on(SectionRunStarted)
+    @on(SectionRunProgress)
+    def _run_moved(self, message: SectionRunStarted | SectionRunProgress) -> None:
+        self._update_row(message.section_id)  # only the status changes while a section runs
+
+    @on(SectionRunFinished)
+    def _run_finished(self, message: SectionRunFinished) -> None:
+        self._update_row(message.section_id)
+        self.reload(message.section_id)  # read the disk again once it stops
+
+    @on(CheckFinished)
+    def _check_finished(self, message: CheckFinished) -> None:
+        row = self.rows.get(message.section_id)
+        if row is not None and message.check is not None:
+            row.check_problems = message.check.problems
+            self._update_row(message.section_id)
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        sections = message.changed.sections
+        if sections is not None and len(sections) == 1:
+            self.reload(next(iter(sections)))
+        else:
+            self.reload()
+
+    @on(MemoReloaded)
+    def _memo_reloaded(self) -> None:
+        if self._compact != self._too_narrow():
+            self._add_columns()
+        self.reload()
+
+    @on(ThemeChanged)
+    def _theme_changed(self) -> None:
+        self._show_rows(list(self.rows.values()))
 
     def _show_why(self) -> None:
         sid = self.current_section()
-        view = self.views.get(sid) if sid else None
+        row = self.rows.get(sid) if sid else None
+        self.query_one("#memo-why", Static).update(self._why(row) if row is not None else Text())
+
+    def _why(self, row: MemoRow) -> Text:
+        view = row.view
+        palette = self.sd_app.palette
         out = Text()
-        if view is not None:
-            job = self.sd_app.jobs.get(view.id)
-            if job is not None:
-                out.append(f"{view.id}: running — {job.stage_text}. c cancels.", style="bold")
-            elif view.why:
-                out.append(f"{view.id}: ", style="bold")
-                out.append(clean_text(view.why))
-            elif view.status == "never run":
-                out.append(f"{view.id}: never run. r runs it, a runs every section, enter opens it.", style="dim")
-            else:
-                out.append(f"{view.id}: {view.status}.", style="dim")
-            if view.truncated and view.source_set is not None:
-                out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.", style="dim")
-            problems = self.sd_app.check_problems(view.id, view.note_path)
-            if problems:
-                out.append(
-                    f"\n✗ the last check found {problems} problem(s) (a dead, soft-404 or placeholder URL, "
-                    "or a quote or figure not in its source): enter, then 7.",
-                    style=self.sd_app.palette.error,
-                )
-            cited = self.namesake_cites.get(view.id, [])
-            if cited:
-                out.append(
-                    f"\n⚑ the note cites {len(cited)} source(s) about a namesake: ",
-                    style=f"bold {self.sd_app.palette.error}",
-                )
-                first_key, first = cited[0]
-                out.append(f"[^{first_key}] ")
-                out.append(first.reason)
-                if len(cited) > 1:
-                    out.append(f" (and {len(cited) - 1} more)")
-                out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
-            weak = view.counts.get("weak", 0) if view.note_path is not None else 0
-            uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
-            parts = [
-                *([f"{weak} weak citation(s) (retrieved, but not supporting their claim)"] if weak else []),
-                *([f"{uncited} uncited claim(s)"] if uncited else []),
-            ]
-            if parts:
-                out.append(f"\n{' and '.join(parts)}: enter, then 2 (Report).", style=self.sd_app.palette.warning)
-            for warning in view.warnings[:2]:
-                out.append(f"\n⚠ {warning}", style="dim")
-        self.query_one("#memo-why", Static).update(out)
+        job = self.sd_app.jobs.get(view.id)
+        if job is not None:
+            out.append(f"{view.id}: running — {job.stage_text}. c cancels.", style="bold")
+        elif view.why:
+            out.append(f"{view.id}: ", style="bold")
+            out.append(clean_text(view.why))
+        elif view.status == "never run":
+            out.append(f"{view.id}: never run. r runs it, a runs every section, enter opens it.", style="dim")
+        else:
+            out.append(f"{view.id}: {view.status}.", style="dim")
+        if view.truncated and view.source_set is not None:
+            out.append(f"\n✂ {len(view.source_set.omitted)} source(s) omitted by the context budget.", style="dim")
+        if row.check_problems:
+            out.append(
+                f"\n✗ the last check found {row.check_problems} problem(s) (a dead, soft-404 or placeholder URL, "
+                "or a quote or figure not in its source): enter, then 7.",
+                style=palette.error,
+            )
+        cited = row.namesakes or []
+        if cited:
+            out.append(f"\n⚑ the note cites {len(cited)} source(s) about a namesake: ", style=f"bold {palette.error}")
+            first_key, first = cited[0]
+            out.append(f"[^{first_key}] ")
+            out.append(first.reason)
+            if len(cited) > 1:
+                out.append(f" (and {len(cited) - 1} more)")
+            out.append(" — enter, then n rejects the name, r re-runs.", style="dim")
+        weak = view.counts.get("weak", 0) if view.note_path is not None else 0
+        uncited = view.counts.get("uncited", 0) if view.note_path is not None else 0
+        parts = [
+            *([f"{weak} weak citation(s) (retrieved, but not supporting their claim)"] if weak else []),
+            *([f"{uncited} uncited claim(s)"] if uncited else []),
+        ]
+        if parts:
+            out.append(f"\n{' and '.join(parts)}: enter, then 2 (Report).", style=palette.warning)
+        for warning in view.warnings[:2]:
+            out.append(f"\n⚠ {warning}", style="dim")
+        return out
 
     def current_section(self) -> str | None:
         table = self.table
-        if table.row_count == 0:
+        if table.row_count == 0 or not 0 <= table.cursor_row < table.row_count:
             return None
-        try:
-            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - an empty or resizing table
-            return None
+        return table.ordered_rows[table.cursor_row].key.value
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self) -> None:
         self._show_why()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.sd_app.open_section(event.row_key.value)
+            self._open(event.row_key.value)
+
+    def _open(self, section_id: str) -> None:
+        row = self.rows.get(section_id)
+        self.sd_app.open_section(section_id, row.view if row is not None else None)
 
     # ------------------------------------------------------------------ actions
 
     def action_open_section(self) -> None:
         sid = self.current_section()
         if sid:
-            self.sd_app.open_section(sid)
+            self._open(sid)
 
     def action_run(self) -> None:
         sid = self.current_section()

@@ -1,4 +1,6 @@
-"""Command palette (ctrl+p): the main actions, and every section by name."""
+"""Command palette (ctrl+p): the main actions, and every section by name.
+
+Each command goes through the app's one error path (``SourcedeskApp.guarded``)."""
 
 from __future__ import annotations
 
@@ -45,13 +47,15 @@ class SourcedeskCommands(Provider):
         return commands
 
     async def discover(self) -> Hits:
+        app = workbench_app(self.app)
         for text, command, help_text in self._commands():
             if text.startswith(("Run all", "Export", "Toggle", "Open section")):
-                yield DiscoveryHit(Content(text), command, text=text, help=help_text)
+                yield DiscoveryHit(Content(text), app.guarded(command, text), text=text, help=help_text)
 
     async def search(self, query: str) -> Hits:
+        app = workbench_app(self.app)
         matcher = self.matcher(query)
         for text, command, help_text in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), command, text=text, help=help_text)
+                yield Hit(score, matcher.highlight(text), app.guarded(command, text), text=text, help=help_text)

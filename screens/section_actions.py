@@ -1,20 +1,19 @@
-"""The section screen's curation actions: pin mode, reject / un-reject a domain or a name,
-drop / restore, keep, the memo's namesakes.
+"""The section screen's curation: pin mode, reject / un-reject a domain or a name, drop /
+restore, keep.
 
-Kept apart from the screen's layout (``sourcedesk.screens.section_screen``) so each file says one
-thing; the work on disk is in ``sourcedesk.core.sources.curation`` and ``sourcedesk.core.memo.pin_edit``.
+The screen holds one ``SectionCuration`` and asks it to act; it reads what is highlighted from
+the screen's tabs (typed rows, never a row key's text). The work on disk is in
+``sourcedesk.core.sources.curation`` and ``sourcedesk.core.memo.pin_edit``; after each change
+the app tells the screens what it touched (``StoreChanged``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
-
-from textual.widgets import TabbedContent
+from typing import TYPE_CHECKING
 
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.memo.pin_edit import toggle_section_pin
-from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.sources.curation import (
     CurationResult,
     Scope,
@@ -33,64 +32,71 @@ from sourcedesk.core.sources.curation import (
     unreject_name,
 )
 from sourcedesk.core.sources.holdout import keep_in
+from sourcedesk.core.sources.judge import name_to_offer
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
-from sourcedesk.screens.workbench import WorkbenchScreen
+from sourcedesk.tui import loading
 from sourcedesk.tui.widgets.source_rows import SourceRow
+from sourcedesk.tui.widgets.sources_tab import SourcesTab
+from sourcedesk.tui.widgets.web_tab import WebTab
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from sourcedesk.screens.section_screen import SectionScreen
+    from sourcedesk.tui.app import SourcedeskApp
 
 
-class SectionActions(WorkbenchScreen):
-    """The base of ``SectionScreen``, which fills in what the section shows: ``section_id``,
-    ``view``, ``web_results`` and what is highlighted."""
+class SectionCuration:
+    """The curation actions of one section screen."""
 
-    section_id: str
-    view: SectionView | None
-    web_results: list[dict[str, Any]]
+    def __init__(self, screen: SectionScreen) -> None:
+        self.screen = screen
 
-    def highlighted_source(self) -> SourceRow | None:
-        raise NotImplementedError
+    @property
+    def app(self) -> SourcedeskApp:
+        return self.screen.sd_app
 
-    def highlighted_web_result(self) -> dict[str, Any] | None:
-        raise NotImplementedError
+    @property
+    def section_id(self) -> str:
+        return self.screen.section_id
 
-    def _name_target(self) -> tuple[str, str]:
-        """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
-        raise NotImplementedError
+    def _source(self, *, sources_tab_only: bool = True) -> SourceRow | None:
+        """The highlighted source row (when the Sources tab is shown, with ``sources_tab_only``)."""
+        if sources_tab_only and not isinstance(self.screen.active_tab(), SourcesTab):
+            return None
+        return self.screen.sources.highlighted()
 
-    def _active_tab(self) -> str:
-        return self.query_one("#section-tabs", TabbedContent).active
+    def _changed(self) -> None:
+        self.app.store_changed()
 
-    def action_toggle_pin(self) -> None:
-        app, view = self.sd_app, self.view
+    def toggle_pin(self) -> None:
+        app, view = self.app, self.screen.view
         if view is None:
             return
         try:
             edit = toggle_section_pin(app.loaded.path, self.section_id, view.pin_modes)
         except UserError as exc:
-            app.say_error(exc, "pin mode")
+            app.report(exc, "pin mode")
             return
         app.reload_memo()
         # What the next run does, as the section's state works it out: it may reuse a set
         # already retrieved with this pin rather than search again.
-        now = app.describe(self.section_id)
+        now = loading.describe(app, self.section_id)
         then = now.why if now.status == "stale" and now.why else "the next run (r) retrieves with it"
         app.say(
             f"{self.section_id}: pin: {edit.new} written to memo.yaml ({edit.changed} entr"
             f"{'y' if edit.changed == 1 else 'ies'}); {then}."
         )
-        app.section_changed(None)
 
     def _reject_target(self) -> str | None:
-        active = self._active_tab()
-        if active == "tab-web":
-            result = self.highlighted_web_result()
-            return str(result.get("url") or "") if result else None
-        row = self.highlighted_source()
+        if isinstance(self.screen.active_tab(), WebTab):
+            result = self.screen.web.highlighted()
+            return result.url if result else None
+        row = self._source(sources_tab_only=False)
         return row.url if row else None
 
-    def action_reject(self) -> None:
+    def reject_domain(self) -> None:
         from sourcedesk.screens.reject_modal import RejectScreen
 
-        app = self.sd_app
+        app = self.app
         url = self._reject_target()
         domain = domain_for(url) if url else None
         if not domain:
@@ -106,20 +112,15 @@ class SectionActions(WorkbenchScreen):
     def _rejected(self, choice: tuple[str, str] | None) -> None:
         if not choice:
             return
-        app = self.sd_app
+        app = self.app
         domain, chosen = choice
         scope: Scope = "global" if chosen == "global" else "memo"
         try:
             result = reject_domain(
-                app.loaded,
-                app.store,
-                domain,
-                scope=scope,
-                settings=app.settings,
-                global_store=app.global_store,
+                app.loaded, app.store, domain, scope=scope, settings=app.settings, global_store=app.global_store
             )
         except UserError as exc:
-            app.say_error(exc, "reject")
+            app.report(exc, "reject")
             return
         where = "in this memo" if scope == "memo" else "globally"
         already = "" if result.added else " (it already was)"
@@ -129,19 +130,41 @@ class SectionActions(WorkbenchScreen):
             f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}. Markers re-packed; "
             f"r re-runs against the curated set.{learned}"
         )
-        app.section_changed(None)
+        self._changed()
 
     # ------------------------------------------------------------------ names
 
-    def action_reject_name(self) -> None:
+    def _name_target(self) -> tuple[str, str]:
+        """``(phrase to offer, what it came from)`` for the highlighted source or web result."""
+        screen = self.screen
+        item: object | None
+        if isinstance(screen.active_tab(), WebTab):
+            web_row = screen.web.highlighted()
+            about = screen.web.about_of(web_row)
+            item = web_row.result if web_row is not None else None
+        else:
+            row = self._source(sources_tab_only=False)
+            about = screen.sources.about_of(row)
+            item = row.source if row is not None else None
+        if about is None:
+            return "", ""
+        judge = screen.data.judge if screen.data is not None else None
+        if about.verdict != "namesake" or judge is None:
+            return about.phrase or "", about.verdict
+        # the form of the namesake's name that takes out the highlighted source itself
+        store, memo = self.app.store, self.app.loaded.memo
+        sets = [store.latest_source_set(s.id) for s in memo.sections]
+        return name_to_offer(judge, about, sets, item), about.verdict
+
+    def reject_name(self) -> None:
         from sourcedesk.screens.reject_name_modal import RejectNameScreen
 
-        app = self.sd_app
+        app = self.app
         phrase, verdict = self._name_target()
         memo = app.loaded.memo
         ids = [s.id for s in memo.sections]
         titles = {s.id: s.title for s in memo.sections}
-        results = list(self.web_results)
+        results = list(self.screen.web_results)
 
         def web_matches(name: str) -> int:
             names = assemble_names(memo_names=[name])
@@ -164,7 +187,7 @@ class SectionActions(WorkbenchScreen):
     def _name_rejected(self, choice: tuple[str, str] | None) -> None:
         if not choice:
             return
-        app = self.sd_app
+        app = self.app
         name, scope = choice
         try:
             result = reject_name(
@@ -175,7 +198,7 @@ class SectionActions(WorkbenchScreen):
                 global_store=app.global_store,
             )
         except UserError as exc:
-            app.say_error(exc, "reject name")
+            app.report(exc, "reject name")
             return
         where = "in this memo" if scope == "memo" else "globally"
         already = "" if result.added else " (it already was)"
@@ -184,50 +207,49 @@ class SectionActions(WorkbenchScreen):
             f"sets{' (' + ', '.join(result.removed) + ')' if result.removed else ''}; web results naming it are "
             "dropped from now on. r re-runs against the curated set."
         )
-        app.section_changed(None)
+        self._changed()
 
     def _unreject_name(self, name: str) -> None:
-        app = self.sd_app
+        app = self.app
         try:
             result = unreject_name(app.loaded, app.store, name, global_store=app.global_store)
         except UserError as exc:
-            app.say_error(exc, "un-reject name")
+            app.report(exc, "un-reject name")
             return
         still = rejected_name_scopes(app.store, app.global_store, name)
         app.say(_unrejected(f"the name '{result.name}'", result, still))
-        app.section_changed(None)
+        self._changed()
 
-    def action_namesakes(self) -> None:
-        self.sd_app.action_namesakes()
+    # ------------------------------------------------------------------ this set only
 
-    def action_drop(self) -> None:
-        app = self.sd_app
-        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
+    def drop(self) -> None:
+        app = self.app
+        row = self._source()
         if row is None or row.kind not in ("kept", "omitted"):
             app.say("Highlight a kept or omitted source in the Sources tab to drop it from the frozen set.", "warning")
             return
         try:
             saved = drop_source(app.store, self.section_id, row.url)
         except UserError as exc:
-            app.say_error(exc, "drop")
+            app.report(exc, "drop")
             return
         app.say(
             f"Dropped {row.host} from {saved.id}; markers re-packed. A refresh (R) may find it again: "
             "x rejects its domain for good."
         )
-        app.section_changed(None)
+        app.store_changed(frozenset({self.section_id}))
 
-    def action_unreject(self) -> None:
-        app = self.sd_app
-        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
+    def unreject(self) -> None:
+        app = self.app
+        row = self._source()
         if row is not None and row.dropped:
             try:
                 saved = restore_source(app.store, self.section_id, row.url)
             except UserError as exc:
-                app.say_error(exc, "restore")
+                app.report(exc, "restore")
                 return
             app.say(f"Restored {row.host} to {saved.id}.")
-            app.section_changed(None)
+            app.store_changed(frozenset({self.section_id}))
             return
         if row is not None and row.rejected_name is not None:
             self._unreject_name(row.rejected_name)
@@ -245,48 +267,55 @@ class SectionActions(WorkbenchScreen):
                 app.loaded, app.store, domain, settings=app.settings, global_store=app.global_store
             )
         except UserError as exc:
-            app.say_error(exc, "un-reject")
+            app.report(exc, "un-reject")
             return
         still = rejected_scopes(app.store, app.global_store, domain)
         app.say(_unrejected(result.domain, result, still))
-        app.section_changed(None)
+        self._changed()
 
-    def action_keep(self) -> None:
-        app = self.sd_app
-        row = self.highlighted_source() if self._active_tab() == "tab-sources" else None
-        if row is not None and row.kind == "held":
-            try:
-                saved = keep_in(app.store, self.section_id, row.url)
-            except UserError as exc:
-                app.say_error(exc, "keep")
-                return
-            marker = next((s.marker for s in saved.sources if s.url == row.url), None)
-            app.say(
-                f"Kept {row.host} in {saved.id} as {marker or 'a source'}, though it reads as about "
-                f"{row.held_for or 'a namesake'}; a note that cites it is flagged ⚑."
-            )
-            app.section_changed(None)
+    def keep(self) -> None:
+        app = self.app
+        held = self._source()
+        if held is not None and held.kind == "held":
+            self._keep_in(held)
             return
-        if self._active_tab() != "tab-web":
+        if not isinstance(self.screen.active_tab(), WebTab):
             app.say(
                 "Keep works on a greyed 'held out' source (Sources tab) or a writer's web result "
                 "(Web results tab, 5): highlight one.",
                 "warning",
             )
             return
-        result = self.highlighted_web_result()
-        if result is None:
+        row = self.screen.web.highlighted()
+        if row is None:
             app.say("The last run returned no web results to keep.", "warning")
             return
         rejects = list(dict.fromkeys([*app.store.rejects(), *app.global_rejects()]))
         names = [*app.store.reject_names(), *app.global_reject_names()]
         try:
-            source = promote_web_result(app.loaded, app.store, self.section_id, result, rejects=rejects, names=names)
+            source = promote_web_result(
+                app.loaded, app.store, self.section_id, row.result, rejects=rejects, names=names
+            )
         except UserError as exc:
-            app.say_error(exc, "keep")
+            app.report(exc, "keep")
             return
         app.say(f"Kept {source.host} in the frozen set as {source.marker}; r re-runs with it.")
-        app.section_changed(None)
+        app.store_changed(frozenset({self.section_id}))
+
+    def _keep_in(self, row: SourceRow) -> None:
+        """A held-out source (about a namesake) kept in the writer's set after all."""
+        app = self.app
+        try:
+            saved = keep_in(app.store, self.section_id, row.url)
+        except UserError as exc:
+            app.report(exc, "keep")
+            return
+        marker = next((s.marker for s in saved.sources if s.url == row.url), None)
+        app.say(
+            f"Kept {row.host} in {saved.id} as {marker or 'a source'}, though it reads as about "
+            f"{row.held_for or 'a namesake'}; a note that cites it is flagged ⚑."
+        )
+        app.store_changed()
 
 
 def _unrejected(what: str, result: CurationResult, still: Collection[str]) -> str:

@@ -1,22 +1,17 @@
-"""The workbench app, typed, for the screens that live in it.
+"""The workbench app, typed, for the screens that live in it, and what every full screen shares.
 
 Screens reach the memo, the store and the runs through ``sd_app`` — the concrete
-``SourcedeskApp`` — never through a bare ``self.app.<attr>``, so every use is
-checked by mypy and a screen pushed onto some other app fails with a clear message
-instead of an ``AttributeError`` deep in a handler.
+``SourcedeskApp`` — never through a bare ``self.app.<attr>``, so every use is checked by mypy
+and a screen pushed onto some other app fails with a clear message instead of an
+``AttributeError`` deep in a handler.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.cells import cell_len
-from textual import events
 from textual.app import App
-from textual.dom import DOMNode
 from textual.screen import Screen
-from textual.widgets import Footer
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (the app module imports the screens)
     from sourcedesk.tui.app import SourcedeskApp
@@ -34,11 +29,8 @@ def workbench_app(app: App[object]) -> SourcedeskApp:
 # Terminal width (columns) below which the screens lay out compactly: at 100 columns the wide
 # layout pushed the memo's flags and costs, a tab and half the footer's keys off screen.
 NARROW_WIDTH = 130
-# How Textual's footer spaces a key and its description (padding and gutter), and the room its
-# command-palette hint takes on the right.
-FOOTER_GAP_WIDE = 3
-FOOTER_GAP_COMPACT = 2
-FOOTER_PALETTE_WIDTH = 14
+# The app's own keys a screen may leave out of a narrow footer.
+APP_FOOTER_ACTIONS = frozenset({"toggle_theme"})
 
 
 class WorkbenchScreen(Screen[object]):
@@ -56,68 +48,12 @@ class WorkbenchScreen(Screen[object]):
     def narrow(self) -> bool:
         return self.app.size.width < NARROW_WIDTH
 
-    # Actions whose keys a narrow terminal's footer leaves out (they still work, and the help
-    # lists them), so that the rest — "? Help" above all — stay on screen.
+    # Actions whose keys a narrow terminal's footer (``KeyBar``) leaves out (they still work, and
+    # the help lists them), so that the rest — "? Help" above all — stay on screen.
     NARROW_FOOTER_HIDES: ClassVar[frozenset[str]] = frozenset()
 
-    def on_resize(self, event: events.Resize) -> None:
-        if self.app.screen is self:  # a screen below refits when it is shown again (the app's keys are shared)
-            self._fit_footer()
-
     def on_screen_resume(self) -> None:
-        self._fit_footer()
-
-    def _fit_footer(self) -> None:
-        """The footer as wide as the terminal allows: spaced out, then compact, then compact
-        without the keys in ``NARROW_FOOTER_HIDES`` — never cut short at "? Help"."""
-        width = self.app.size.width
-        none: frozenset[str] = frozenset()
-        if self._footer_width(none, compact=False) <= width:
-            compact, hidden = False, none
-        elif self._footer_width(none, compact=True) <= width:
-            compact, hidden = True, none
-        else:
-            compact, hidden = True, self.NARROW_FOOTER_HIDES
-        for footer in self.query(Footer):
-            footer.compact = compact
-        changed = _show_in_footer(self, self.NARROW_FOOTER_HIDES, hidden)
-        changed |= _show_in_footer(self.app, APP_FOOTER_ACTIONS, hidden)
-        if changed:
-            self.refresh_bindings()
-
-    def _footer_width(self, hidden: frozenset[str], *, compact: bool) -> int:
-        """Columns the footer takes with the keys it would show: each key and its description,
-        spaced as Textual's footer spaces them, and the command palette's hint."""
-        hideable = self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS
-        seen: set[str] = set()
-        total = FOOTER_PALETTE_WIDTH
-        for node in (self, self.app):
-            for key, listed in node._bindings.key_to_bindings.items():
-                for binding in listed:
-                    shown = binding.show or binding.action in hideable
-                    if not shown or binding.action in hidden or key in seen:
-                        continue
-                    seen.add(key)
-                    text = cell_len(self.app.get_key_display(binding)) + cell_len(binding.description)
-                    total += text + (FOOTER_GAP_COMPACT if compact else FOOTER_GAP_WIDE)
-        return total
+        """(A hook for the screens: each reads what it shows when it is shown.)"""
 
 
-# The app's own keys a screen may leave out of a narrow footer.
-APP_FOOTER_ACTIONS = frozenset({"toggle_theme"})
-
-
-def _show_in_footer(node: DOMNode, actions: frozenset[str], hidden: frozenset[str]) -> bool:
-    """Show the bindings of ``actions`` in the footer unless they are in ``hidden``; whether
-    any changed. The node's binding map is its own copy (Textual copies it per instance)."""
-    changed = False
-    bindings = node._bindings.key_to_bindings
-    for key, listed in bindings.items():
-        new = [dataclasses.replace(b, show=b.action not in hidden) if b.action in actions else b for b in listed]
-        if new != listed:
-            bindings[key] = new
-            changed = True
-    return changed
-
-
-__all__ = ["NARROW_WIDTH", "WorkbenchScreen", "workbench_app"]
+__all__ = ["APP_FOOTER_ACTIONS", "NARROW_WIDTH", "WorkbenchScreen", "workbench_app"]

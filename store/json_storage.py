@@ -4,6 +4,9 @@ silently drops a damaged file.
 - writes go through ``atomic_write_text`` (temp file, fsync, ``os.replace``), so a
   crash mid-write leaves the previous ``db.json`` byte-identical;
 - every write is redacted (``sourcedesk.store.redact``) so API keys cannot reach the disk;
+- a transaction (``begin``/``commit``/``rollback``) gathers every write of one store
+  operation and puts them on disk as one atomic replace, or none of them; readers in other
+  threads keep seeing the committed state meanwhile;
 - the last state read or written is kept in memory with the file's identity (inode,
   size, modification and change times) at that moment. A read whose file still has
   that identity costs no I/O and no parsing; a file replaced by another process has a
@@ -25,13 +28,13 @@ from __future__ import annotations
 
 import errno
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 from tinydb.storages import Storage
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.files.atomic import atomic_write_bytes
 from sourcedesk.core.files.regular import NotRegularFile, read_regular
@@ -80,6 +83,8 @@ class AtomicJSONStorage(Storage):
         self.reads = 0  # times the file was parsed (tests and the bench read this)
         self.writes = 0
         self.quarantine = Quarantine(self.path.parent)
+        self._pending: Tables | None = None  # a transaction's state, not yet on disk
+        self._depth = 0  # nested begin()s: the outermost commit writes
 
     def read(self) -> Tables | None:
         data = self.current()
@@ -88,7 +93,10 @@ class AtomicJSONStorage(Storage):
         return {name: {doc_id: dict(doc) for doc_id, doc in table.items()} for name, table in data.items()}
 
     def current(self) -> Tables:
-        """The document as it is on disk now (kept in memory; never edit what this returns)."""
+        """The document as it is on disk now (kept in memory; never edit what this returns);
+        inside a transaction, as the transaction has it."""
+        if self._pending is not None:
+            return self._pending
         identity = _identity(self.path)
         if self._data is None or identity != self._identity:
             # The identity is taken before reading: a write racing the read leaves a stale
@@ -101,7 +109,33 @@ class AtomicJSONStorage(Storage):
         """The last state read or written, without looking at the file (None: nothing yet)."""
         return self._data
 
+    def begin(self) -> None:
+        """Start (or nest in) a transaction: writes are kept until the outermost ``commit``.
+        The caller holds the store's write lock for the whole of it."""
+        self._depth += 1
+
+    def commit(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._write_now(pending)
+
+    def rollback(self) -> None:
+        """Forget what the transaction wrote: the file, and what readers see, are as before it."""
+        self._depth = 0
+        self._pending = None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
     def write(self, data: Tables) -> None:
+        if self._depth > 0:
+            self._pending = data
+            return
+        self._write_now(data)
+
+    def _write_now(self, data: Tables) -> None:
         raw = encode(data)
         secrets = secret_values()
         if secrets and _contains_secret(raw, secrets):
@@ -116,6 +150,8 @@ class AtomicJSONStorage(Storage):
 
     def forget(self) -> None:
         """Drop the in-memory copy (the next read parses the file)."""
+        self._pending = None
+        self._depth = 0
         self._data = None
         self._identity = None
 
@@ -168,11 +204,11 @@ class AtomicJSONStorage(Storage):
             f"{self.label} {self.path.name}: {count} damaged document(s) in {', '.join(sorted(bad))} "
             f"were moved aside to {self.quarantine.shown(kept)}; the rest of the store is used as usual"
         )
-        self.write(clean)  # the store no longer holds them; the quarantine file does
+        self._write_now(clean)  # the store no longer holds them; the quarantine file does
         return clean
 
     def _quarantine(self, reason: str) -> None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = clock.now().strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:
             os.replace(self.path, aside)

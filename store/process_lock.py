@@ -16,11 +16,11 @@ import os
 import socket
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import StoreLocked, UserError
 from sourcedesk.core.files.atomic import atomic_write_text
 
@@ -40,7 +40,8 @@ def _owner_text(owner_file: Path) -> str:
     return f"pid {pid}"
 
 
-def _why(exc: OSError) -> str:
+def lock_problem(exc: OSError) -> str:
+    """What is wrong with a lock file that cannot be opened, in words."""
     if exc.errno == errno.EISDIR:
         return "is a directory, not a lock file"
     if exc.errno == errno.ELOOP:
@@ -51,7 +52,15 @@ def _why(exc: OSError) -> str:
 class ProcessLock:
     """Exclusive hold on ``lock_path`` for the lifetime of the object (until ``release``)."""
 
-    def __init__(self, lock_path: Path, *, what: str, hint: str, owner_path: Path | None = None):
+    def __init__(
+        self,
+        lock_path: Path,
+        *,
+        what: str,
+        hint: str,
+        owner_path: Path | None = None,
+        info: dict[str, object] | None = None,
+    ):
         self.lock_path = Path(lock_path)
         self.owner_path = Path(owner_path) if owner_path else self.lock_path.with_name("owner.json")
         self.what = what
@@ -62,6 +71,7 @@ class ProcessLock:
         except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11); acquire reports it
             self._key = os.path.abspath(self.lock_path)
         self._held = False
+        self._info = info  # what the owner file says (default: pid, host, since)
 
     def acquire(self, wait_s: float = 0.0) -> None:
         deadline = time.monotonic() + max(0.0, wait_s)
@@ -83,17 +93,17 @@ class ProcessLock:
         except OSError as exc:  # the lock file cannot be opened: a directory or a loop in its place, no access
             self._forget()
             raise UserError(
-                f"cannot lock {self.what}: {self.lock_path} {_why(exc)}",
+                f"cannot lock {self.what}: {self.lock_path} {lock_problem(exc)}",
                 hint=f"remove {self.lock_path} (sourcedesk recreates it) or check the folder's permissions",
             ) from None
         except BaseException:
             self._forget()
             raise
         self._held = True
-        info = {
+        info = self._info or {
             "pid": os.getpid(),
             "host": socket.gethostname(),
-            "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            "since": clock.now().isoformat(timespec="seconds"),
         }
         with contextlib.suppress(OSError):  # only informational
             atomic_write_text(self.owner_path, json.dumps(info), durable=False)  # gone with the process anyway

@@ -17,10 +17,10 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.files.atomic import atomic_write_text
 
 log = logging.getLogger("sourcedesk.store")
@@ -30,7 +30,7 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.@-]+")
 
 
 def _stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return clock.now().strftime("%Y%m%dT%H%M%S%fZ")
 
 
 @dataclass(frozen=True)

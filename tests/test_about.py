@@ -8,7 +8,6 @@ subject's own pages as context.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import yaml
 from sourcedesk.core.domain.models import Source
 from sourcedesk.core.memo.spec import Subject
 from sourcedesk.core.net.hosts import host_matches_any, validate_pin
-from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, SourceText, _page_words
+from sourcedesk.core.sources.about import AboutJudge, NamesakeRef, SourceText
 from sourcedesk.core.sources.namesakes import TitleSeen, learn
 from sourcedesk.sandbox.corpus import SANDBOX_LABEL, load_corpus
 from sourcedesk.sandbox.exa_api import blank_title
@@ -270,18 +269,14 @@ def test_verdicts_on_the_hand_labelled_set_meet_the_targets(view):
     assert scores["subject_precision"] >= 0.95
 
 
-def test_fifty_sources_are_judged_within_fifty_milliseconds():
+def test_fifty_sources_are_judged_each_on_its_own_page():
+    """How fast (it was held to 50 ms): `make bench` (sourcedesk.sandbox.bench_speed)."""
     pages = list(PAGES.values())
     sources = [
         Source(provider="exa", url=p.url, title=p.title, summary=p.summary, text=p.text[:4000])
         for p in (pages * 2)[:50]
     ]
-    best = float("inf")
-    for _ in range(5):  # the machine is shared: the best of five is the code's own cost
-        _page_words.cache_clear()  # each round reads the pages anew (the judge caches what it has read)
-        started = time.perf_counter()
-        judge = _judge_for("kestra")
-        verdicts = judge.judge_all(sources)
-        best = min(best, time.perf_counter() - started)
-    print(f"\n50 sources ({sum(len(s.text) for s in sources):,} chars of text) judged in {best * 1000:.1f} ms")
-    assert len(verdicts) == 50 and best <= 0.050
+    verdicts = _judge_for("kestra").judge_all(sources)
+    assert len(verdicts) == 50
+    own = [v.verdict for s, v in zip(sources, verdicts, strict=True) if host_matches_any(s.url, ["kestra.io"])]
+    assert own and set(own) == {"subject"}  # the subject's own pages, wherever they sit in the list

@@ -18,6 +18,7 @@ from sourcedesk.core.citations.parse import parse
 from sourcedesk.core.citations.plain import plain_tokens
 from sourcedesk.sandbox.bench import reconcile_section
 from sourcedesk.sandbox.bench_adversarial import load as load_adversarial
+from tests.conftest import examples_per_pass
 from tests.test_citations_fixtures import FIXTURES
 
 
@@ -104,14 +105,14 @@ ODD_LINE = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples_per_pass(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(BLOCK_LINE, min_size=0, max_size=12), st.booleans())
 def test_plain_drafts_parse_the_same_either_way(lines, final_newline):
     text = "\n".join(lines) + ("\n" if final_newline else "")
     same_either_way(text)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples_per_pass(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(BLOCK_LINE, ODD_LINE), min_size=1, max_size=12))
 def test_drafts_with_any_construct_parse_the_same_either_way(lines):
     same_either_way("\n".join(lines) + "\n")

@@ -31,9 +31,10 @@ from sourcedesk.core.citations.house import HOUSE_HEADINGS
 from sourcedesk.core.citations.parse import parse
 from sourcedesk.core.citations.sentences import ClaimIndex
 from sourcedesk.core.net.urls import normalise_url
+from tests.conftest import examples_per_pass
 from tests.test_citations_fixtures import plugin_view
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples_per_pass(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 WORDS = [
     "Synadia",
@@ -500,7 +501,7 @@ def random_markdown(draw):
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples_per_pass(200), deadline=None)
 @given(random_markdown())
 def test_parser_agrees_with_the_plugin_token_stream(text):
     md = MarkdownIt("commonmark").enable(["table", "strikethrough"])

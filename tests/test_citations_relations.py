@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sourcedesk.core.citations import reconcile
 from sourcedesk.core.citations.relations import relations, stated_relations
 from sourcedesk.core.citations.support import PARTIAL, SUPPORTED, UNSUPPORTED, Evidence, SupportScorer, supports_text
+from tests.conftest import examples_per_pass
 
 ROUND = (
     "Quillstone, a maker of warehouse robots, raised $42 million in a Series B round led by Marlow Ventures. "
@@ -215,7 +216,7 @@ WORDS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples_per_pass(300), deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join))
 def test_any_text_reads_without_error_and_every_relation_names_someone(text):
     for r in relations(text) + tuple(stated_relations([("summary", text), ("summary", text[::-1])])):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sourcedesk.core.citations import tidy, tidy_with_stats
 from sourcedesk.core.citations.tidy import _UNTIDY, needs_tidy, untidy_marker
+from tests.conftest import examples_per_pass
 
 
 @pytest.mark.parametrize(
@@ -110,7 +111,7 @@ def test_front_matter_of_a_note_is_never_touched():
     assert tidy(note) == note.replace("Claim[^3].", "Claim. [^1]").replace("[^3]: x", "[^1]: x")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples_per_pass(500), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

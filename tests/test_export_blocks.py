@@ -21,6 +21,7 @@ from sourcedesk.core.citations.written import read_definition
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.notes.export import SectionText, assemble_memo, export_memo
 from sourcedesk.tui.cli import main
+from tests.conftest import examples_per_pass
 
 PROTECTED = ("deck", "dataroom", "internal")
 DEFINITION = re.compile(r"^\[\^([^\]\s]+)\]:[ \t]*(.*)$", re.M)
@@ -380,7 +381,7 @@ def _block_citations(markdown: str) -> list[frozenset]:
     return out
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples_per_pass(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(notes=st.integers(1, 3).flatmap(lambda n: st.tuples(*[_note(i) for i in range(n)])))
 def test_export_properties(notes):
     memo, count, _ = _assemble(*notes)

@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sourcedesk.core.sources.facts import (
@@ -18,7 +18,7 @@ from sourcedesk.core.sources.facts import (
     merge_facts,
     parse_summary,
 )
-from tests.conftest import API_FIXTURES
+from tests.conftest import API_FIXTURES, examples_per_pass
 
 SENTINELS = [
     "null",
@@ -337,6 +337,7 @@ def _assert_nothing_absent(value):
             _assert_nothing_absent(item)
 
 
+@settings(max_examples=examples_per_pass(100))
 @given(st.dictionaries(KEYS, FACTS, max_size=6))
 def test_property_clean_facts_is_idempotent_and_leaves_nothing_absent(raw):
     once = clean_facts(raw)
@@ -347,6 +348,7 @@ def test_property_clean_facts_is_idempotent_and_leaves_nothing_absent(raw):
         _assert_nothing_absent(value)
 
 
+@settings(max_examples=examples_per_pass(100))
 @given(FACTS)
 def test_property_clean_facts_on_any_value(raw):
     once = clean_facts(raw)

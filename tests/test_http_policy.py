@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -12,6 +11,7 @@ import httpx
 import pytest
 import respx
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.net.policy import (
     EXA_RETRY,
     WRITER_RETRY,
@@ -20,6 +20,7 @@ from sourcedesk.core.net.policy import (
     parse_retry_after,
     send_with_retries,
 )
+from tests.virtual_time import run_virtual
 
 URL = "http://api.test/search"
 
@@ -121,30 +122,36 @@ def test_connection_errors_are_retried_then_reported():
 def test_parse_retry_after_forms():
     assert parse_retry_after("2") == 2.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    later = datetime.now(UTC) + timedelta(seconds=30)
+    later = clock.now() + timedelta(seconds=30)  # the product's clock: a date is read against it
     assert 25 <= (parse_retry_after(format_datetime(later, usegmt=True)) or 0) <= 31
+    with clock.using(datetime(2030, 5, 1, 12, 0, 0, tzinfo=UTC)):
+        assert parse_retry_after("Wed, 01 May 2030 12:00:07 GMT") == 7.0
 
 
 def _acquire_times(lim: RateLimiter, n: int) -> list[float]:
+    """When each of ``n`` concurrent acquisitions got its token, on the loop's virtual clock
+    (it moves only while every task waits: the limiter's own pacing, never the machine's load)."""
+
     async def go():
-        start = time.monotonic()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         stamps = []
 
         async def one():
             await lim.acquire()
-            stamps.append(time.monotonic() - start)
+            stamps.append(loop.time() - start)
 
         await asyncio.gather(*(one() for _ in range(n)))
         return sorted(stamps)
 
-    return asyncio.run(go())
+    return run_virtual(go())
 
 
 def test_rate_limiter_bursts_then_paces_at_the_rate():
     stamps = _acquire_times(RateLimiter(10, per=1.0, burst=8), 12)
-    assert all(t < 0.35 for t in stamps[:8])  # eight go at once (paced, the eighth would wait 0.7 s)…
+    assert all(t < 0.001 for t in stamps[:8])  # eight go at once (paced, the eighth would wait 0.7 s)…
     for i, t in enumerate(stamps[8:], start=1):  # …then one every 100 ms: never earlier, and no stall
-        assert 0.1 * i - 0.005 <= t <= 0.1 * i + 0.35
+        assert 0.1 * i <= t < 0.1 * i + 0.001
 
 
 def test_rate_limiter_never_admits_more_than_the_bucket_allows():
@@ -153,7 +160,7 @@ def test_rate_limiter_never_admits_more_than_the_bucket_allows():
     for i in range(len(stamps)):
         for j in range(i, len(stamps)):
             assert j - i + 1 <= 20 + 40 * (stamps[j] - stamps[i]) + 1e-6
-    assert stamps[-1] < 1.2  # and it does not stall: 40 more after the burst take ~1 s
+    assert 1.0 <= stamps[-1] < 1.001  # and it does not stall: 40 more after the burst take 1 s
 
 
 def test_rate_limiter_burst_never_exceeds_the_rate():

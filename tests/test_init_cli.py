@@ -14,7 +14,7 @@ from sourcedesk.core.memo.outline import standard_memo_yaml
 from sourcedesk.core.memo.spec import ExaEntry, SummarySpec
 from sourcedesk.core.memo.templates import render, template_variables
 from sourcedesk.tui.cli import main
-from tests.conftest import exa_entries, exa_entry
+from tests.conftest import exa_entries, exa_entry, examples_per_pass
 
 
 def _init(tmp_path: Path, *extra: str, name: str = "nats") -> tuple[int, Path]:
@@ -146,7 +146,9 @@ def test_bad_arguments_are_clear_errors(tmp_path, capsys, args, message):
 _NAMES = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40).filter(lambda s: s.strip())
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples_per_pass(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(subject=_NAMES, title=_NAMES)
 def test_any_subject_name_and_title_round_trip(tmp_path, subject, title):
     path = tmp_path / "memo.yaml"

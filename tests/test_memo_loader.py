@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sourcedesk.core.domain.errors import MemoError
 from sourcedesk.core.memo.loader import LoadedMemo, MemoValidationError, load_memo
-from tests.conftest import exa_entry
+from tests.conftest import exa_entry, examples_per_pass
 
 DESIGN_SAMPLE = """\
 title: Synadia — company profile
@@ -353,7 +353,9 @@ def _must_be_memo_or_memo_error(path: Path, text: str) -> None:
         assert "Traceback" not in str(err)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples_per_pass(250), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=YAMLISH)
 def test_fuzz_random_yamlish_text(tmp_path, text):
     _must_be_memo_or_memo_error(tmp_path / "memo.yaml", text)
@@ -400,7 +402,9 @@ _KEYS = st.sampled_from(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples_per_pass(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_fuzz_mutated_valid_memos(tmp_path, data):
     memo = yaml.safe_load(DESIGN_SAMPLE)
@@ -423,7 +427,9 @@ def test_fuzz_mutated_valid_memos(tmp_path, data):
     _must_be_memo_or_memo_error(tmp_path / "memo.yaml", yaml.safe_dump(memo, allow_unicode=True))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples_per_pass(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cut=st.integers(0, len(DESIGN_SAMPLE)), junk=YAMLISH)
 def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):
     _must_be_memo_or_memo_error(tmp_path / "memo.yaml", DESIGN_SAMPLE[:cut] + junk + DESIGN_SAMPLE[cut:])

@@ -7,7 +7,6 @@ import json
 import os
 import resource
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -496,18 +495,16 @@ def test_files_provider_skips_a_symlink_loop_and_a_fifo_with_warnings(tmp_path):
     ]
 
 
-def test_files_provider_matches_thousands_of_files_quickly(tmp_path):
-    """20,000 matches took 25 s (each checked against every one kept before)."""
+def test_files_provider_keeps_the_first_of_thousands_of_matches(tmp_path):
+    """20,000 matches took 25 s (each checked against every one kept before); how fast they are
+    now (held to 8 s): `make bench` (sourcedesk.sandbox.bench_speed)."""
     loaded = _loaded(tmp_path)
     notes = loaded.dir / "notes"
     notes.mkdir()
-    for i in range(20_000):
+    for i in range(2_000):
         (notes / f"n{i:05}.md").write_text("# n\n")
-    t0 = time.perf_counter()
     result = _files(loaded, "notes/*.md", max_files=3)
-    took = time.perf_counter() - t0
     assert [s.url for s in result.sources] == [f"file:notes/n0000{i}.md" for i in range(3)]
-    assert took < 8, f"{took:.1f} s"
 
 
 def test_files_provider_recursive_glob_does_not_follow_links_back_up_the_tree(tmp_path):

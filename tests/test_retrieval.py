@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.net.hosts import host_matches_pin
 from sourcedesk.core.sources.providers import ProviderClients, get_provider
@@ -326,17 +327,21 @@ def test_ttl_expiry_retrieves_again(exa, tmp_path):
     d = memo_copy(tmp_path, "cresta-profile")
     loaded = load_memo(d)
     settings = Settings(source_ttl_hours=24)
-    t0 = datetime.now(UTC)
+    t0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 
-    async def at(when):
-        with MemoStore(d) as store:
-            return await retrieve_section_outcome(
-                loaded, "overview", store=store, settings=settings, global_rejects=[], now=when
-            )
+    def at(when):
+        async def retrieve():
+            with MemoStore(d) as store:
+                return await retrieve_section_outcome(
+                    loaded, "overview", store=store, settings=settings, global_rejects=[]
+                )
 
-    first = asyncio.run(at(t0))
-    within = asyncio.run(at(t0 + timedelta(hours=23)))
-    expired = asyncio.run(at(t0 + timedelta(hours=25)))
+        with clock.using(when):  # the sets are stamped, and their age read, on the product's clock
+            return asyncio.run(retrieve())
+
+    first = at(t0)
+    within = at(t0 + timedelta(hours=23))
+    expired = at(t0 + timedelta(hours=25))
     assert not first.reused and within.reused and within.requests == 0
     assert not expired.reused and expired.requests > 0 and expired.source_set.version == 2
 

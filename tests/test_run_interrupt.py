@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.hostile_server import HostileServer, Reply, wait_until
+from tests.hostile_server import HostileServer, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMO_YAML = """\
@@ -74,6 +74,7 @@ def test_ctrl_c_during_run_json_prints_the_finished_sections_and_exits_130(tmp_p
         )
         os.close(slave)
         terminal: list[bytes] = []
+        arrived = threading.Condition()  # notified with every chunk the terminal shows
 
         def read_terminal() -> None:
             while True:
@@ -83,7 +84,9 @@ def test_ctrl_c_during_run_json_prints_the_finished_sections_and_exits_130(tmp_p
                     return
                 if not chunk:
                     return
-                terminal.append(chunk)
+                with arrived:
+                    terminal.append(chunk)
+                    arrived.notify_all()
 
         def shown() -> str:
             return b"".join(terminal).decode(errors="replace")
@@ -91,7 +94,9 @@ def test_ctrl_c_during_run_json_prints_the_finished_sections_and_exits_130(tmp_p
         reader = threading.Thread(target=read_terminal, daemon=True)
         reader.start()
         try:
-            assert wait_until(lambda: "fast: saved" in shown() and "slow: writing" in shown(), 30), shown()
+            with arrived:
+                shows_both = arrived.wait_for(lambda: "fast: saved" in shown() and "slow: writing" in shown(), 60)
+            assert shows_both, shown()
             proc.send_signal(signal.SIGINT)
             out, _ = proc.communicate(timeout=20)
         finally:

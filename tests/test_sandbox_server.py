@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -135,25 +134,57 @@ def test_uncounted_fault_hits_every_request(sb, http, kind):
         _check_exa_fault(kind, exa_search(http, sb))
 
 
-def test_timeout_fault_holds_past_the_client_timeout_then_recovers(sb, http):
+class Waits:
+    """The server's waits (latency, held faults), recorded; each lasts until ``gate`` is set, or
+    not at all without one. ``begun`` is set when the first wait begins."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+        self.gate: threading.Event | None = None
+        self.begun = threading.Event()
+
+    def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+        self.begun.set()
+        if self.gate is not None:
+            assert self.gate.wait(timeout=30), "the test never let the held request go"
+
+
+@pytest.fixture
+def waits(sb):
+    sb.ctx.waiter = recorder = Waits()
+    yield recorder
+    if recorder.gate is not None:
+        recorder.gate.set()
+    sb.ctx.waiter = None
+
+
+def test_timeout_fault_holds_past_the_client_timeout_then_recovers(sb, http, waits):
     set_faults(http, sb, "exa:timeout*1", hold_s=0.5)
-    started = time.perf_counter()
+    waits.gate = threading.Event()  # held until the client has given up
     with pytest.raises(httpx.ReadTimeout):
         exa_search(http, sb, timeout=0.2)
-    assert time.perf_counter() - started < 0.45
+    assert waits.asked == [0.5]
+    waits.gate.set()
     assert exa_search(http, sb).status_code == 200
 
 
-def test_timeout_fault_ends_with_a_gateway_page_for_patient_clients(sb, http):
+def test_timeout_fault_ends_with_a_gateway_page_for_patient_clients(sb, http, waits):
     set_faults(http, sb, "exa:timeout", hold_s=0.3)
-    started = time.perf_counter()
     r = exa_search(http, sb, timeout=5)
-    assert time.perf_counter() - started >= 0.3
+    assert waits.asked == [0.3]  # held for the hold asked for (recorded here, not waited out)
     assert r.status_code == 504 and "Gateway Time-out" in r.text
 
 
 def test_stopping_the_server_releases_a_held_request():
     server = SandboxServer(exa_key=KEY, faults=["exa:timeout"], fault_hold_s=60).start()
+    held = threading.Event()
+
+    def hold(seconds: float) -> None:  # the real hold, which says when it begins
+        held.set()
+        server.ctx.stopping.wait(seconds)
+
+    server.ctx.waiter = hold
     outcome: dict[str, object] = {}
 
     def client():
@@ -164,14 +195,10 @@ def test_stopping_the_server_releases_a_held_request():
 
     worker = threading.Thread(target=client)
     worker.start()
-    deadline = time.monotonic() + 5
-    while server.ctx.stats.count("exa") == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    started = time.perf_counter()
+    assert held.wait(timeout=30)
     server.stop()
-    worker.join(timeout=5)
-    assert time.perf_counter() - started < 3
-    assert not worker.is_alive()
+    worker.join(timeout=30)  # the hold is 60 s: ending well before it is the release
+    assert not worker.is_alive() and outcome
 
 
 def test_faults_are_scoped_to_their_service(sb, http):
@@ -297,31 +324,32 @@ def test_rate_limit_is_configurable_and_carries_retry_after(http):
 # ----------------------------------------------------------------------------- latency and concurrency
 
 
-def test_latency_injection_delays_the_service_measurably(http):
+def test_latency_injection_delays_the_service_by_what_is_left_of_it(http):
+    waits = Waits()
     with SandboxServer(exa_key=KEY, exa_rps=None, latency_ms={"exa": 300}) as server:
-        started = time.perf_counter()
+        server.ctx.waiter = waits
         assert http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code == 200
-        slow = time.perf_counter() - started
         http.post(f"{server.url}/_sandbox/latency", json={"exa": 0}).raise_for_status()
-        started = time.perf_counter()
-        http.post(f"{server.url}/search", json=QUERY, headers=HEADERS)
-        fast = time.perf_counter() - started
-    assert slow >= 0.3
-    assert fast < slow - 0.2
+        assert http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code == 200
+    # one wait: the 300 ms less what answering took (the time from arrival to answer is the
+    # latency); none once the latency is 0
+    [waited] = waits.asked
+    assert 0 < waited <= 0.3
 
 
 def test_concurrent_requests_are_served_in_parallel(http):
+    """Every request waits out its latency at a barrier of eight: served one at a time, the
+    first would wait there alone until the barrier gave up, and answer 500."""
+    barrier = threading.Barrier(8, timeout=30)
     with SandboxServer(exa_key=KEY, exa_rps=None, latency_ms=400) as server:
+        server.ctx.waiter = lambda _seconds: barrier.wait()
 
         def one(_):
-            return http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code
+            return http.post(f"{server.url}/search", json=QUERY, headers=HEADERS, timeout=60).status_code
 
-        started = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
             statuses = list(pool.map(one, range(8)))
-        elapsed = time.perf_counter() - started
-    assert statuses == [200] * 8
-    assert elapsed < 8 * 0.4 / 2  # serial would take 3.2 s
+    assert statuses == [200] * 8 and not barrier.broken
 
 
 # ----------------------------------------------------------------------------- routing and robustness
@@ -349,12 +377,15 @@ def test_server_binds_loopback_only():
 
 def test_client_disconnects_are_quiet_and_keys_never_logged(capfd, http):
     with SandboxServer(exa_key=KEY, faults=["exa:timeout*1"], fault_hold_s=0.3, verbose=True) as server:
+        gate = threading.Event()
+        server.ctx.waiter = lambda _seconds: gate.wait(timeout=30)  # the hold lasts until the client is gone
         with pytest.raises(httpx.ReadTimeout):
             http.post(f"{server.url}/search", json=QUERY, headers=HEADERS, timeout=0.05)
         # a raw socket that sends half a request and hangs up
         with socket.create_connection(("127.0.0.1", server.port)) as raw:
             raw.sendall(b'POST /search HTTP/1.1\r\nContent-Length: 500\r\n\r\n{"query"')
-        time.sleep(0.6)  # the held request now writes to a closed socket
+        gate.set()  # the held request now writes to a closed socket
+        assert server.wait_connections_done(2)  # both connections handled to the end, errors and all
         assert http.post(f"{server.url}/search", json=QUERY, headers=HEADERS).status_code == 200
     err = capfd.readouterr().err
     assert "Traceback" not in err
@@ -416,29 +447,26 @@ def test_cli_reports_a_busy_port_and_bad_fault_without_traceback():
 
 
 def test_a_burst_of_connections_is_not_dropped_by_a_short_listen_backlog():
-    """A dozen sections connect at once; a backlog of 5 made some wait a 1 s SYN retry."""
+    """A dozen sections connect at once; a backlog of 5 made some wait a 1 s SYN retry. How long
+    the slowest of 40 takes (held to 0.9 s): `make bench` (sourcedesk.sandbox.bench_speed)."""
     import asyncio as _asyncio
-    import time as _time
 
     import httpx as _httpx
 
     from sourcedesk.sandbox.server import SandboxServer as _Server
 
-    async def burst(url: str) -> list[float]:
+    async def burst(url: str) -> list[int]:
         # one pool, so 40 simultaneous requests open 40 connections at the same moment
         async with _httpx.AsyncClient(limits=_httpx.Limits(max_connections=100)) as client:
 
-            async def one() -> float:
-                t0 = _time.perf_counter()
-                r = await client.get(f"{url}/_sandbox/health")
-                assert r.status_code == 200
-                return _time.perf_counter() - t0
+            async def one() -> int:
+                return (await client.get(f"{url}/_sandbox/health", timeout=30)).status_code
 
             return await _asyncio.gather(*(one() for _ in range(40)))
 
     with _Server(port=0) as server:
-        took = _asyncio.run(burst(server.url))
-    assert max(took) < 0.9, sorted(took)[-5:]
+        assert server._httpd.request_queue_size >= 40  # the whole burst fits in the listen backlog
+        assert _asyncio.run(burst(server.url)) == [200] * 40
 
 
 def test_the_sandbox_help_names_the_agent_api_it_serves(capsys):

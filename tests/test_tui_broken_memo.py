@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable
 
 from sourcedesk.sandbox.server import SandboxServer
-from tests.test_tui_support import SIZE, control, exa_requests, make_app, run_and_wait
+from tests.test_tui_support import SIZE, control, exa_requests, make_app, run_and_wait, settle
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,7 @@ def test_a_run_refuses_a_memo_yaml_that_no_longer_loads_instead_of_running_the_o
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "r", "overview")
             runs = len(app.store.runs("overview", with_payloads=False))
             good = app.loaded.path.read_text(encoding="utf-8")
@@ -39,7 +40,7 @@ def test_a_run_refuses_a_memo_yaml_that_no_longer_loads_instead_of_running_the_o
             os.utime(app.loaded.path, (stat.st_atime, stat.st_mtime + 5))  # a later edit, whatever the clock's grain
             for key in ("r", "R", "a"):
                 await pilot.press(key)
-                await pilot.pause()
+                await settle(pilot)
                 assert not app.jobs, key
                 said = [m for _s, m in app.notices[-2:]]
                 assert any("memo.yaml" in m and "line" in m for m in said), said

@@ -12,7 +12,7 @@ from sourcedesk.core.domain.models import RemovedSource, Source, SourceSet
 from sourcedesk.core.notes.note import NoteRecord, render_note
 from sourcedesk.sandbox.server import SandboxServer
 from sourcedesk.screens.section_screen import SectionScreen
-from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, wait_for
+from tests.test_tui_support import SIZE, cells, control, make_app, run_and_wait, screen_text, select_row, settle
 
 INJECTED_TITLE = "[bold red]pwn[/] [link=x]"
 MARKER_TITLE = "[^E1]"
@@ -79,8 +79,10 @@ def test_titles_summaries_and_notes_are_shown_literally(sb, tmp_path):
         app = make_app(tmp_path, sb.url)
         _plant(app)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             table = app.screen.query_one("#sources", DataTable)
             title_cell = table.get_row("kept:0")[1]
             assert str(title_cell) == INJECTED_TITLE and title_cell.spans == []
@@ -102,25 +104,29 @@ def test_unreject_puts_the_sources_back_and_keep_adds_a_web_result(sb, tmp_path)
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             table = app.screen.query_one("#sections", DataTable)
             table.move_cursor(row=4)  # news: a wide search that picks up nats.aero
             await run_and_wait(pilot, "r", "news")
             original = [(s.marker, s.url) for s in app.store.latest_source_set("news").sources]
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             sources = app.screen.query_one("#sources", DataTable)
             await select_row(
                 pilot, sources, lambda r: r[2] == "www.nats.aero" and r[6].startswith("held out")
             )  # issue 17
             await pilot.press("x")
-            await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the dialog")
+            await settle(pilot)
+            assert not isinstance(app.screen, SectionScreen)
             await pilot.press("g")  # global scope
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             assert app.global_store.rejects() == ["nats.aero"] and app.store.rejects() == []
             await select_row(pilot, sources, lambda r: r[6] == "rejected (global)")
             await pilot.press("u")
-            await pilot.pause()
+            await settle(pilot)
             assert app.global_store.rejects() == []
             assert [(s.marker, s.url) for s in app.store.latest_source_set("news").sources] == original
             assert any("3 source(s) back" in m for _s, m in app.notices), app.notices
@@ -132,13 +138,13 @@ def test_unreject_puts_the_sources_back_and_keep_adds_a_web_result(sb, tmp_path)
             assert isinstance(app.screen, SectionScreen)
             result = app.screen.web_results[int(key.split(":")[1])]
             await pilot.press("k")
-            await pilot.pause()
+            await settle(pilot)
             latest = app.store.latest_source_set("news")
             kept = [s for s in latest.sources if s.provider == "writer"]
             assert [(s.marker, s.url) for s in kept] == [("W1", result["url"])]
             assert cells(web, key)[4] == "W1"
             await pilot.press("k")  # the same result again: refused, nothing changes
-            await pilot.pause()
+            await settle(pilot)
             assert app.store.latest_source_set("news").version == latest.version
             assert any(s == "error" and "already in the set as W1" in m for s, m in app.notices)
 
@@ -149,13 +155,13 @@ def test_unreject_puts_the_sources_back_and_keep_adds_a_web_result(sb, tmp_path)
             # (issue 17: the namesake's pages are held out, so E1 is the writer's one Exa source)
             await select_row(pilot, sources, lambda r: r[0] == "E1")
             await pilot.press("d")
-            await pilot.pause()
+            await settle(pilot)
             after = app.store.latest_source_set("news").sources
             assert [s.url for s in after] == [u for _m, u in before if u != before[0][1]]
             assert [s.marker for s in after if s.provider == "exa"] == [f"E{i}" for i in range(1, len(after))]
             await select_row(pilot, sources, lambda r: r[6] == "dropped (this set)")
             await pilot.press("u")
-            await pilot.pause()
+            await settle(pilot)
             assert [(s.marker, s.url) for s in app.store.latest_source_set("news").sources] == before
 
     asyncio.run(scenario())

@@ -16,7 +16,7 @@ from sourcedesk.screens.reject_modal import RejectScreen
 from sourcedesk.screens.reject_name_modal import RejectNameScreen
 from sourcedesk.screens.section_screen import REPORT_COLUMNS, SectionScreen
 from sourcedesk.tui.widgets import check_rows
-from tests.test_tui_support import SIZE, column, control, exa_requests, make_app, run_and_wait, screen_text, wait_for
+from tests.test_tui_support import SIZE, column, control, exa_requests, make_app, run_and_wait, screen_text, settle
 
 
 @pytest.fixture(scope="module")
@@ -47,26 +47,32 @@ def test_the_scope_choice_of_both_reject_dialogs_reads_without_colour(sb, tmp_pa
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "r", "overview")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             dialogs: tuple[tuple[str, type], ...] = (("x", RejectScreen), ("n", RejectNameScreen))
             for key, dialog in dialogs:
                 await pilot.press(key)
-                await wait_for(pilot, _showing(app, dialog), what=f"the {dialog.__name__}")
+                await settle(pilot)
+                assert _showing(app, dialog)()
+
                 shown = _choices(app)
                 assert shown["scope-memo"].startswith("▐●▌") and "This memo only" in shown["scope-memo"], shown
                 assert shown["scope-global"].startswith("▐○▌"), shown
                 if isinstance(app.screen.focused, Input):  # typing the phrase: tab out of it first
                     await pilot.press("tab")
                 await pilot.press("g")  # the dialog's key for "all memos"
-                await wait_for(pilot, lambda: _choices(app)["scope-global"].startswith("▐●▌"), what="the choice")
+                await settle(pilot)
+                assert _choices(app)["scope-global"].startswith("▐●▌")
                 shown = _choices(app)
                 assert shown["scope-memo"].startswith("▐○▌") and shown["scope-global"].startswith("▐●▌"), shown
                 text = screen_text(app)  # what a capture of the terminal holds
                 assert "▐○▌ This memo only (m)" in text and "▐●▌ All memos — global (g)" in text
                 await pilot.press("escape")
-                await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+                await settle(pilot)
+                assert isinstance(app.screen, SectionScreen)
             assert app.store.rejects() == []
 
     asyncio.run(scenario())
@@ -76,13 +82,15 @@ def test_a_retitled_citation_reads_verified_retitled_in_full_in_the_report(sb, t
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "r", "overview")
             citations = app.last_outcomes["overview"].report["citations"]
             assert any(c.get("retitled") and c["status"] == "verified" for c in citations)  # the demo has one
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             await pilot.press("2")
-            await pilot.pause()
+            await settle(pilot)
             report = app.screen.query_one("#report", DataTable)
             assert "verified (retitled)" in column(report, "status")
             assert "verified (retitled)" in screen_text(app)  # whole on screen, not "verified (retitled"
@@ -134,15 +142,17 @@ def test_the_pin_toggle_says_what_the_next_run_really_does(sb, tmp_path):
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "r", "overview")
             first = app.store.latest_source_set("overview")
             assert first is not None
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             screen = app.screen
             assert isinstance(screen, SectionScreen)
             await pilot.press("p")  # entity -> none
-            await pilot.pause()
+            await settle(pilot)
             said = app.notices[-1][1]
             assert "pin: none written to memo.yaml" in said and "a run retrieves again" in said, said
             assert screen.view is not None and screen.view.status == "stale"
@@ -152,7 +162,7 @@ def test_the_pin_toggle_says_what_the_next_run_really_does(sb, tmp_path):
             second = app.store.latest_source_set("overview")
             assert second is not None and second.id != first.id
             await pilot.press("p")  # none -> entity: the first set was retrieved for exactly this
-            await pilot.pause()
+            await settle(pilot)
             said = app.notices[-1][1]
             assert f"a run (r) reuses {first.id}" in said and "retrieves again" not in said, said
             assert screen.view is not None and f"reuses {first.id}" in screen.view.why
@@ -174,8 +184,9 @@ def test_at_100_by_30_flags_costs_every_tab_and_the_help_key_stay_on_screen(sb, 
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "a", "news")  # every section: the demo's weak citations are in several
-            await pilot.pause()
+            await settle(pilot)
             text = screen_text(app)
             memo_screen = app.screen
             assert isinstance(memo_screen, MemoScreen)
@@ -189,38 +200,41 @@ def test_at_100_by_30_flags_costs_every_tab_and_the_help_key_stay_on_screen(sb, 
             assert "⚠" in text  # the flags column
             assert "? Help" in text and "q Quit" in text
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
-            await pilot.pause()
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
+            await settle(pilot)
             text = screen_text(app)
             assert "Checks" in text and "History" in text  # every tab's label
             assert "? Help" in text and "q Quit" in text and "v Verify" in text
             # keys left out of the narrow footer still work
             before = app.loaded.path.read_text(encoding="utf-8")
             await pilot.press("p")
-            await pilot.pause()
+            await settle(pilot)
             assert app.loaded.path.read_text(encoding="utf-8") != before
             for key in ("x", "n"):
                 await pilot.press(key)
-                await wait_for(pilot, lambda: not isinstance(app.screen, SectionScreen), what="the dialog")
-                await pilot.pause()
+                await settle(pilot)
+                assert not isinstance(app.screen, SectionScreen)
+                await settle(pilot)
                 dialog = app.screen.query_one("#reject-dialog").region
                 for button in ("#reject-ok", "#reject-cancel"):
                     region = app.screen.query_one(button).region
                     assert region.height > 0 and dialog.contains_region(region), (key, button, region, dialog)
                 await pilot.press("escape")
-                await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the dialog to close")
+                await settle(pilot)
+                assert isinstance(app.screen, SectionScreen)
             # in between (the spaced-out footer needs about 165 columns), the keys still fit
             for width in (120, 140, 150):
                 await pilot.resize_terminal(width, 40)
-                await pilot.pause()
+                await settle(pilot)
                 footer = screen_text(app).splitlines()[-1]
                 assert "? Help" in footer and "q Quit" in footer, (width, footer)
             # wide again: the full layout and footer come back
             await pilot.resize_terminal(170, 45)
-            await pilot.pause()
+            await settle(pilot)
             assert "p Pin" in screen_text(app)
             await pilot.press("escape")  # and the memo screen's own footer lost nothing
-            await pilot.pause()
+            await settle(pilot)
             assert "t Theme" in screen_text(app).splitlines()[-1]
 
     asyncio.run(scenario())
@@ -232,19 +246,22 @@ def test_keeping_a_web_result_leaves_it_highlighted_with_its_new_marker(sb, tmp_
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             await run_and_wait(pilot, "r", "overview")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, SectionScreen), what="the section screen")
+            await settle(pilot)
+            assert isinstance(app.screen, SectionScreen)
             await pilot.press("5")
-            await pilot.pause()
+            await settle(pilot)
             web = app.screen.query_one("#web", DataTable)
             outside = [i for i, m in enumerate(column(web, "inset")) if not m]
             assert outside and outside[-1] > 0  # a result the set does not hold, not the first row
             web.move_cursor(row=outside[-1])
-            await pilot.pause()
+            await settle(pilot)
             title = column(web, "title")[outside[-1]]
             await pilot.press("k")
-            await wait_for(pilot, lambda: column(web, "inset")[outside[-1]].startswith("W"), what="the W marker")
+            await settle(pilot)
+            assert column(web, "inset")[outside[-1]].startswith("W")
             assert web.cursor_row == outside[-1]
             assert title.rstrip("…") in str(app.screen.query_one("#detail").render())
 
@@ -258,12 +275,13 @@ def test_the_memo_screen_names_only_the_counts_there_are(sb, tmp_path):
     async def scenario():
         app = make_app(tmp_path, sb.url)
         async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)  # the rows are read off the event loop
             seen: list[tuple[int, int, str]] = []
             for row, section in enumerate([s.id for s in app.loaded.memo.sections]):
                 app.screen.query_one("#sections", DataTable).move_cursor(row=row)
                 await run_and_wait(pilot, "r", section)
                 assert isinstance(app.screen, MemoScreen)
-                await pilot.pause()
+                await settle(pilot)
                 counts = app.screen.views[section].counts  # what the note's frontmatter counts
                 weak, uncited = int(counts.get("weak", 0)), int(counts.get("uncited", 0))
                 why = str(app.screen.query_one("#memo-why").render())

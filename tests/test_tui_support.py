@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,22 +39,50 @@ def make_app(tmp_path: Path, sandbox_url: str, **settings) -> SourcedeskApp:
     )
 
 
-async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; notices: {pilot.app.notices}")
-        await pilot.pause(0.05)
+def busy_workers(app) -> list:
+    """The app's and its screens' workers still at work (the memo.yaml and terminal watchers
+    run for the whole session and are left out)."""
+    return [w for w in app.workers if not w.is_finished and not (w.group or "").startswith("watch")]
+
+
+async def settle(pilot) -> None:
+    """Until every run, check and loader has finished and the screens have applied what their
+    messages said: awaits the workers (each may start another: a finished run makes the
+    screens read again), never a clock."""
+    app = pilot.app
+    await pilot.pause()
+    while busy := busy_workers(app):
+        await app.workers.wait_for_complete(busy)
+        await pilot.pause()
+
+
+async def press(pilot, *keys: str) -> None:
+    """Press ``keys``, then wait for everything they started."""
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+def stage_reached(app, section: str, stage: str) -> asyncio.Event:
+    """An event set when ``section``'s run reports ``stage`` (the message the screens get)."""
+    reached = asyncio.Event()
+    progress = app._progress
+
+    def spy(section_id: str, at: str) -> None:
+        progress(section_id, at)
+        if (section_id, at) == (section, stage):
+            reached.set()
+
+    app._progress = spy  # the run reads the app's progress callback when it starts
+    return reached
 
 
 async def run_and_wait(pilot, key: str = "r", section: str | None = None) -> None:
+    """Start a run (``key``: r, R or a) and wait for it — and what it made the screens read."""
     app = pilot.app
-    await pilot.press(key)
-    await wait_for(
-        pilot, lambda: bool(app.jobs) or (section is not None and section in app.last_outcomes), what="the run to start"
-    )
-    await wait_for(pilot, lambda: not app.jobs, what="the run to finish")
-    await pilot.pause()
+    before = dict(app.last_outcomes)
+    await press(pilot, key)
+    if section is not None:
+        assert app.last_outcomes.get(section) is not before.get(section), f"{section} did not run; {app.notices}"
 
 
 def cells(table: DataTable, key: str) -> list[str]:

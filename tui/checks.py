@@ -8,8 +8,11 @@ Two kinds of check of a section's note, both in the background:
   after every successful run, inside that run's worker (a thread reads the
   note and the store), and its counts join the run's notice;
 * **liveness and grounding** — ``v`` on the section screen: every cited URL is
-  fetched for real (``sourcedesk.core.verify``), in its own worker, one per section at a
-  time, with progress (URLs done / distinct URLs) on the section's head line.
+  fetched for real (``sourcedesk.core.verify``), in its own worker (group ``check:<section>``,
+  exclusive), with progress (URLs done / distinct URLs) on the section's head line.
+
+Workers post ``CheckStarted``, ``CheckProgress`` and ``CheckFinished``
+(``sourcedesk.tui.messages``) to the screens.
 
 The latest check of each section is kept in memory (``checks``) with the hash
 of the note it read, and its counts are saved in the section's state in the
@@ -27,19 +30,20 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 from textual.notifications import SeverityLevel
-from textual.worker import Worker
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.records import CheckState
 from sourcedesk.core.domain.storage import EvidenceStore
 from sourcedesk.core.notes.note import find_note
 from sourcedesk.core.verify.addresses import Resolver
 from sourcedesk.core.verify.check import CheckOptions, CheckReport, Prepared, check_notes, ground_notes, prepare_path
+from sourcedesk.tui.messages import CheckFinished, CheckProgress, CheckStarted
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from sourcedesk.tui.app import SourcedeskApp
@@ -68,7 +72,7 @@ class SectionCheck:
     note_name: str
     note_sha256: str
     url_by_key: dict[str, str] = field(default_factory=dict)
-    at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    at: datetime = field(default_factory=clock.now)
 
     @property
     def liveness(self) -> bool:
@@ -97,7 +101,6 @@ class CheckJob:
     section_id: str
     done: int = 0
     total: int | None = None  # distinct URLs (None: still reading the note)
-    worker: Worker | None = None
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -126,7 +129,7 @@ def _url_by_key(prepared: Prepared) -> dict[str, str]:
     return {k: v for note in prepared.notes for k, v in note.url_by_key.items()}
 
 
-class CheckRunner:
+class SectionChecks:
     """Mixed into ``SourcedeskApp``, whose memo, store, settings and messages it uses
     (through ``workbench``, typed)."""
 
@@ -139,8 +142,7 @@ class CheckRunner:
     def workbench(self) -> SourcedeskApp:
         from sourcedesk.tui.app import SourcedeskApp  # the app module defines the class this is mixed into
 
-        if not isinstance(self, SourcedeskApp):
-            raise TypeError("CheckRunner is the workbench app's mixin")
+        assert isinstance(self, SourcedeskApp), "SectionChecks is the workbench app's mixin"
         return self
 
     def _init_checks(self) -> None:
@@ -159,7 +161,10 @@ class CheckRunner:
 
     def check_problems(self, section_id: str, note_path: Path | None) -> int | None:
         """Problems found by the last check of the note as it is now (None: not checked)."""
-        sha = note_sha256(note_path)
+        return self.problems_of(section_id, note_sha256(note_path))
+
+    def problems_of(self, section_id: str, sha: str | None) -> int | None:
+        """Problems found by the last check of the note whose bytes hash to ``sha``."""
         if sha is None:
             return None
         check = self.checks.get(section_id)
@@ -175,10 +180,6 @@ class CheckRunner:
         except Exception:
             log.debug("could not read the last check of %s", section_id, exc_info=True)
             return None
-
-    def checks_changed(self, section_id: str) -> None:
-        """Tell every screen that a section's check started, progressed or finished."""
-        self.workbench.notify_screens("check_changed", section_id)
 
     def _keep(self, check: SectionCheck) -> None:
         self.checks[check.section_id] = check
@@ -200,7 +201,7 @@ class CheckRunner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the run itself succeeded
-            self.workbench.say_error(exc, f"{section_id}: grounding")
+            self.workbench.report(exc, f"{section_id}: grounding")
             return None
         check = SectionCheck(section_id, report, path.name, sha, _url_by_key(prepared))
         self._keep(check)
@@ -210,51 +211,54 @@ class CheckRunner:
 
     def start_check(self, section_id: str) -> bool:
         """Check the section's note (liveness and grounding) in its own worker."""
+        app = self.workbench
         if section_id in self.check_jobs:
-            self.workbench.say(
-                f"{section_id}: a check is already running; its results replace these when it ends.", "warning"
-            )
+            app.say(f"{section_id}: a check is already running; its results replace these when it ends.", "warning")
             return False
-        if section_id in self.workbench.jobs:
-            self.workbench.say(f"{section_id} is running: v checks the note once the run has finished.", "warning")
+        if section_id in app.jobs:
+            app.say(f"{section_id} is running: v checks the note once the run has finished.", "warning")
             return False
         if self.note_of(section_id) is None:
-            self.workbench.say(f"{section_id} has no note yet: r writes it, then v checks its citations.", "warning")
+            app.say(f"{section_id} has no note yet: r writes it, then v checks its citations.", "warning")
             return False
         job = CheckJob(section_id)
         self.check_jobs[section_id] = job
-        job.worker = self.workbench.run_worker(
+        app.tell_screens(lambda: CheckStarted(section_id))
+        app.run_worker(
             self._check(job),
             name=f"check {section_id}",
             group=f"check:{section_id}",
             exclusive=True,
             exit_on_error=False,
+            description=f"the check of {section_id}'s note",
         )
-        self.checks_changed(section_id)
         return True
 
     def cancel_check(self, section_id: str, *, why: str = "") -> bool:
         job = self.check_jobs.pop(section_id, None)
         if job is None:
             return False
-        if job.worker is not None:
-            job.worker.cancel()
-        self.workbench.say(f"{section_id}: URL check stopped{': ' + why if why else ''}; v checks again.")
-        self.checks_changed(section_id)
+        app = self.workbench
+        app.workers.cancel_group(app, f"check:{section_id}")
+        app.say(f"{section_id}: URL check stopped{': ' + why if why else ''}; v checks again.")
+        app.tell_screens(lambda: CheckFinished(section_id, None))
         return True
 
     async def _check(self, job: CheckJob) -> None:
+        app = self.workbench
         sid = job.section_id
+        check = None
         try:
             path = self.note_of(sid)
             if path is None:
-                self.workbench.say(f"{sid} has no note yet: r writes it, then v checks its citations.", "warning")
+                app.say(f"{sid} has no note yet: r writes it, then v checks its citations.", "warning")
                 return
-            prepared, sha = await asyncio.to_thread(_prepare, path, self.workbench.store)
-            options = CheckOptions.from_settings(self.workbench.settings)
+            prepared, sha = await asyncio.to_thread(_prepare, path, app.store)
+            options = CheckOptions.from_settings(app.settings)
 
             def progress(done: int, total: int) -> None:
                 job.done, job.total = done, total
+                app.tell_screens(lambda: CheckProgress(sid, done, total))
 
             report = await check_notes(
                 prepared.notes,
@@ -271,14 +275,10 @@ class CheckRunner:
             check = SectionCheck(sid, report, path.name, sha, _url_by_key(prepared))
             self._keep(check)
             self._announce(check)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a bug in a check is a toast, not a crash
-            self.workbench.say_error(exc, f"{sid}: check failed")
         finally:
             if self.check_jobs.get(sid) is job:
                 self.check_jobs.pop(sid, None)
-            self.checks_changed(sid)
+                app.tell_screens(lambda: CheckFinished(sid, check))
 
     def _announce(self, check: SectionCheck) -> None:
         from sourcedesk.tui.widgets.check_rows import summary
@@ -289,3 +289,8 @@ class CheckRunner:
             text += f"\n{offline}"
         severity: SeverityLevel = "warning" if check.problems or offline else "information"
         self.workbench.say(text, severity)
+
+    def cancel_all_checks(self) -> None:
+        for section_id in list(self.check_jobs):
+            self.workbench.workers.cancel_group(self.workbench, f"check:{section_id}")
+        self.check_jobs.clear()

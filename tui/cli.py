@@ -57,6 +57,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("rejects", "rejects", "list rejected domains"),
     Command("export", "export", "assemble the section notes into memo.md"),
     Command("facts", "facts", "list the facts each source states, or the memo's conflicting claims"),
+    Command("store", "store", "the team store (PostgreSQL): migrate, copy TinyDB stores into it, status"),
     Command("serve", "serve", "serve the workbench to a browser (textual-serve)"),
     Command("sandbox", "sandbox", "run the offline Exa/Perplexity sandbox server"),
     Command("config", "config", "show configuration locations", needs_settings=False),
@@ -174,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     command = next((c for c in COMMANDS if c.name == args.command), None)
     try:
+        from sourcedesk.core.domain import clock
+
+        clock.check_environment()  # a bad SOURCEDESK_CLOCK_SHIFT_DAYS/SOURCEDESK_TODAY stops here, named
         if command is None or command.needs_settings:
             from sourcedesk.core.config.settings import load_settings
 

@@ -64,13 +64,13 @@ def _fail_if_open(target: Path) -> None:
         return
     from sourcedesk.store.memo_store import MemoStore
 
-    try:
-        MemoStore(target).close()
-    except UserError:
+    with MemoStore(target) as store:
+        windows = [name for name in store.section_holders() if name.startswith("window-")]
+    if windows:
         raise UserError(
             "another `sourcedesk demo` is running on the demo memo",
             hint="close it first, or run `sourcedesk demo --keep` to open the same memo",
-        ) from None
+        )
 
 
 def demo_settings(base_url: str, **overrides: Any) -> Settings:

@@ -180,6 +180,28 @@ class Settings(_SettingsSources):
     check_concurrency: int = Field(default=8, ge=1)
     check_max_retries: int = Field(default=2, ge=0)
     allow_private_urls: bool = False
+    # Where rejections, namesakes, frozen sets, run history and section locks live: empty for
+    # TinyDB in each memo's .sourcedesk/ (one analyst), or postgresql://USER:PASSWORD@HOST/DB for
+    # a team's shared server (SOURCEDESK_STORE_URL, or store-url in config.yaml).
+    store_url: str = ""
+    # The workbench's keys, remapped by binding id ({"run-section": "ctrl+r", "help": "f1"});
+    # the help screen (?) lists every binding with its id and key.
+    keymap: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("store_url")
+    @classmethod
+    def _store_password_is_a_secret(cls, v: str) -> str:
+        """A password in the store URL is kept out of every store write, note and log."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        try:
+            parts = urlsplit(v.strip())
+            password = parts.password or dict(parse_qsl(parts.query)).get("password")
+        except ValueError:
+            password = None
+        if password:
+            register_secret(password)
+        return v.strip()
 
     @field_validator("writer_api")
     @classmethod

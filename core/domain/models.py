@@ -7,17 +7,14 @@ can render them without knowing which provider produced them.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.net.urls import host_of
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Source(BaseModel):
@@ -132,7 +129,7 @@ class SourceSet(BaseModel):
     version: int = 0
     fingerprint: str
     request: dict[str, Any] = Field(default_factory=dict)  # what the fingerprint covers
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=clock.now)
     sources: list[Source] = Field(default_factory=list)  # kept, markers assigned
     omitted: list[OmittedSource] = Field(default_factory=list)
     namesakes: list[RemovedSource] = Field(default_factory=list)

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import TYPE_CHECKING
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.net.urls import host_of, strip_www
 
@@ -58,7 +59,7 @@ class TemplateError(UserError):
 
 def template_variables(memo: Memo, section: Section | None = None, *, today: date | None = None) -> dict[str, str]:
     """Every variable a query in ``section`` may use, with its value ("" when unset)."""
-    today = today or date.today()
+    today = today or clock.today()
     subject = memo.subject
     host = host_of(subject.url) if subject.url else None
     values = {

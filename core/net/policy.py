@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 from aiolimiter import AsyncLimiter
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.net.deadline import current_deadline
 
 
@@ -67,7 +67,7 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return None
     if when is None:
         return None
-    return max(when.timestamp() - (now if now is not None else time.time()), 0.0)
+    return max(when.timestamp() - (now if now is not None else clock.timestamp()), 0.0)
 
 
 class RateLimiter:

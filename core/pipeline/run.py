@@ -30,7 +30,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -39,9 +39,10 @@ import httpx
 from sourcedesk.core.citations import reconcile
 from sourcedesk.core.citations.bare_urls import find_bare_urls
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
-from sourcedesk.core.domain.records import RunError, RunRecord, StoredOutcome, StoredReport
+from sourcedesk.core.domain.records import RunError, RunRecord, SectionState, StoredOutcome, StoredReport
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, RunStore
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import ExaEntry, Memo, Section
@@ -600,6 +601,9 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             "so it was not replaced",
             hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
         )
+    if not outcome.recorded:  # a note naming a run and a set the store does not hold would be half-written
+        why = outcome.warnings.pop() if outcome.warnings else "the memo store did not take it"
+        raise UserError(f"{why}; the note was not written")
     write_note_atomic(path, note)
     run.enter("saved")
 
@@ -636,7 +640,7 @@ async def run_section(
             f"{loaded_memo.path}: no section with id {section_id!r}",
             hint=f"valid section ids: {', '.join(s.id for s in memo.sections)}",
         ) from None
-    started = now or datetime.now(UTC)
+    started = now or clock.now()
     record = RunRecord(id=_new_run_id(started), section=section_id, started_at=started.isoformat())
     outcome = RunOutcome(section=section_id, status="failed", run_id=record.id)
     try:
@@ -770,13 +774,17 @@ def _closing_record(
         _emit(progress, outcome.section, outcome.status)
     record.status = outcome.status
     record.message = outcome.message
-    record.finished_at = datetime.now(UTC).isoformat()
+    record.finished_at = clock.now().isoformat()
     record.report = StoredReport.model_validate(outcome.report) if outcome.report is not None else None
     record.outcome = StoredOutcome.model_validate(outcome.to_json())
     record.timings = dict(outcome.timings)
     record.cost = dict(outcome.cost)
     state: dict[str, Any] = {"last_run": record.id, "last_status": outcome.status}
-    before = store.section_state(outcome.section)
+    try:
+        before = store.section_state(outcome.section)
+    except Exception:  # the store went away (a team server stopped): storing the record fails and says so
+        log.warning("could not read the state of section %s", outcome.section, exc_info=True)
+        before = SectionState()
     if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
         state["note_sha256"] = record.note_sha256
         state["prior_note_sha256"] = before.note_sha256

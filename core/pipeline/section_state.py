@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import SourceSet
 from sourcedesk.core.domain.records import RunRecord
@@ -235,7 +236,7 @@ def _why_stale(
 def _past_ttl(source_set: SourceSet, ttl_hours: float | None, now: datetime | None) -> bool:
     if ttl_hours is None:
         return False
-    age = _aware(now or datetime.now(UTC)) - _aware(source_set.created_at)
+    age = _aware(now or clock.now()) - _aware(source_set.created_at)
     return age >= timedelta(hours=ttl_hours)
 
 

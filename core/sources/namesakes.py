@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.models import RemovedSource, SourceSet
 from sourcedesk.core.net.hosts import host_matches_any, registrable_domain
 from sourcedesk.core.net.urls import host_of
@@ -64,7 +64,7 @@ class LearnedNamesake(BaseModel):
     host: str  # the host it was read from
     title: str = ""  # the page title it was read from
     own_site: bool = False  # the host is the namesake's own site (its domain has the subject's name)
-    added_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    added_at: str = Field(default_factory=lambda: clock.now().isoformat(timespec="seconds"))
     removed: bool = False  # the analyst removed it: never learned again
 
     def ref(self) -> NamesakeRef:

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sourcedesk.core.config.settings import Settings
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import RetrievalError, UserError
 from sourcedesk.core.domain.models import RemovedSource, RunWarning, Source, SourceSet
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, SourceSetStore
@@ -105,7 +106,7 @@ def plan_section(
     — and a set it does not touch keeps its version."""
     memo = loaded.memo
     section = memo.section(section_id)
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     ctx = ProviderContext(
         memo=memo,
         section=section,
@@ -391,7 +392,7 @@ async def _retrieve(
     global_name_rejects: Sequence[str],
     sets: Any = None,
 ) -> RetrievalOutcome:
-    now = _aware(now or datetime.now(UTC))
+    now = _aware(now or clock.now())
     plan = plan_section(
         loaded_memo,
         section_id,

@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 import yaml
 
+from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.models import Source, SourceSet
 from sourcedesk.core.memo.spec import Memo, Section
 from sourcedesk.core.sources.about import NamesakeRef
@@ -315,7 +316,7 @@ def build_prompt(
 ) -> Prompt:
     """The complete prompt for ``section``; ``web_search`` False is strict mode. ``namesakes``
     (default: the ones memo.yaml declares) are named as what the subject is not."""
-    today = today or date.today()
+    today = today or clock.today()
     sources = source_set.sources if source_set is not None else []
     markers = _check_markers(source_set) if source_set is not None and sources else []
     subject = _one_line(memo.subject.name)

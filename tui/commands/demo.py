@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def _demo(args) -> int:
-    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.store.backend import open_global_store
     from sourcedesk.tui.app import SourcedeskApp
     from sourcedesk.tui.demo import demo_root, demo_sandbox, demo_settings, prepare_demo
 
@@ -38,7 +38,7 @@ def _demo(args) -> int:
         app = SourcedeskApp(
             memo_dir,
             settings=demo_settings(server.url),
-            global_store=GlobalStore(root / "global.json"),
+            global_store=open_global_store(path=root / "global.json"),  # the demo keeps its own, on TinyDB
             banner="demo · offline sandbox",
         )
         app.run()

@@ -48,6 +48,13 @@ def register(sub) -> None:
     )
     p.add_argument("--refresh", action="store_true", help="retrieve again instead of reusing the frozen source sets")
     p.add_argument("--json", action="store_true", help="print the outcomes as a JSON list")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for a section someone else is running (default: report who holds it at once)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -118,6 +125,7 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 def _run(args) -> int:
     from sourcedesk.core.memo.loader import load_memo
     from sourcedesk.tui.headless import run_memo_folder
+    from sourcedesk.tui.stores import waiting_line
 
     settings = args.settings  # loaded once by the CLI entry point
     from sourcedesk.core.writing.choice import setting_notices
@@ -138,6 +146,8 @@ def _run(args) -> int:
                 settings=settings,
                 progress=progress,
                 on_outcome=done.append,
+                wait_s=args.wait,
+                on_wait=lambda sid: waiting_line(sid, args.wait),
             )
         )
     except KeyboardInterrupt:

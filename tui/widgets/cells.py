@@ -22,7 +22,7 @@ from rich.text import Text
 from sourcedesk.core.domain.models import Source
 from sourcedesk.core.text.safety import clean_text, clean_tree
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+RUNNING = "●"  # a section or a check at work (its stage follows)
 BAR_WIDTH = 12
 _MARKER_RE = re.compile(r"\[\^[^\]\s]+\](?::)?|\[\d+\]")
 _HEADING_RE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
@@ -62,9 +62,9 @@ def _safe(value: Any) -> str:
     return clean_text("" if value is None else str(value), multiline=True)
 
 
-def status_cell(status: str, palette: Palette, stage: str = "", frame: int = 0) -> Text:
+def status_cell(status: str, palette: Palette, stage: str = "") -> Text:
     if status == "running":
-        return Text(f"{SPINNER[frame % len(SPINNER)]} {stage or 'running'}", style=f"bold {palette.accent}")
+        return Text(f"{RUNNING} {stage or 'running'}", style=f"bold {palette.accent}")
     style = {
         "never run": palette.dim,
         "fresh": f"bold {palette.success}",

@@ -14,7 +14,7 @@ from datetime import datetime
 from rich.text import Text
 
 from sourcedesk.core.domain.records import RunRecord
-from sourcedesk.sandbox.writer_truth import raw_citation_classes
+from sourcedesk.core.writing.answer_truth import raw_citation_classes
 from sourcedesk.tui.widgets.cells import Palette, plain
 
 COLUMNS = (
