@@ -66,7 +66,8 @@ def children(pid: int) -> list[int]:
 
 
 async def until(condition: Callable[[], bool | Awaitable[bool]], what: str, bound_s: float = BOUND_S) -> None:
-    """Await ``condition`` (polled), failing with ``what`` after ``bound_s``."""
+    """Await ``condition`` (polled), failing with ``what`` after ``bound_s``: only for what
+    another process shows (its output, a browser's page), which sends no event to await."""
     deadline = time.monotonic() + bound_s
     while True:
         result = condition()
@@ -129,19 +130,47 @@ def origin_of(url: str) -> str:
 async def read_screen(ws: aiohttp.ClientWebSocketResponse, into: bytearray, *until_text: bytes) -> None:
     """Collect the terminal stream until one of ``until_text`` shows up in it (escape codes removed)."""
 
-    async def seen() -> bool:
-        try:
-            message = await asyncio.wait_for(ws.receive(), 0.5)
-        except TimeoutError:
-            return False
-        if message.type == aiohttp.WSMsgType.BINARY:
-            into.extend(message.data)
-        elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
-            raise AssertionError(f"the session closed before {until_text!r} appeared: {plain(into)[-400:]!r}")
-        text = plain(into)
-        return any(wanted in text for wanted in until_text)
+    async def read() -> None:
+        while True:
+            message = await ws.receive()
+            if message.type == aiohttp.WSMsgType.BINARY:
+                into.extend(message.data)
+            elif message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                raise AssertionError(f"the session closed before {until_text!r} appeared: {plain(into)[-400:]!r}")
+            text = plain(into)
+            if any(wanted in text for wanted in until_text):
+                return
 
-    await until(seen, f"one of {until_text!r} on the page")
+    try:
+        await asyncio.wait_for(read(), BOUND_S)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {BOUND_S:.0f} s waiting for one of {until_text!r} on the page") from None
+
+
+async def sessions(server: DeskServer, condition: Callable[[], bool], what: str) -> None:
+    """Await ``condition`` on the desk's sessions (checked as each starts or ends; no polling)."""
+    try:
+        await server.wait_sessions(condition, BOUND_S)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {BOUND_S:.0f} s waiting for {what}") from None
+
+
+async def closed(ws: aiohttp.ClientWebSocketResponse) -> None:
+    """Until the server has closed the websocket (its close frame read, or its end gone)."""
+
+    async def read() -> None:
+        while not ws.closed:
+            try:
+                message = await ws.receive()
+            except aiohttp.ClientConnectionResetError:  # answering the close found the connection gone
+                return
+            if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                return
+
+    try:
+        await asyncio.wait_for(read(), BOUND_S)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {BOUND_S:.0f} s waiting for the websocket to be closed") from None
 
 
 def plain(stream: bytes | bytearray) -> bytes:

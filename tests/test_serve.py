@@ -10,20 +10,23 @@ needs an app that misbehaves or reports what it was given.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import sys
+from pathlib import Path
 
 import aiohttp
 import pytest
 
 from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.store.backend import open_memo_store
+from sourcedesk.store.holders import whoami
 from sourcedesk.tui.demo import prepare_demo
 from sourcedesk.tui.web.access import AccessPolicy, token_problem
 from sourcedesk.tui.web.server import TOKEN_ENV
 from tests.serve_support import (
     TOKEN,
     alive,
+    closed,
     connect,
     demo_argv,
     open_page,
@@ -31,7 +34,7 @@ from tests.serve_support import (
     plain,
     read_screen,
     running_desk,
-    until,
+    sessions,
 )
 
 # An app that records that it started, and with which environment, then quits.
@@ -97,12 +100,13 @@ def test_the_websocket_opens_only_from_the_desks_own_page_and_each_page_opens_on
                 # from the page's own origin it starts the app, once per page
                 ws_url = await open_page(client, url)
                 ws = await connect(client, ws_url, origin_of(url))
-                await until(lambda: marker.exists(), "the app to start")
+                # the recorder writes down its environment and quits: its session ends by itself
+                await sessions(server, lambda: server.started == 1 and not server.sessions, "the app to run")
+                assert marker.exists()
                 await ws.close()
                 with pytest.raises(aiohttp.WSServerHandshakeError) as replayed:
                     await connect(client, ws_url, origin_of(url))
                 assert replayed.value.status == 403
-            await until(lambda: not server.sessions, "the session to end")
             assert server.started == 1
         environment = json.loads(marker.read_text())
         assert "TEXTUAL_DRIVER" in environment  # it is the app textual-serve started
@@ -148,12 +152,40 @@ def test_past_the_limit_the_page_says_the_desk_is_busy_until_a_closed_tab_frees_
                 assert busy.value.status == 503
                 assert server.started == 1
                 await ws.close()  # the tab closes
-                await until(lambda: not alive(pid), "the closed tab's app process to end")
-                await until(lambda: not server.sessions, "the session to be forgotten")
+                await sessions(server, lambda: not server.sessions, "the closed tab's session to end")
+                assert not alive(pid)  # its app process has ended and been reaped: no orphan
                 assert await open_page(client, url)  # its place is free again
             assert server.lines[-1] == f"session 1 ended: the app quit (pid {pid})"
 
     run(scenario)
+
+
+def test_a_browser_session_is_refused_the_section_a_terminal_holds_and_runs_another(tmp_path, sandbox):
+    argv = demo_argv(tmp_path, sandbox.url)
+    terminal = open_memo_store(Path(argv[3]))  # the analyst's terminal, on the same memo
+    stream = bytearray()
+
+    async def scenario():
+        async with running_desk(argv) as (_server, url):
+            async with aiohttp.ClientSession() as client:
+                ws = await connect(client, await open_page(client, url), origin_of(url))
+                await read_screen(ws, stream, b"Company overview")
+                with terminal.hold_section("overview", purpose="running it"):
+                    await ws.send_str(json.dumps(["stdin", "r"]))  # the cursor is on overview
+                    await read_screen(ws, stream, b"overview was not run")
+                    await read_screen(ws, stream, whoami().encode())  # who to ask
+                    assert b"held by" in plain(stream)
+                    await ws.send_str(json.dumps(["stdin", "\x1b[B"]))  # down: product, which nobody holds
+                    await ws.send_str(json.dumps(["stdin", "r"]))
+                    await read_screen(ws, stream, b"product: ")
+                await ws.close()
+
+    try:
+        run(scenario)
+        assert terminal.runs("overview") == []  # the held section was not run
+        assert [r.section for r in terminal.runs("product")] == ["product"]
+    finally:
+        terminal.close()
 
 
 def test_an_app_that_ignores_quit_and_sigterm_is_killed(tmp_path):
@@ -162,12 +194,12 @@ def test_an_app_that_ignores_quit_and_sigterm_is_killed(tmp_path):
         async with running_desk(argv, quit_grace_s=0.2, term_grace_s=0.2) as (server, url):
             async with aiohttp.ClientSession() as client:
                 ws = await connect(client, await open_page(client, url), origin_of(url))
-                await until(lambda: server.started == 1, "the app to start")
+                await sessions(server, lambda: server.started == 1, "the app to start")
                 pid = server.sessions[1].session.pid
                 assert alive(pid)
                 await ws.close()
-                await until(lambda: not alive(pid), "the stubborn app to be killed")
-                await until(lambda: not server.sessions, "the session to be forgotten")
+                await sessions(server, lambda: not server.sessions, "the stubborn app's session to end")
+                assert not alive(pid)
             assert server.lines[-1] == f"session 1 ended: killed (pid {pid})"
 
     run(scenario)
@@ -178,30 +210,17 @@ def test_stopping_the_desk_ends_every_session(tmp_path, sandbox):
         async with aiohttp.ClientSession() as client:
             async with running_desk(demo_argv(tmp_path, sandbox.url)) as (server, url):
                 sockets = [await connect(client, await open_page(client, url), origin_of(url)) for _ in range(2)]
-                for ws in sockets:  # each app is up (the second may say the memo is open elsewhere)
-                    await read_screen(ws, bytearray(), b"Company overview", b"could not open")
+                for ws in sockets:  # each app is up: two sessions on one memo (sections are held, not memos)
+                    await read_screen(ws, bytearray(), b"Company overview")
                 pids = [live.session.pid for live in server.sessions.values()]
                 assert len(pids) == 2 and all(alive(pid) for pid in pids)
             # leaving running_desk stopped the server, as Ctrl-C does
             assert not any(alive(pid) for pid in pids)
             assert not server.sessions
             for ws in sockets:  # and each browser was told
-                await until(functools.partial(closed, ws), "the websocket to be closed")
+                await closed(ws)
 
     run(scenario)
-
-
-async def closed(ws: aiohttp.ClientWebSocketResponse) -> bool:
-    """The server closed the websocket (its close frame read, or its end of the connection gone)."""
-    if ws.closed:
-        return True
-    try:
-        message = await asyncio.wait_for(ws.receive(), 0.5)
-    except TimeoutError:
-        return False
-    except aiohttp.ClientConnectionResetError:  # answering the close found the connection gone
-        return True
-    return message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING)
 
 
 def test_api_keys_and_the_token_never_reach_the_page(tmp_path, sandbox, monkeypatch):

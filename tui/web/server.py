@@ -97,6 +97,9 @@ class DeskServer(Server):
         self.term_grace_s = term_grace_s
         self.sessions: dict[int, LiveSession] = {}
         self.started = 0  # app processes started since the server began (the tests count them)
+        # Notified when a session's app has started and when a session has ended (its process
+        # reaped): what the tests await instead of polling.
+        self.sessions_changed = asyncio.Condition()
         self._numbers = itertools.count(1)
 
     # ------------------------------------------------------------------ the web application
@@ -175,6 +178,7 @@ class DeskServer(Server):
         height = to_int(request.query.get("height", "24"), 24)
         await live.session.start(width, height)
         self.started += 1
+        await self._tell_sessions_changed()
         self.say(
             f"session {live.number} opened from {live.remote} (pid {live.session.pid}; "
             f"{len(self.sessions)} of {self.max_sessions})"
@@ -189,6 +193,17 @@ class DeskServer(Server):
         finally:
             if self.sessions.pop(live.number, None) is not None and live.session.pid is not None:
                 self.say(f"session {live.number} ended: {live.session.how_it_ended} (pid {live.session.pid})")
+            await self._tell_sessions_changed()
+
+    async def _tell_sessions_changed(self) -> None:
+        async with self.sessions_changed:
+            self.sessions_changed.notify_all()
+
+    async def wait_sessions(self, condition: Callable[[], bool], timeout_s: float) -> None:
+        """Until ``condition()`` holds, checked each time a session starts or ends (TimeoutError
+        after ``timeout_s``)."""
+        async with self.sessions_changed:
+            await asyncio.wait_for(self.sessions_changed.wait_for(condition), timeout_s)
 
     # ------------------------------------------------------------------ running and stopping
 
