@@ -101,8 +101,8 @@ async def _in_the_browser(served: Served) -> None:
         await page.screenshot(ARTIFACTS / "serve-memo-screen.png")
 
         await page.press("enter")  # the cursor is on the first section
-        # its sources, and its keys in the footer (drawn last: the screen is complete)
-        await wait(lambda: shows(OVERVIEW_SOURCE, "Sources", "esc Back"), "the overview section's sources")
+        # its sources, their about verdicts (judged after the rows are shown) and its keys
+        await wait(lambda: shows(OVERVIEW_SOURCE, "Sources", "esc Back", "✓ subject"), "the overview section's sources")
         shot = await page.screenshot(ARTIFACTS / "serve-section-screen.png")
         assert shot.stat().st_size > 10_000  # a picture of the screen, not an empty frame
         text = await screen()
