@@ -49,8 +49,11 @@ def _worker(memo_dir: Path, n: int, seconds: float, log_path: Path, domains: lis
         line.split("id:")[1].strip() for line in (memo_dir / "memo.yaml").read_text().splitlines() if "- id:" in line
     ]
     deadline = time.monotonic() + seconds
+    done: set[str] = set()  # kinds of operation that have succeeded at least once
     with log_path.open("a", encoding="utf-8") as log:
-        while time.monotonic() < deadline:
+        # For ``seconds``, and on until this worker has changed a list and written a note (a
+        # short soak on a loaded machine must still have done what it then checks).
+        while time.monotonic() < deadline or not {"list", "run"} <= done:
             op = rng.choice(["reject", "reject", "unreject", "run", "run", "refresh"])
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -68,7 +71,9 @@ def _worker(memo_dir: Path, n: int, seconds: float, log_path: Path, domains: lis
                     if out.getvalue().strip():
                         with contextlib.suppress(ValueError, IndexError):
                             entry["set"] = json.loads(out.getvalue())[0].get("source_set_id")
-            if code != 0:
+            if code == 0:
+                done.add("run" if op in ("run", "refresh") else "list")
+            else:
                 entry["held"] = "is held by" in err.getvalue()
                 entry["error"] = err.getvalue()[-400:]
             entry["t"] = time.time()
