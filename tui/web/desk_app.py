@@ -6,8 +6,8 @@ against the sandbox the server started), so the same keys, screens and store loc
 textual-serve has set ``TEXTUAL_DRIVER`` to Textual's web driver, which speaks to the server
 on stdin/stdout instead of a terminal.
 
-When the workbench cannot open (the memo became unreadable, a setting broke, the memo is
-held by another window), the tab shows why instead of a blank page.
+When the workbench cannot open (the memo became unreadable, a setting broke, the team store
+cannot be reached), the tab shows why instead of a blank page.
 """
 
 from __future__ import annotations
