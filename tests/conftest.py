@@ -140,3 +140,17 @@ def store_url(request) -> str:
     if request.param == "tinydb":
         return ""
     return fresh_pg_url(request.getfixturevalue("pg_server"))
+
+
+# -- the browser test says so when it cannot run ---------------------------------------------
+
+BROWSER_NOT_RUN = "browser test not run"  # the start of tests/test_serve_browser.py's skip reason
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line when the browser test was skipped for want of a Chromium (-q hides skips)."""
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if BROWSER_NOT_RUN in reason:
+            terminalreporter.write_line(reason.removeprefix("Skipped: "), yellow=True, bold=True)
+            return

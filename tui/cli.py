@@ -58,6 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("export", "export", "assemble the section notes into memo.md"),
     Command("facts", "facts", "list the facts each source states, or the memo's conflicting claims"),
     Command("store", "store", "the team store (PostgreSQL): migrate, copy TinyDB stores into it, status"),
+    Command("serve", "serve", "serve the workbench to a browser (textual-serve)"),
     Command("sandbox", "sandbox", "run the offline Exa/Perplexity sandbox server"),
     Command("config", "config", "show configuration locations", needs_settings=False),
 )
