@@ -71,9 +71,10 @@ def _contains_secret(data: bytes, secrets: list[str]) -> bool:
 
 
 class AtomicJSONStorage(Storage):
-    def __init__(self, path: str | Path, *, label: str = "store") -> None:
+    def __init__(self, path: str | Path, *, label: str = "store", read_only: bool = False) -> None:
         super().__init__()
         self.path = Path(path)
+        self.read_only = read_only  # a reader beside the lock's holder: it never writes or moves a file
         self.label = label
         self._data: Tables | None = None
         self._identity: FileIdentity | None = None
@@ -102,6 +103,11 @@ class AtomicJSONStorage(Storage):
         return self._data
 
     def write(self, data: Tables) -> None:
+        if self.read_only:
+            raise UserError(
+                f"{self.label} {self.path} was opened read-only (another sourcedesk holds the memo)",
+                hint="close the workbench or command that has the memo open, then try again",
+            )
         raw = encode(data)
         secrets = secret_values()
         if secrets and _contains_secret(raw, secrets):
@@ -160,8 +166,8 @@ class AtomicJSONStorage(Storage):
     def _set_aside_malformed(self, data: Tables) -> Tables:
         """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""
         clean, bad = split_malformed(data)
-        if not bad:
-            return data
+        if not bad or self.read_only:
+            return clean
         kept = self.quarantine.keep_document(f"{self.path.stem}-documents", bad, "not a store document")
         count = sum(len(docs) for docs in bad.values())
         self.quarantine.notice(
@@ -172,6 +178,11 @@ class AtomicJSONStorage(Storage):
         return clean
 
     def _quarantine(self, reason: str) -> None:
+        if self.read_only:
+            raise CorruptStore(
+                f"{self.label} {self.path} is damaged ({reason})",
+                hint="open the memo in the workbench or run a write command: it moves the file aside",
+            )
         stamp = clock.now().strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:

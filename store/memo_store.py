@@ -19,7 +19,7 @@ import copy
 import secrets as _secrets
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,17 +95,29 @@ READ_WAIT_S = 2.0  # how long a reader waits for another sourcedesk process to l
 
 
 def open_existing(memo_dir: Path) -> MemoStore | None:
-    """The memo's store opened for a reader that must never create one (``check-urls``):
-    None when the folder has no ``.sourcedesk/db.json``; waits briefly for another process
-    holding it. Fulfils ``sourcedesk.core.domain.storage.EvidenceOpener``."""
+    """The memo's store opened for a reader that must never create one (``check-urls``,
+    ``export``, ``rejects``): None when the folder has no ``.sourcedesk/db.json``. It is opened
+    read-only, without the lock, so it works while the workbench has the memo open (every
+    write is an atomic rename: a reader sees the file before or after a write, never half of
+    it). Fulfils ``sourcedesk.core.domain.storage.EvidenceOpener``."""
     if not (store_dir(memo_dir) / "db.json").is_file():
         return None
-    return MemoStore(memo_dir, wait_s=READ_WAIT_S)
+    return MemoStore(memo_dir, read_only=True)
 
 
 class MemoStore:
-    def __init__(self, memo_dir: Path, *, wait_s: float = 0.0):
+    def __init__(
+        self,
+        memo_dir: Path,
+        *,
+        wait_s: float = 0.0,
+        on_wait: Callable[[str], object] | None = None,
+        read_only: bool = False,
+    ):
+        """Open the memo's store, taking its lock (waiting up to ``wait_s``; ``on_wait`` hears
+        who holds it when a wait begins). ``read_only``: no lock, and every write is refused."""
         self.memo_dir = Path(memo_dir)
+        self.read_only = read_only
         if not self.memo_dir.is_dir():
             raise UserError(
                 f"memo directory {self.memo_dir} does not exist",
@@ -130,9 +142,10 @@ class MemoStore:
             what=f"memo {self.memo_dir}",
             hint="close the other sourcedesk window or command using this memo, then try again",
         )
-        self._lock.acquire(wait_s)
+        if not read_only:
+            self._lock.acquire(wait_s, on_wait)
         try:
-            self._storage = AtomicJSONStorage(self.dir / "db.json", label="memo store")
+            self._storage = AtomicJSONStorage(self.dir / "db.json", label="memo store", read_only=read_only)
             self._closed = False
             self._storage.current()  # read now: a damaged file is reported on open
             self._check_schema()
@@ -206,7 +219,7 @@ class MemoStore:
     def _check_schema(self) -> None:
         meta = self._table("meta")
         doc = meta.get(_Q.key == "schema")
-        if doc is None:
+        if doc is None and not self.read_only:
             meta.insert({"key": "schema", "version": SCHEMA_VERSION})
         elif int(doc.get("version", 0)) > SCHEMA_VERSION:
             raise UserError(
@@ -228,6 +241,8 @@ class MemoStore:
             table, f"{table} entry"
         )
         name = doc.get("id") if isinstance(doc.get("id"), str) else table
+        if self.read_only:  # a reader treats it as missing and leaves the file to its owner
+            return
         kept = self.quarantine.keep_document(f"{table}-{name}", dict(doc), reason)
         with self._mutex:
             tables = self._editable()

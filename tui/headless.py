@@ -34,13 +34,15 @@ async def run_memo_folder(
     now: datetime | None = None,
     cancel: asyncio.Event | None = None,
     on_outcome: Callable[[RunOutcome], Any] | None = None,
+    wait_s: float = 0.0,
+    on_wait: Callable[[str], object] | None = None,
 ) -> list[RunOutcome]:
     """``sourcedesk.core.pipeline.run.run_memo`` on the memo in ``memo_dir``, with its store and the global lists."""
     settings = settings or Settings()
     loaded = load_memo(Path(memo_dir), writer_api=settings.writer_api)
     check_section_ids(loaded, section_ids)  # a bad id is an error before the store is touched
     global_lists = GlobalStore()
-    with MemoStore(loaded.dir) as store:
+    with MemoStore(loaded.dir, wait_s=wait_s, on_wait=on_wait) as store:  # the wait blocks: nothing else runs yet
         return await run_memo(
             loaded,
             section_ids,

@@ -51,6 +51,7 @@ from sourcedesk.core.sources.name_rejects import canonical_name
 from sourcedesk.core.sources.reject_domains import canonical_domain
 from sourcedesk.store.global_store import GlobalStore
 from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.tui.commands.waiting import add_wait_option, store_for_writing, wait_of
 
 STORE_WAIT_S = 2.0
 Scope = Literal["memo", "global"]
@@ -112,6 +113,7 @@ def register(sub) -> None:
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
         p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
+        add_wait_option(p)
         p.set_defaults(func=_reject if name == "reject" else _unreject)
 
     p = sub.add_parser(
@@ -311,7 +313,7 @@ def _reject(args) -> int:
         _emit(args, document, lines)
         return 0
     loaded = _load(memo_dir)
-    with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
+    with store_for_writing(memo_dir, wait_of(args, STORE_WAIT_S)) as store:
         global_store = GlobalStore()
         target = store if scope == "memo" else global_store
         if loaded is None:
@@ -441,7 +443,7 @@ def _unreject(args) -> int:
     loaded = _load(memo_dir)
     sections: dict[str, dict[str, Any]] = {}
     refresh: dict[str, None] = {}  # sections only a refresh can give back what the rejection kept out
-    with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
+    with store_for_writing(memo_dir, wait_of(args, STORE_WAIT_S)) as store:
         global_store = GlobalStore()
         target = store if scope == "memo" else global_store
         _refuse_junk(args.domains, target)
@@ -630,7 +632,7 @@ def _list(args) -> int:
         elif (Path.cwd() / MEMO_FILENAME).is_file():
             memo_dir = Path.cwd()
     if memo_dir is not None:
-        with MemoStore(memo_dir, wait_s=STORE_WAIT_S) as store:
+        with MemoStore(memo_dir, read_only=True) as store:  # a reader: works while the workbench is open
             out["memo"] = {
                 "dir": str(memo_dir.resolve()),
                 "rejects": store.reject_entries(),

@@ -80,7 +80,7 @@ def _judge(memo_dir):
     from sourcedesk.store.memo_store import MemoStore
 
     loaded = load_memo(Path(memo_dir))
-    with MemoStore(loaded.dir) as store:
+    with MemoStore(loaded.dir, read_only=True) as store:
         return memo_judge(loaded.memo, store, global_name_rejects=GlobalStore().reject_names())
 
 

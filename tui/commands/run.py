@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sourcedesk.core.text.safety import clean_text, clean_tree
+from sourcedesk.tui.commands.waiting import add_wait_option, say_waiting, wait_of
 
 COUNT_LABELS = (
     ("verified", "verified"),
@@ -48,13 +49,14 @@ def register(sub) -> None:
     )
     p.add_argument("--refresh", action="store_true", help="retrieve again instead of reusing the frozen source sets")
     p.add_argument("--json", action="store_true", help="print the outcomes as a JSON list")
+    add_wait_option(p)
     p.set_defaults(func=_run)
 
 
 def _line(outcome, memo_dir: Path) -> str:
     cost = outcome.cost.get("total", 0.0)
     if outcome.status == "failed":
-        return f"{outcome.section}: FAILED — {outcome.message}"
+        return f"{outcome.section}: FAILED (why: on stderr)"  # said once, where errors go
     if outcome.status == "cancelled":
         return f"{outcome.section}: {outcome.message}"  # "cancelled while …; the previous note is unchanged"
     report = outcome.report or {}
@@ -138,6 +140,8 @@ def _run(args) -> int:
                 settings=settings,
                 progress=progress,
                 on_outcome=done.append,
+                wait_s=wait_of(args),
+                on_wait=say_waiting(wait_of(args)),
             )
         )
     except KeyboardInterrupt:
