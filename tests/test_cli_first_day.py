@@ -110,3 +110,91 @@ def test_a_write_waits_visibly_for_the_holder_to_let_go(memo, holder, capsys, mo
     assert "waiting up to 120 s" in err
     with MemoStore(memo) as store:
         assert sorted(store.rejects()) == ["kestra.com", "kestramedical.com"]
+
+
+def _with_closed_stdout(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``sourcedesk ARGV | head -0``: stdout is a pipe whose reader has already gone."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "sourcedesk.tui.cli", *argv],
+            cwd=REPO,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("argv", [("rejects", "--global", "--json"), ("--help",), ("config", "path")])
+def test_a_closed_pipe_is_no_error(argv, data_dir, tmp_path):
+    import os
+
+    env = {**os.environ, "SOURCEDESK_DATA_DIR": str(data_dir), "SOURCEDESK_LOG_DIR": str(tmp_path / "logs")}
+    done = _with_closed_stdout(*argv, env=env)
+    assert done.stderr == ""  # no "unexpected error: BrokenPipeError", no "Exception ignored"
+    assert done.returncode in (0, 141)
+
+
+def test_each_demo_gets_a_fresh_folder_unless_keep(tmp_path):
+    from sourcedesk.tui.demo import prepare_demo
+
+    first = prepare_demo(root=tmp_path)
+    (first / "sections").mkdir()
+    (first / "sections" / "01-overview.md").write_text("changed by the first demo")
+    second = prepare_demo(root=tmp_path)
+    assert second != first and not (second / "sections").exists()
+    assert (first / "sections" / "01-overview.md").exists()  # the other demo's folder is left alone
+    assert prepare_demo(root=tmp_path, keep=True) == second  # --keep: the newest, as left
+    with MemoStore(first):  # a demo still open in another window is never pruned
+        for _ in range(6):
+            prepare_demo(root=tmp_path)
+    assert (first / "memo.yaml").is_file() and not (second / "memo.yaml").exists()
+
+
+class _HungUp:
+    """A terminal that was closed: every write is EIO."""
+
+    def write(self, _text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+    def flush(self) -> None:
+        raise OSError(5, "Input/output error")
+
+
+def test_the_demo_exit_message_names_its_dir_and_a_closed_terminal_is_no_error(tmp_path, data_dir, monkeypatch):
+    import contextlib
+    import logging
+
+    import sourcedesk.tui.app as app_module
+    import sourcedesk.tui.demo as demo_module
+
+    monkeypatch.setattr(app_module.SourcedeskApp, "run", lambda self, *a, **k: None)  # closed at once
+
+    @contextlib.contextmanager
+    def no_sandbox(*_a, **_k):
+        yield type("Server", (), {"url": "http://127.0.0.1:9"})()
+
+    monkeypatch.setattr(demo_module, "demo_sandbox", no_sandbox)
+    out = tmp_path / "said.txt"
+    with out.open("w") as said:
+        monkeypatch.setattr(sys, "stdout", said)
+        assert main(["demo", "--dir", str(tmp_path / "demos")]) == 0
+    assert f"`sourcedesk demo --keep --dir {tmp_path / 'demos'}` reopens it" in out.read_text()
+    errors: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = errors.append  # type: ignore[method-assign]
+    logging.getLogger("sourcedesk").addHandler(handler)
+    try:
+        monkeypatch.setattr(sys, "stdout", _HungUp())
+        monkeypatch.setattr(sys, "stderr", _HungUp())
+        assert main(["demo", "--dir", str(tmp_path / "demos")]) == 0  # the goodbye meets a closed terminal
+    finally:
+        logging.getLogger("sourcedesk").removeHandler(handler)
+    assert errors == []

@@ -155,7 +155,32 @@ def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
         parser = chosen
 
 
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short by `head`
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command, its exit code — and nothing said when its reader went away (``| head -1``)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _stdout_gone()
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_gone() -> None:
+    """The reader of stdout left: what is still buffered goes nowhere (Python would otherwise
+    complain about it at exit), and nothing is logged — it is no error of ours."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests): nothing to redirect
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(argv)
@@ -187,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sourcedesk: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # the reader of stdout went away: main says nothing
     except Exception as exc:  # noqa: BLE001 - anything else is written down, never shown as a traceback
         from sourcedesk.tui.logs import report_unexpected
 
