@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 from sourcedesk.core.memo.spec import Namesake
 from sourcedesk.core.sources.namesakes import LearnedNamesake
 from sourcedesk.tui.widgets.cells import plain
+from sourcedesk.tui.widgets.row_table import RowTable
 
 COLUMNS = (("name", "Namesake", 30), ("what", "What it is", 30), ("origin", "From", 30))
 
@@ -58,7 +59,7 @@ class NamesakesScreen(ModalScreen[None]):
                 ),
                 markup=False,
             )
-            yield DataTable(id="namesakes", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="namesakes", cursor_type="row", zebra_stripes=True)
             yield Static(id="namesakes-note", markup=False)
         yield Footer()  # this dialog's keys; without it the screen below shows its own, which do not work here
 

@@ -17,6 +17,7 @@ from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.about import VERDICTS, About, SourceText
 from sourcedesk.tui.widgets.about_cells import about_block, verdict_cell
 from sourcedesk.tui.widgets.cells import Palette, plain
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -82,7 +83,7 @@ class ReportTab(TabPane):
             allow_blank=True,
             compact=True,
         )
-        yield DataTable(id="report", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="report", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, REPORT_COLUMNS)

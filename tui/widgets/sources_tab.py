@@ -13,6 +13,7 @@ from textual.widgets import DataTable, TabPane
 from sourcedesk.core.sources.about import About
 from sourcedesk.tui.widgets.about_cells import about_block, reason_cell, verdict_cell
 from sourcedesk.tui.widgets.cells import Palette, plain, source_detail
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 from sourcedesk.tui.widgets.source_rows import COLUMNS, SourceRow, row_cells, source_rows
 
@@ -34,7 +35,7 @@ class SourcesTab(TabPane):
         self._drawn_with: Palette | None = None  # the colours the rows were drawn in
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="sources", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, COLUMNS)

@@ -1,0 +1,88 @@
+"""The workbench at 80×24, 120×36 and wide: every key and column that matters stays on screen
+(issue 19's layout), and keys the first day found broken."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.widgets import DataTable
+
+from sourcedesk.sandbox.server import SandboxServer
+from sourcedesk.screens.memo_screen import MemoScreen
+from sourcedesk.screens.section_screen import SectionScreen
+from tests.test_tui_support import control, make_app, screen_text, settle
+
+SMALL = (80, 24)
+MEDIUM = (120, 36)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with SandboxServer(port=0, seed=0) as server:
+        yield server
+
+
+@pytest.fixture
+def sb(sandbox):
+    control(sandbox.url, "/_sandbox/reset")
+    yield sandbox
+
+
+def _footer(app) -> str:
+    return screen_text(app).rstrip("\n").splitlines()[-1]
+
+
+def _visible_columns(table: DataTable, width: int) -> list[str]:
+    """The headers of the columns that fit in ``width`` cells, whole."""
+    shown, x = [], 0
+    for column in table.ordered_columns:
+        x += column.get_render_width(table)
+        if x <= width:
+            shown.append(str(column.label))
+    return shown
+
+
+def test_end_and_home_move_through_the_memo_screens_rows(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SMALL) as pilot:
+            await settle(pilot)
+            table = app.screen.query_one("#sections", DataTable)
+            await pilot.press("end")
+            assert table.cursor_row == table.row_count - 1
+            await pilot.press("home")
+            assert table.cursor_row == 0
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("size", [SMALL, MEDIUM, (170, 45)])
+def test_the_footer_keeps_help_and_quit_and_no_stray_letters(sb, tmp_path, size):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            for _screen in ("memo", "section"):
+                footer = _footer(app)
+                assert "? Help" in footer and "q Quit" in footer, footer
+                assert "^p" not in footer or footer.rstrip().endswith("^p palette"), footer
+                await pilot.press("enter")
+                await settle(pilot)
+                assert isinstance(app.screen, SectionScreen)
+
+    asyncio.run(scenario())
+
+
+def test_the_memo_screen_keeps_its_essential_columns_at_80_columns(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SMALL) as pilot:
+            await settle(pilot)
+            assert isinstance(app.screen, MemoScreen)
+            table = app.screen.query_one("#sections", DataTable)
+            shown = _visible_columns(table, SMALL[0] - 1)
+            for header in ("#", "Section", "Status", "Citations", "Flags", "Cost"):
+                assert header in shown, shown
+
+    asyncio.run(scenario())
