@@ -60,5 +60,12 @@ def test_pin_run_pin_run_ends_fresh_on_the_set_the_spec_selects(sb, tmp_path):
             # and a further r keeps it fresh
             await run_and_wait(pilot, "r", "news")
             assert app.screen.view.status == "fresh"
+            # the Report tab lists every citation its counts line counts
+            await pilot.press("2")
+            await settle(pilot)
+            report = app.screen.data.run_record.the_report
+            assert report is not None and report.citations
+            rows = app.screen.query_one("#report", DataTable).row_count
+            assert rows == len(report.citations) + len(report.uncited)
 
     asyncio.run(scenario())
