@@ -198,3 +198,52 @@ def test_the_demo_exit_message_names_its_dir_and_a_closed_terminal_is_no_error(t
     finally:
         logging.getLogger("sourcedesk").removeHandler(handler)
     assert errors == []
+
+
+def test_every_command_describes_itself_and_the_list_says_names_too(capsys):
+    import argparse
+
+    from sourcedesk.tui.cli import COMMANDS, build_parser
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listing = capsys.readouterr().out
+    for name in ("reject", "unreject", "rejects"):
+        line = next(ln for ln in listing.splitlines() if ln.split()[:1] == [name])
+        assert "names" in line, line
+    parser = build_parser(None)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    undescribed = [c.name for c in COMMANDS if not sub.choices[c.name].description]
+    assert undescribed == []
+
+
+def test_template_variables_agree_in_the_readme_inits_file_and_the_hints(tmp_path, data_dir):
+    import re
+
+    from sourcedesk.core.domain.errors import UserError
+    from sourcedesk.core.memo.loader import load_memo
+    from sourcedesk.core.memo.templates import BUILTIN_VARIABLES
+
+    names = set(BUILTIN_VARIABLES)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = readme[readme.index("Query templates may use") :].split("\n\n")[0]
+    assert set(re.findall(r"\{\{(\w+)\}\}", paragraph)) == names
+    memo = tmp_path / "m"
+    assert main(["init", str(memo), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
+    yaml_text = (memo / "memo.yaml").read_text(encoding="utf-8")
+    header = "\n".join(ln for ln in yaml_text.splitlines() if ln.startswith("#"))
+    assert set(re.findall(r"\{\{(\w+)\}\}", header[header.index("Query templates") :])) - {"name"} == names
+    (memo / "memo.yaml").write_text(
+        yaml_text.replace('query: "{{subject}}', 'query: "{{subjekt}}', 1), encoding="utf-8"
+    )
+    with pytest.raises(UserError) as err:
+        load_memo(memo)
+    assert names <= set(re.findall(r"\{\{(\w+)\}\}", str(err.value)))
+
+
+def test_the_memos_placeholder_for_an_unwritten_section_names_the_folder(tmp_path, data_dir, capsys):
+    memo = tmp_path / "m"
+    assert main(["init", str(memo), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
+    assert main(["export", str(memo)]) == 0
+    text = (memo / "memo.md").read_text(encoding="utf-8")
+    assert "`sourcedesk run . --section overview`" in text and "`sourcedesk run --section" not in text

@@ -36,7 +36,12 @@ COUNT_LABELS = (
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="retrieve, write, reconcile and save section notes")
+    p = sub.add_parser(
+        "run",
+        help="retrieve, write, reconcile and save section notes",
+        description="Run sections headlessly: retrieve (reusing frozen source sets), write, reconcile every "
+        "citation and save each note. Exit 1 when a section failed (its previous note is kept).",
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="the memo folder (holds memo.yaml)")
     p.add_argument(
         "--section",
