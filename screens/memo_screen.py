@@ -48,6 +48,7 @@ from sourcedesk.tui.widgets.cells import (
     cost_cell,
     flags_cell,
     pin_cell,
+    readable_warning,
     status_cell,
 )
 from sourcedesk.tui.widgets.key_bar import KeyBar
@@ -73,7 +74,7 @@ COMPACT_COLUMNS = (
     ("status", "Status", 13),  # "⠋ reconciling"
     ("pin", "Pin", 6),
     ("sources", "Src", 3),
-    ("citations", "Citations", 17),  # "12✓ 3≈ 4✗ 2 weak"
+    ("citations", "Citations", 20),  # "12✓ 3≈ 4✗ 1# 2 weak"
     ("flags", "Flags", 14),  # "✂1 ⚠6 ✗1 ?4 ⚑3"
     ("cost", "Cost", 7),
 )
@@ -83,14 +84,14 @@ TIGHT_COLUMNS = (
     ("num", "#", 2),
     ("section", "Section", None),
     ("status", "Status", 13),
-    ("citations", "Citations", 17),
+    ("citations", "Citations", 20),
     ("flags", "Flags", 14),
     ("cost", "Cost", 7),
     ("pin", "Pin", 6),
     ("sources", "Src", 3),
 )
 CELL_PADDING = 2  # a DataTable's padding around each cell (one column either side)
-MIN_SECTION_WIDTH = 12
+MIN_SECTION_WIDTH = 10
 
 
 class RowsLoaded(Message):
@@ -373,7 +374,7 @@ class MemoScreen(WorkbenchScreen):
         if parts:
             out.append(f"\n{' and '.join(parts)}: enter, then 2 (Report).", style=palette.warning)
         for warning in view.warnings[:2]:
-            out.append(f"\n⚠ {warning}", style="dim")
+            out.append(f"\n⚠ {readable_warning(clean_text(warning))}", style="dim")
         return out
 
     def current_section(self) -> str | None:

@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 from sourcedesk.sandbox.server import SandboxServer
 from sourcedesk.screens.memo_screen import MemoScreen
 from sourcedesk.screens.section_screen import SectionScreen
-from tests.test_tui_support import control, make_app, screen_text, settle
+from tests.test_tui_support import control, make_app, run_and_wait, screen_text, settle
 
 SMALL = (80, 24)
 MEDIUM = (120, 36)
@@ -84,5 +84,67 @@ def test_the_memo_screen_keeps_its_essential_columns_at_80_columns(sb, tmp_path)
             shown = _visible_columns(table, SMALL[0] - 1)
             for header in ("#", "Section", "Status", "Citations", "Flags", "Cost"):
                 assert header in shown, shown
+
+    asyncio.run(scenario())
+
+
+def _whole(table: DataTable, header: str, width: int) -> bool:
+    return header in _visible_columns(table, width)
+
+
+def test_at_80_by_24_the_detail_pane_moves_under_the_tables_and_the_report_keeps_its_claim(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SMALL) as pilot:
+            await settle(pilot)
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, SectionScreen) and screen.has_class("-tight")
+            pane = screen.query_one("#detail-pane").region
+            tabs = screen.query_one("#section-tabs").region
+            assert pane.y >= tabs.bottom and pane.width == SMALL[0]  # below, the full width
+            await pilot.press("2")
+            await settle(pilot)
+            report = screen.query_one("#report", DataTable)
+            assert _whole(report, "Claim", SMALL[0])
+            assert "NATS" in str(screen.query_one("#detail").render())  # the highlighted citation's detail
+            await pilot.resize_terminal(*MEDIUM)
+            await settle(pilot)
+            assert not screen.has_class("-tight")  # beside the tables again
+
+    asyncio.run(scenario())
+
+
+def test_at_120_by_36_no_column_or_header_is_cut(sb, tmp_path):
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=MEDIUM) as pilot:
+            await settle(pilot)
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await settle(pilot)
+            screen = app.screen
+            room = screen.query_one("#section-tabs").region.width
+            await pilot.press("6")
+            await settle(pilot)
+            history = screen.query_one("#history", DataTable)
+            assert _whole(history, "Cost", room)
+            cost = app.last_outcomes["overview"].cost["total"]
+            assert f"${cost:.3f}" in screen_text(app)
+            await pilot.press("7")
+            await settle(pilot)
+            checks = screen.query_one("#checks", DataTable)
+            check_column = next(c for c in checks.ordered_columns if str(c.label) == "Check")
+            assert check_column.width >= len("uncited figure")
+            head = str(screen.query_one("#section-head").render())
+            for line in head.splitlines():  # a part is never broken over two lines
+                assert not line.startswith(("problem(s)", "namesakes removed", "kept")), head
+            await pilot.press("N")
+            await settle(pilot)
+            table = app.screen.query_one("#namesakes", DataTable)
+            dialog = app.screen.query_one("#namesakes-dialog").region
+            assert sum(c.get_render_width(table) for c in table.ordered_columns) <= dialog.width - 4
 
     asyncio.run(scenario())
