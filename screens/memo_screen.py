@@ -52,6 +52,7 @@ from sourcedesk.tui.widgets.cells import (
     status_cell,
 )
 from sourcedesk.tui.widgets.key_bar import KeyBar
+from sourcedesk.tui.widgets.legend import legend_text
 from sourcedesk.tui.widgets.row_table import RowTable
 
 # (key, label, width): fixed widths where cells change while a section runs, so the
@@ -146,6 +147,7 @@ class MemoScreen(WorkbenchScreen):
         yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
+        self.table.tooltip = legend_text("citations", "flags")
         self._add_columns()
         self.query_one("#memo-head", Static).update(self._head())
         self.table.focus()

@@ -46,15 +46,24 @@ from sourcedesk.tui.widgets.cells import status_cell
 from sourcedesk.tui.widgets.checks_tab import ChecksTab
 from sourcedesk.tui.widgets.history_tab import HistoryTab
 from sourcedesk.tui.widgets.key_bar import KeyBar
+from sourcedesk.tui.widgets.legend import legend_text
 from sourcedesk.tui.widgets.note_tab import NoteTab
 from sourcedesk.tui.widgets.report_tab import REPORT_COLUMNS, ReportTab
-from sourcedesk.tui.widgets.section_tab import SectionTab, refit_columns
+from sourcedesk.tui.widgets.section_tab import NO_ROW, SectionTab, refit_columns
 from sourcedesk.tui.widgets.sources_tab import SourcesTab
 from sourcedesk.tui.widgets.warnings_tab import WarningsTab
 from sourcedesk.tui.widgets.web_tab import WebTab
 
 # The tabs, in order: each gets the next number key. A new tab is a widget file and a line here.
 TABS: tuple[type[SectionTab], ...] = (SourcesTab, ReportTab, WarningsTab, NoteTab, WebTab, HistoryTab, ChecksTab)
+
+# The symbols each table's cells use, explained in its tooltip (and all of them in the help).
+TABLE_LEGENDS: dict[str, tuple[str, ...]] = {
+    "#sources": ("about",),
+    "#report": ("about",),
+    "#web": ("about",),
+    "#history": ("citations",),
+}
 
 __all__ = ["REPORT_COLUMNS", "TABS", "SectionScreen"]
 
@@ -168,6 +177,8 @@ class SectionScreen(WorkbenchScreen):
         yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
+        for table_id, groups in TABLE_LEGENDS.items():
+            self.query_one(table_id).tooltip = legend_text(*groups)
         self._fit(self.app.size.width)
         self.query_one(SourcesTab).table.focus()
         if self._first_view is not None:
@@ -357,6 +368,8 @@ class SectionScreen(WorkbenchScreen):
         if isinstance(tab, HistoryTab) and tab.needs_full():
             self._read_run(tab.needs_full() or "")
         text = tab.detail(self.sd_app.palette)
+        if text is NO_ROW and not any(t.row_count for t in tab.query(DataTable).results(DataTable)):
+            text = Text()  # a tab with no rows (the note, the warnings, an empty table): nothing to highlight
         if text is not None:
             self.query_one("#detail", Static).update(text)
 

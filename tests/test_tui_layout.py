@@ -148,3 +148,85 @@ def test_at_120_by_36_no_column_or_header_is_cut(sb, tmp_path):
             assert sum(c.get_render_width(table) for c in table.ordered_columns) <= dialog.width - 4
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("key", ["x", "n"])
+def test_at_80_by_24_the_reject_dialogs_buttons_are_on_screen_and_tab_reaches_them(sb, tmp_path, key):
+    from textual.widgets import Button
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=SMALL) as pilot:
+            await settle(pilot)
+            await run_and_wait(pilot, "r", "overview")
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press(key)
+            await settle(pilot)
+            dialog = app.screen.query_one("#reject-dialog").region
+            reached = set()
+            for _ in range(8):
+                await pilot.press("tab")
+                await pilot.pause()
+                if isinstance(app.focused, Button):
+                    region = app.focused.region
+                    assert region.bottom <= dialog.bottom - 1 and region.bottom <= SMALL[1], (region, dialog)
+                    reached.add(app.focused.id)
+            assert reached == {"reject-ok", "reject-cancel"}
+
+    asyncio.run(scenario())
+
+
+def test_a_toast_never_covers_the_memo_screens_info_panel(sb, tmp_path):
+    from textual.widgets._toast import Toast
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=MEDIUM, notifications=True) as pilot:
+            await settle(pilot)
+            await run_and_wait(pilot, "r", "overview")  # its outcome is said in a toast
+            await pilot.pause()
+            await pilot.pause()
+            toasts = list(app.screen.query(Toast))
+            assert toasts
+            why = app.screen.query_one("#memo-why").region
+            for toast in toasts:
+                assert not toast.region.overlaps(why), (toast.region, why)
+                assert toast.region.bottom <= why.y
+
+    asyncio.run(scenario())
+
+
+def test_every_symbol_is_explained_in_the_help_and_the_tables_tooltips(sb, tmp_path):
+    from sourcedesk.screens.help_screen import HelpScreen
+
+    async def scenario():
+        app = make_app(tmp_path, sb.url)
+        async with app.run_test(size=(170, 45)) as pilot:
+            await settle(pilot)
+            await run_and_wait(pilot, "r", "overview")
+            tooltip = str(app.screen.query_one("#sections", DataTable).tooltip)
+            for symbol in ("N✓", "N≈", "N✗", "N#", "weak", "✂N", "⚠N", "?N", "⚑N"):
+                assert symbol in tooltip
+            why = str(app.screen.query_one("#memo-why").render())
+            assert "namesakes_removed" not in why and "_" not in why.split("⚠")[-1].split(":")[0]
+            await pilot.press("question_mark")
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            text = screen_text(app)
+            for symbol in ("N#", "?N", "⚠N", "⚑N", "✓ subject", "✗ namesake", "? unclear", "retitled"):
+                assert symbol in text, symbol
+            await pilot.press("escape")
+            await pilot.press("enter")
+            await settle(pilot)
+            assert "✗ namesake" in str(app.screen.query_one("#sources", DataTable).tooltip)
+            await pilot.press("4")  # the Note tab has no rows: nothing asks to highlight one
+            await settle(pilot)
+            assert "Highlight a row" not in str(app.screen.query_one("#detail").render())
+            await pilot.press("2")
+            await settle(pilot)
+            counts = str(app.screen.query_one("#report-counts").render())
+            report = app.last_outcomes["overview"].report
+            assert f"{report['verified']} verified" in counts and "  retitled" not in counts
+
+    asyncio.run(scenario())

@@ -102,6 +102,11 @@ class SourcesTab(TabPane):
             out.append(row.removed.rule)
             out.append(")")
         out.append("\n")
-        out.append_text(about_block(about, palette))
-        out.append("\nx rejects its domain; n rejects a name; u un-rejects a rejected one.", style="dim")
+        out.append_text(about_block(about, palette, hints=False))  # the keys are said once, below
+        out.append("\nx rejects its domain; n rejects a name", style="dim")
+        if about is not None and about.phrase and about.verdict in ("namesake", "unclear"):
+            out.append(" (offers ", style="dim")
+            out.append(about.phrase, style="dim italic")
+            out.append(")", style="dim")
+        out.append("; u un-rejects a rejected one.", style="dim")
         return out
