@@ -368,7 +368,8 @@ class SectionScreen(WorkbenchScreen):
         if isinstance(tab, HistoryTab) and tab.needs_full():
             self._read_run(tab.needs_full() or "")
         text = tab.detail(self.sd_app.palette)
-        if text is NO_ROW and not any(t.row_count for t in tab.query(DataTable).results(DataTable)):
+        tables = self.query(f"#{tab.TAB_ID} DataTable").results(DataTable)
+        if text is NO_ROW and not any(t.row_count for t in tables):
             text = Text()  # a tab with no rows (the note, the warnings, an empty table): nothing to highlight
         if text is not None:
             self.query_one("#detail", Static).update(text)

@@ -219,8 +219,9 @@ class MemoStore:
     def _check_schema(self) -> None:
         meta = self._table("meta")
         doc = meta.get(_Q.key == "schema")
-        if doc is None and not self.read_only:
-            meta.insert({"key": "schema", "version": SCHEMA_VERSION})
+        if doc is None:
+            if not self.read_only:  # a reader never writes: a new store gets its schema from its owner
+                meta.insert({"key": "schema", "version": SCHEMA_VERSION})
         elif int(doc.get("version", 0)) > SCHEMA_VERSION:
             raise UserError(
                 f"the memo store {self.dir} was written by a newer sourcedesk (schema {doc.get('version')})",

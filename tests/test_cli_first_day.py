@@ -188,8 +188,12 @@ def test_the_demo_exit_message_names_its_dir_and_a_closed_terminal_is_no_error(t
         assert main(["demo", "--dir", str(tmp_path / "demos")]) == 0
     assert f"`sourcedesk demo --keep --dir {tmp_path / 'demos'}` reopens it" in out.read_text()
     errors: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = errors.append  # type: ignore[method-assign]
+
+    class Kept(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            errors.append(record)
+
+    handler = Kept(logging.WARNING)
     logging.getLogger("sourcedesk").addHandler(handler)
     try:
         monkeypatch.setattr(sys, "stdout", _HungUp())
@@ -247,3 +251,12 @@ def test_the_memos_placeholder_for_an_unwritten_section_names_the_folder(tmp_pat
     assert main(["export", str(memo)]) == 0
     text = (memo / "memo.md").read_text(encoding="utf-8")
     assert "`sourcedesk run . --section overview`" in text and "`sourcedesk run --section" not in text
+
+
+def test_a_reader_opens_a_memo_that_has_no_store_yet_and_writes_nothing(tmp_path, data_dir, capsys):
+    memo = tmp_path / "fresh"
+    assert main(["init", str(memo), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
+    capsys.readouterr()
+    assert main(["rejects", "--memo", str(memo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["memo"]["rejects"] == []
+    assert not (memo / ".sourcedesk" / "db.json").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from textual.screen import Screen
 from textual.widgets import DataTable
 
 from sourcedesk.sandbox.server import SandboxServer
@@ -27,6 +28,11 @@ def sandbox():
 def sb(sandbox):
     control(sandbox.url, "/_sandbox/reset")
     yield sandbox
+
+
+def _current(app) -> Screen[object]:
+    """The screen on top (a function: mypy keeps an earlier isinstance narrowing of app.screen)."""
+    return app.screen
 
 
 def _footer(app) -> str:
@@ -219,13 +225,14 @@ def test_every_symbol_is_explained_in_the_help_and_the_tables_tooltips(sb, tmp_p
             await pilot.press("escape")
             await pilot.press("enter")
             await settle(pilot)
-            assert "✗ namesake" in str(app.screen.query_one("#sources", DataTable).tooltip)
+            section = _current(app)
+            assert "✗ namesake" in str(section.query_one("#sources", DataTable).tooltip)
             await pilot.press("4")  # the Note tab has no rows: nothing asks to highlight one
             await settle(pilot)
-            assert "Highlight a row" not in str(app.screen.query_one("#detail").render())
+            assert "Highlight a row" not in str(section.query_one("#detail").render())
             await pilot.press("2")
             await settle(pilot)
-            counts = str(app.screen.query_one("#report-counts").render())
+            counts = str(section.query_one("#report-counts").render())
             report = app.last_outcomes["overview"].report
             assert f"{report['verified']} verified" in counts and "  retitled" not in counts
 
