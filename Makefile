@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # rewrites every test module's asserts again (collection alone took 14 s a worker, now 5 s).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: demo test lint view bench bench-ui bench-store bench-memory sandbox clean
+.PHONY: demo test lint view bench bench-ui bench-store soak-store bench-memory sandbox clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,7 @@ test: lint
 # Then the speed figures the test suite does not assert (sourcedesk.sandbox.bench_speed).
 bench: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench $(if $(ORCHESTRATOR),--orchestrator $(ORCHESTRATOR))
+	$(BIN)/python -m sourcedesk.sandbox.bench_frozen
 	$(BIN)/python -m sourcedesk.sandbox.bench_speed
 	$(BIN)/python -m sourcedesk.sandbox.bench_ui
 
@@ -56,8 +57,16 @@ bench: $(STAMP)
 bench-ui: $(STAMP)
 	$(BIN)/python -m sourcedesk.sandbox.bench_ui
 
+# The store's share of a frozen re-run of 20 sections, on TinyDB and on a real PostgreSQL
+# (started from the pgserver package for the bench, stopped after); target <= 10% on both.
 bench-store: $(STAMP)
-	$(BIN)/python -m sourcedesk.sandbox.bench --store-only
+	$(BIN)/python -m sourcedesk.sandbox.bench_store
+
+# Four processes reject, un-reject and run sections of one memo for 60 s, on PostgreSQL and on
+# TinyDB, then check that nothing was lost (CI runs it after `make test`; the suite runs 5 s).
+SOAK_SECONDS ?= 60
+soak-store: $(STAMP)
+	$(BIN)/python -m sourcedesk.sandbox.store_soak --seconds $(SOAK_SECONDS)
 
 # Peak memory and time of `run` against a 50 MB writer answer (JSON and SSE, length announced or not).
 bench-memory: $(STAMP)

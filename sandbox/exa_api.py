@@ -1,8 +1,11 @@
 """The sandbox's Exa ``POST /search``: real request validation, real response quirks.
 
 Quirks reproduced on purpose (each one has bitten the product in the field):
-substring domain filters (see ``sourcedesk.sandbox.search``), 400 when ``excludeDomains``,
-``excludeText`` or date filters meet ``category: company``/``people``, schema summaries returned as a
+substring domain filters (see ``sourcedesk.sandbox.search``), 400 exactly where Exa answers it —
+``excludeDomains``, ``includeText``, ``excludeText`` or date filters with ``category:
+company``/``people``, an ``includeDomains`` that is not LinkedIn's with ``people``,
+``excludeText`` with ``financial report``, a search type Exa no longer takes
+(``keyword``, ``hybrid``), ``maxCharacters`` over 10,000 —, schema summaries returned as a
 JSON *string* with the word ``"null"`` for facts the page lacks, company
 ``entities`` as an array with explicit nulls, ``title: ""`` for some pages,
 omitted ``score``/``author``/``publishedDate`` and a ``costDollars`` whose shape
@@ -48,9 +51,8 @@ from sourcedesk.sandbox.http import (
 from sourcedesk.sandbox.search import rank, terms
 
 MAX_DOMAINS = 1200
-SEARCH_TYPES = frozenset(
-    {"auto", "neural", "keyword", "fast", "instant", "lite", "hybrid", "deep", "deep-lite", "deep-reasoning"}
-)
+# Exa's search types today; "keyword" and "hybrid" are gone (a 400 like any unknown type).
+SEARCH_TYPES = frozenset({"auto", "fast", "instant", "neural", "deep-lite", "deep", "deep-reasoning", "lite"})
 CATEGORIES = frozenset({"company", "publication", "news", "personal site", "financial report", "people"})
 CHARS_PER_SENTENCE = 1333
 DEPRECATED = {
@@ -59,7 +61,14 @@ DEPRECATED = {
     "startCrawlDate": "startCrawlDate is no longer supported and was ignored",
     "endCrawlDate": "endCrawlDate is no longer supported and was ignored",
 }
-_STRICT_CATEGORIES = ("company", "people")  # the API refuses exclusions and date filters with these
+# What each category answers 400 to (written here, not imported: the sandbox stands in for the real service,
+# so a regression in the product's own table must meet a refusal, not its mirror image).
+_REFUSED_WITH = {
+    "company": ("startPublishedDate", "endPublishedDate", "includeText", "excludeText", "excludeDomains"),
+    "people": ("startPublishedDate", "endPublishedDate", "includeText", "excludeText", "excludeDomains"),
+    "financial report": ("excludeText",),
+}
+MAX_CONTENT_CHARS = 10_000  # contents.text.maxCharacters and contents.highlights.maxCharacters
 _DATE_KEYS = ("startPublishedDate", "endPublishedDate")  # crawl dates are ignored (see DEPRECATED)
 PRICE_SEARCH = 0.007  # includes up to 10 results
 PRICE_EXTRA_RESULT = 0.001
@@ -155,19 +164,79 @@ def _iso(body: dict[str, Any], key: str) -> str | None:
 MAX_TEXT_FILTER_WORDS = 5
 
 
-def _exclude_text(body: dict[str, Any]) -> str | None:
-    """``excludeText``: a list with one string of at most five words (Exa's current limits)."""
-    value = body.get("excludeText")
+def _text_filter(body: dict[str, Any], key: str) -> str | None:
+    """``includeText``/``excludeText``: a list with one string of at most five words (Exa's current limits)."""
+    value = body.get(key)
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise BadRequest("excludeText must be an array of strings")
+        raise BadRequest(f"{key} must be an array of strings")
     phrases = [v for v in value if v.strip()]
     if len(phrases) > 1:
-        raise BadRequest("excludeText currently supports only 1 string")
+        raise BadRequest(f"{key} currently supports only 1 string")
     if phrases and len(phrases[0].split()) > MAX_TEXT_FILTER_WORDS:
-        raise BadRequest(f"excludeText strings may have at most {MAX_TEXT_FILTER_WORDS} words")
+        raise BadRequest(f"{key} strings may have at most {MAX_TEXT_FILTER_WORDS} words")
     return phrases[0] if phrases else None
+
+
+def _is_linkedin(domain: str) -> bool:
+    host = domain.strip().lower().split("://", 1)[-1].split("/", 1)[0].rstrip(".")
+    return host == "linkedin.com" or host.endswith(".linkedin.com")
+
+
+def _category_refusals(category: str | None, body: dict[str, Any]) -> None:
+    """The 400s some categories answer to a filter (and ``people`` to a domain that is not LinkedIn's)."""
+    if category is None:
+        return
+    for key in _REFUSED_WITH.get(category, ()):
+        if body.get(key):
+            what = "date filters are" if key.endswith("PublishedDate") else f"{key} is"
+            raise BadRequest(f"{what} not supported with category '{category}'", "INVALID_REQUEST")
+    include = body.get("includeDomains") or []
+    if category == "people" and any(not _is_linkedin(d) for d in include if isinstance(d, str)):
+        raise BadRequest("includeDomains only accepts LinkedIn domains with category 'people'", "INVALID_REQUEST")
+
+
+def _max_characters(options: dict[str, Any], where: str) -> None:
+    value = _positive_int(options, "maxCharacters", where)
+    if value is not None and value > MAX_CONTENT_CHARS:
+        raise BadRequest(f"{where}.maxCharacters must be at most {MAX_CONTENT_CHARS} (got {value})")
+
+
+def _contents(body: dict[str, Any], warnings: list[dict[str, str]]) -> tuple[Any, Any, Any]:
+    """``contents``: text, summary and highlights options checked like the API checks them."""
+    contents = body.get("contents") or {}
+    if not isinstance(contents, dict):
+        raise BadRequest("contents must be an object")
+    text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
+    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
+        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
+    if text is not None:
+        _max_characters(text, "contents.text")
+    summary = _option(contents.get("summary"), "summary", {"query", "schema"})
+    if summary is not None:
+        schema = summary.get("schema")
+        if schema is not None and (not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict)):
+            raise BadRequest("contents.summary.schema must be a JSON Schema object", "INVALID_JSON_SCHEMA")
+    highlights = _option(
+        contents.get("highlights"), "highlights", {"numSentences", "highlightsPerUrl", "query", "maxCharacters"}
+    )
+    if highlights is not None:
+        for key in ("numSentences", "highlightsPerUrl"):
+            _positive_int(highlights, key, "contents.highlights")
+        _max_characters(highlights, "contents.highlights")
+        if "numSentences" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
+            )
+            highlights.setdefault(
+                "maxCharacters", min(highlights["numSentences"] * CHARS_PER_SENTENCE, MAX_CONTENT_CHARS)
+            )
+        if "highlightsPerUrl" in highlights:
+            warnings.append(
+                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
+            )
+    return text, summary, highlights
 
 
 def parse_search(body: Any) -> SearchParams:
@@ -201,45 +270,13 @@ def parse_search(body: Any) -> SearchParams:
             warnings.append({"code": "deprecated_parameter", "message": message})
     include, exclude = _domains(body, "includeDomains"), _domains(body, "excludeDomains")
     dates = {key: _iso(body, key) for key in _DATE_KEYS}
-    exclude_text = _exclude_text(body)
-    if category in _STRICT_CATEGORIES:
-        if exclude:
-            raise BadRequest(f"excludeDomains is not supported with category '{category}'", "INVALID_REQUEST")
-        if exclude_text:
-            raise BadRequest(f"excludeText is not supported with category '{category}'", "INVALID_REQUEST")
-        if any(dates.values()):
-            raise BadRequest(f"date filters are not supported with category '{category}'", "INVALID_REQUEST")
+    exclude_text = _text_filter(body, "excludeText")
+    _text_filter(body, "includeText")
+    _category_refusals(category, body)
     if include and exclude:
         raise BadRequest("includeDomains and excludeDomains cannot be combined in one request", "INVALID_REQUEST")
 
-    contents = body.get("contents") or {}
-    if not isinstance(contents, dict):
-        raise BadRequest("contents must be an object")
-    text = _option(contents.get("text"), "text", {"maxCharacters", "includeHtmlTags", "verbosity"})
-    if "livecrawl" in contents:  # in contents is where it lived; "true" silently meant "never"
-        warnings.append({"code": "deprecated_parameter", "message": DEPRECATED["livecrawl"]})
-    if text is not None:
-        _positive_int(text, "maxCharacters", "contents.text")
-    summary = _option(contents.get("summary"), "summary", {"query", "schema"})
-    if summary is not None:
-        schema = summary.get("schema")
-        if schema is not None and (not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict)):
-            raise BadRequest("contents.summary.schema must be a JSON Schema object", "INVALID_JSON_SCHEMA")
-    highlights = _option(
-        contents.get("highlights"), "highlights", {"numSentences", "highlightsPerUrl", "query", "maxCharacters"}
-    )
-    if highlights is not None:
-        for key in ("numSentences", "highlightsPerUrl", "maxCharacters"):
-            _positive_int(highlights, key, "contents.highlights")
-        if "numSentences" in highlights:
-            warnings.append(
-                {"code": "deprecated_parameter", "message": "numSentences is deprecated; use maxCharacters"}
-            )
-            highlights.setdefault("maxCharacters", highlights["numSentences"] * CHARS_PER_SENTENCE)
-        if "highlightsPerUrl" in highlights:
-            warnings.append(
-                {"code": "deprecated_parameter", "message": "highlightsPerUrl is deprecated and was ignored"}
-            )
+    text, summary, highlights = _contents(body, warnings)
     return SearchParams(
         query=query.strip(),
         num_results=num,

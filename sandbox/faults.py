@@ -5,7 +5,8 @@ requests with a 429 and then recovers; ``502-html`` (no service) fails every
 request to both services with a gateway's HTML page. Without a service, ``*N``
 counts per service (the next N Exa requests *and* the next N writer requests).
 Several specs may be given (or comma-separated); the first rule that still
-applies to a request wins.
+applies to a request wins. ``judge:KIND[*N]`` fails only the writer requests that are
+sourcedesk's model-judge prompts (``sourcedesk.sandbox.writer_judge``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from sourcedesk.sandbox.http import SandboxContext
 
 DEFAULT_HOLD_S = 35.0  # longer than a typical 30 s client timeout
+# Not a service: the writer's requests that are sourcedesk's model-judge prompts. "judge:500*1" fails
+# the next judge request only (the section's own write goes through); other rules never touch them.
+JUDGE = "judge"
 
 FAULT_KINDS: dict[str, str] = {
     "429": "429 rate limited, no Retry-After header",
@@ -57,6 +61,8 @@ class FaultRule:
         return f"{prefix}{self.kind}{suffix}"
 
     def applies(self, service: str) -> bool:
+        if service == JUDGE or self.service == JUDGE:  # judge rules are for judge requests, and only they
+            return self.service == service and (self.times is None or self.used.get(service, 0) < self.times)
         if self.service not in (None, service):
             return False
         return self.times is None or self.used.get(service, 0) < self.times
@@ -69,8 +75,8 @@ def parse_spec(spec: str) -> FaultRule:
     times: int | None = None
     if ":" in text:
         service, text = (part.strip() for part in text.split(":", 1))
-        if service not in SERVICES:
-            raise ValueError(f"fault {spec!r}: unknown service {service!r} (use {' or '.join(SERVICES)})")
+        if service not in (*SERVICES, JUDGE):
+            raise ValueError(f"fault {spec!r}: unknown service {service!r} (use {', '.join((*SERVICES, JUDGE))})")
     if "*" in text:
         text, count = (part.strip() for part in text.rsplit("*", 1))
         if not count.isdigit() or int(count) < 1:

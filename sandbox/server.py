@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl
 
 from sourcedesk.sandbox import exa_api, search
 from sourcedesk.sandbox.corpus import Page, load_corpus
-from sourcedesk.sandbox.faults import DEFAULT_HOLD_S, OUTCOME_FAULTS, FaultPlan, fault_reply
+from sourcedesk.sandbox.faults import DEFAULT_HOLD_S, JUDGE, OUTCOME_FAULTS, FaultPlan, fault_reply
 from sourcedesk.sandbox.http import (
     SERVICES,
     RateLimit,
@@ -38,6 +38,7 @@ from sourcedesk.sandbox.http import (
     json_reply,
     service_error,
 )
+from sourcedesk.sandbox.writer_judge import is_judge_request
 
 DEFAULT_PORT = 8765
 EXA_REQUESTS_PER_SECOND = 10
@@ -230,7 +231,8 @@ def _serve_service(service: str, req: Request, ctx: SandboxContext, arrived: flo
 
 
 def _answer(service: str, req: Request, ctx: SandboxContext, arrived: float | None) -> Reply:
-    kind = ctx.faults.next_fault(service)
+    judged = service == "writer" and is_judge_request(req)  # judge rules first, then the writer's own
+    kind = (ctx.faults.next_fault(JUDGE) if judged else None) or ctx.faults.next_fault(service)
     if kind and kind in OUTCOME_FAULTS and service == "writer" and req.path in AGENT_ROUTES:
         handler = _service_handler(service, req.path)
         if handler is not None:

@@ -40,6 +40,7 @@ from typing import Any
 from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, json_reply, key_accepted
 from sourcedesk.sandbox.writer_api import MODES, bearer, digest, search_query, tokens, truncate
+from sourcedesk.sandbox.writer_judge import is_judge, judge_answer
 from sourcedesk.sandbox.writer_prompt import parse_prompt
 from sourcedesk.sandbox.writer_prose import compose
 from sourcedesk.sandbox.writer_search import DomainFilter, FilterError, own_search, parse_domain_filter, search_result
@@ -310,15 +311,19 @@ def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = Non
             {"id": i, **search_result(p, int(hashlib.sha256((key + p.url).encode()).hexdigest()[:8], 16), query)}
             for i, p in enumerate(pages, 1)
         ]
-    composition = compose(
-        parsed,
-        results,
-        corpus=ctx.pages,
-        mode=opts["mode"],
-        search_enabled=opts["search"],
-        rng=random.Random(key + ":prose"),
-    )
-    content = composition.content
+    base_truth: dict[str, Any]
+    if is_judge(prompt_text):  # sourcedesk's model judge: its JSON answer, no prose
+        content, base_truth = judge_answer(prompt_text), {"judge": True, "citations": []}
+    else:
+        composition = compose(
+            parsed,
+            results,
+            corpus=ctx.pages,
+            mode=opts["mode"],
+            search_enabled=opts["search"],
+            rng=random.Random(key + ":prose"),
+        )
+        content, base_truth = composition.content, dict(composition.truth)
     reason: str | None = None
     if fault == "incomplete":
         content, reason = content[: max(40, len(content) // 2)].rsplit(" ", 1)[0], "max_output_tokens"
@@ -328,7 +333,7 @@ def answer(opts: dict[str, Any], ctx: SandboxContext, *, fault: str | None = Non
     annotations: list[dict[str, Any]] = []
     if results and rng.random() >= 0.35:  # about a third of answers come with empty annotations
         content, annotations = _annotate(content, results, rng)
-    truth = dict(composition.truth)
+    truth = base_truth
     truth["citations"] = recount(truth["citations"], content)
     truth["search_enabled"] = opts["search"]
     truth["annotations"] = len(annotations)

@@ -44,6 +44,7 @@ from typing import Any
 
 from sourcedesk.core.domain import clock
 from sourcedesk.sandbox.http import Reply, Request, SandboxContext, html_reply, json_reply, key_accepted
+from sourcedesk.sandbox.writer_judge import is_judge, judge_answer
 from sourcedesk.sandbox.writer_prompt import ParsedPrompt, parse_prompt
 from sourcedesk.sandbox.writer_prose import compose
 from sourcedesk.sandbox.writer_search import FilterError, own_search, parse_domain_filter, search_result
@@ -225,28 +226,32 @@ def answer(opts: dict[str, Any], ctx: SandboxContext) -> dict[str, Any]:
     parsed = parse_prompt(prompt_text)
 
     results: list[dict[str, Any]] = []
-    if opts["search"]:
-        limit = random.Random(key + ":search").randint(5, 8)
-        query = search_query(parsed, last_user)
-        pages = own_search(query, ctx.pages, opts["filter"], limit)
-        results = [
-            search_result(p, int(hashlib.sha256((key + p.url).encode()).hexdigest()[:8], 16), query) for p in pages
-        ]
-    composition = compose(
-        parsed,
-        results,
-        corpus=ctx.pages,
-        mode=opts["mode"],
-        search_enabled=opts["search"],
-        rng=random.Random(key + ":prose"),
-    )
-    content = composition.content
-    if opts["model"] in REASONING_MODELS:
-        content = _think(parsed) + content
-    content, finish = truncate(content, opts["max_tokens"])
-    truth = dict(composition.truth)
-    truth["citations"] = recount(truth["citations"], content)
-    truth["search_enabled"] = opts["search"]
+    if is_judge(prompt_text):  # sourcedesk's model judge: its JSON answer, no search, no prose
+        content, finish = truncate(judge_answer(prompt_text), opts["max_tokens"])
+        truth: dict[str, Any] = {"judge": True, "citations": [], "search_enabled": False}
+    else:
+        if opts["search"]:
+            limit = random.Random(key + ":search").randint(5, 8)
+            query = search_query(parsed, last_user)
+            pages = own_search(query, ctx.pages, opts["filter"], limit)
+            results = [
+                search_result(p, int(hashlib.sha256((key + p.url).encode()).hexdigest()[:8], 16), query) for p in pages
+            ]
+        composition = compose(
+            parsed,
+            results,
+            corpus=ctx.pages,
+            mode=opts["mode"],
+            search_enabled=opts["search"],
+            rng=random.Random(key + ":prose"),
+        )
+        content = composition.content
+        if opts["model"] in REASONING_MODELS:
+            content = _think(parsed) + content
+        content, finish = truncate(content, opts["max_tokens"])
+        truth = dict(composition.truth)
+        truth["citations"] = recount(truth["citations"], content)
+        truth["search_enabled"] = opts["search"]
     return {
         "id": str(uuid.uuid4()),
         "model": opts["model"],

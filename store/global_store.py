@@ -1,26 +1,26 @@
-"""Global (all memos) rejections: ``data_dir()/global.json``.
+"""Global (all memos) rejections on TinyDB: ``data_dir()/global.json``.
 
-Several sourcedesk processes may run at once (one per memo), so unlike the
-memo store this one is not held open: each operation takes the file lock,
-reads the file if another process replaced it since (the storage compares the
-file's identity; an unchanged file is not parsed again), writes atomically and
-lets go.
+Several sourcedesk processes may use it at once, so it is never held open: a read takes
+the file as it is now (every write replaces it atomically; an unchanged file is not parsed
+again), and a write is one transaction under the file's lock — read again if another
+process replaced it, changed, replaced once — with the change announced in its log.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from tinydb.table import Table
 
 from sourcedesk.core.config.paths import data_dir
-from sourcedesk.store import rejections
-from sourcedesk.store.json_storage import AtomicJSONStorage
+from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, Scope, StoreChange, append_to_log
+from sourcedesk.store.holders import now_iso, whoami
+from sourcedesk.store.json_storage import AtomicJSONStorage, Tables
 from sourcedesk.store.process_lock import ProcessLock
+from sourcedesk.store.tiny_lists import TinyRejectLists
 
 LOCK_WAIT_S = 10.0
 
@@ -29,18 +29,37 @@ def default_global_path() -> Path:
     return data_dir() / "global.json"
 
 
-class GlobalStore:
-    def __init__(self, path: Path | None = None) -> None:
+class GlobalStore(TinyRejectLists):
+    backend = "tinydb"
+    scope: Scope = "global"
+
+    def __init__(self, path: Path | None = None, *, origin: str = PROCESS_ORIGIN) -> None:
         self.path = Path(path) if path is not None else default_global_path()
+        self.origin = origin
         self._mutex = threading.RLock()
         self._storage = AtomicJSONStorage(self.path, label="global rejection list")
+        self._changes: list[StoreChange] = []
 
     def __repr__(self) -> str:
         return f"GlobalStore({str(self.path)!r})"
 
+    def close(self) -> None:
+        """Nothing is held between operations."""
+
+    def describe_location(self) -> str:
+        return str(self.path)
+
     @contextmanager
-    def _rejects_table(self, name: str = "rejects") -> Iterator[Table]:
+    def _reading(self) -> Iterator[Tables]:
         with self._mutex:
+            yield self._storage.current()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._mutex:
+            if self._storage.in_transaction:
+                yield
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = ProcessLock(
                 self.path.with_name(self.path.name + ".lock"),
@@ -49,43 +68,25 @@ class GlobalStore:
                 owner_path=self.path.with_name(self.path.name + ".owner.json"),
             )
             lock.acquire(LOCK_WAIT_S)
+            self._storage.begin()
             try:
-                yield Table(self._storage, name, cache_size=0)
+                yield
+                if self._changes:
+                    tables = self._storage.read() or {}
+                    append_to_log(tables, self._changes)
+                    self._storage.write(tables)
+                self._storage.commit()
+            except BaseException:
+                self._storage.rollback()
+                raise
             finally:
+                self._changes.clear()
                 lock.release()
 
-    def rejects(self) -> list[str]:
-        with self._rejects_table() as table:
-            return rejections.list_domains(table.all())
+    def _table(self, name: str) -> Table:
+        return Table(self._storage, name, cache_size=0)
 
-    def reject_entries(self) -> list[dict[str, Any]]:
-        with self._rejects_table() as table:
-            return rejections.list_entries(table.all())
-
-    def add_reject(self, domain: str, note: str = "") -> bool:
-        with self._rejects_table() as table:
-            return rejections.add_domain(table, domain, note)
-
-    def add_rejects(self, domains: Iterable[str], note: str = "") -> int:
-        with self._rejects_table() as table:
-            return rejections.add_domains(table, domains, note)
-
-    def remove_reject(self, domain: str) -> bool:
-        with self._rejects_table() as table:
-            return rejections.remove_domain(table, domain)
-
-    def reject_names(self) -> list[str]:
-        with self._rejects_table("reject_names") as table:
-            return rejections.list_names(table.all())
-
-    def reject_name_entries(self) -> list[dict[str, Any]]:
-        with self._rejects_table("reject_names") as table:
-            return rejections.list_name_entries(table.all())
-
-    def add_reject_name(self, name: str, note: str = "") -> bool:
-        with self._rejects_table("reject_names") as table:
-            return rejections.add_name(table, name, note)
-
-    def remove_reject_name(self, name: str) -> bool:
-        with self._rejects_table("reject_names") as table:
-            return rejections.remove_name(table, name)
+    def _note_change(self, kind: ChangeKind, what: str, section: str | None = None) -> None:
+        self._changes.append(
+            StoreChange(kind=kind, what=what, by=whoami(), at=now_iso(), scope="global", origin=self.origin)
+        )

@@ -4,6 +4,9 @@ silently drops a damaged file.
 - writes go through ``atomic_write_text`` (temp file, fsync, ``os.replace``), so a
   crash mid-write leaves the previous ``db.json`` byte-identical;
 - every write is redacted (``sourcedesk.store.redact``) so API keys cannot reach the disk;
+- a transaction (``begin``/``commit``/``rollback``) gathers every write of one store
+  operation and puts them on disk as one atomic replace, or none of them; readers in other
+  threads keep seeing the committed state meanwhile;
 - the last state read or written is kept in memory with the file's identity (inode,
   size, modification and change times) at that moment. A read whose file still has
   that identity costs no I/O and no parsing; a file replaced by another process has a
@@ -71,16 +74,17 @@ def _contains_secret(data: bytes, secrets: list[str]) -> bool:
 
 
 class AtomicJSONStorage(Storage):
-    def __init__(self, path: str | Path, *, label: str = "store", read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, *, label: str = "store") -> None:
         super().__init__()
         self.path = Path(path)
-        self.read_only = read_only  # a reader beside the lock's holder: it never writes or moves a file
         self.label = label
         self._data: Tables | None = None
         self._identity: FileIdentity | None = None
         self.reads = 0  # times the file was parsed (tests and the bench read this)
         self.writes = 0
         self.quarantine = Quarantine(self.path.parent)
+        self._pending: Tables | None = None  # a transaction's state, not yet on disk
+        self._depth = 0  # nested begin()s: the outermost commit writes
 
     def read(self) -> Tables | None:
         data = self.current()
@@ -89,7 +93,10 @@ class AtomicJSONStorage(Storage):
         return {name: {doc_id: dict(doc) for doc_id, doc in table.items()} for name, table in data.items()}
 
     def current(self) -> Tables:
-        """The document as it is on disk now (kept in memory; never edit what this returns)."""
+        """The document as it is on disk now (kept in memory; never edit what this returns);
+        inside a transaction, as the transaction has it."""
+        if self._pending is not None:
+            return self._pending
         identity = _identity(self.path)
         if self._data is None or identity != self._identity:
             # The identity is taken before reading: a write racing the read leaves a stale
@@ -102,12 +109,33 @@ class AtomicJSONStorage(Storage):
         """The last state read or written, without looking at the file (None: nothing yet)."""
         return self._data
 
+    def begin(self) -> None:
+        """Start (or nest in) a transaction: writes are kept until the outermost ``commit``.
+        The caller holds the store's write lock for the whole of it."""
+        self._depth += 1
+
+    def commit(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._write_now(pending)
+
+    def rollback(self) -> None:
+        """Forget what the transaction wrote: the file, and what readers see, are as before it."""
+        self._depth = 0
+        self._pending = None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
     def write(self, data: Tables) -> None:
-        if self.read_only:
-            raise UserError(
-                f"{self.label} {self.path} was opened read-only (another sourcedesk holds the memo)",
-                hint="close the workbench or command that has the memo open, then try again",
-            )
+        if self._depth > 0:
+            self._pending = data
+            return
+        self._write_now(data)
+
+    def _write_now(self, data: Tables) -> None:
         raw = encode(data)
         secrets = secret_values()
         if secrets and _contains_secret(raw, secrets):
@@ -122,6 +150,8 @@ class AtomicJSONStorage(Storage):
 
     def forget(self) -> None:
         """Drop the in-memory copy (the next read parses the file)."""
+        self._pending = None
+        self._depth = 0
         self._data = None
         self._identity = None
 
@@ -166,23 +196,18 @@ class AtomicJSONStorage(Storage):
     def _set_aside_malformed(self, data: Tables) -> Tables:
         """Documents TinyDB cannot hold go to the quarantine folder; the rest is the store."""
         clean, bad = split_malformed(data)
-        if not bad or self.read_only:
-            return clean
+        if not bad:
+            return data
         kept = self.quarantine.keep_document(f"{self.path.stem}-documents", bad, "not a store document")
         count = sum(len(docs) for docs in bad.values())
         self.quarantine.notice(
             f"{self.label} {self.path.name}: {count} damaged document(s) in {', '.join(sorted(bad))} "
             f"were moved aside to {self.quarantine.shown(kept)}; the rest of the store is used as usual"
         )
-        self.write(clean)  # the store no longer holds them; the quarantine file does
+        self._write_now(clean)  # the store no longer holds them; the quarantine file does
         return clean
 
     def _quarantine(self, reason: str) -> None:
-        if self.read_only:
-            raise CorruptStore(
-                f"{self.label} {self.path} is damaged ({reason})",
-                hint="open the memo in the workbench or run a write command: it moves the file aside",
-            )
         stamp = clock.now().strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         try:

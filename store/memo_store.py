@@ -1,80 +1,59 @@
-"""The per-memo store: ``<memo>/.sourcedesk/`` (``db.json`` + ``payloads/``).
+"""The per-memo store on TinyDB: ``<memo>/.sourcedesk/`` (``db.json`` + ``payloads/``).
 
-Frozen source sets (every version kept), memo-scoped rejections, run records
-and small per-section UI state. One process owns a memo's store at a time (an
-inter-process lock taken on open); inside that process every operation is
-serialised by a lock, so asyncio tasks and worker threads may share one
-instance.
+Frozen source sets (every version kept), memo-scoped rejections, run records and small
+per-section UI state. The store is not owned by one process any more: a window, a command
+and a colleague's window may all have the memo open. Reading needs no lock (every write
+replaces ``db.json`` whole, atomically, and a reader notices the new file); each write is a
+transaction taken under ``db.lock`` (held for milliseconds: the file is read again if
+another process replaced it, changed, and replaced once). Whoever runs a section holds that
+section's lock (``hold_section``, ``sourcedesk.store.section_locks``), so two people can work
+on different sections of one memo at once. Inside a process, asyncio tasks and worker
+threads may share one instance.
 
-Reads never trust what is on disk: a document without its shape, a source set
-that does not validate, a payload that is missing or fails its hash check is
-moved to ``quarantine/`` with a notice (``take_notices``) and treated as missing
-— the section's sources are retrieved again, a run record loses the field —
-never a traceback.
+Reads never trust what is on disk: a document without its shape, a source set that does
+not validate, a payload that is missing or fails its hash check is moved to
+``quarantine/`` with a notice (``take_notices``) and treated as missing — the section's
+sources are retrieved again, a run record loses the field — never a traceback.
 """
 
 from __future__ import annotations
 
 import copy
-import secrets as _secrets
 import threading
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 from tinydb import Query
 from tinydb.table import Table
 
-from sourcedesk.core.domain import clock
-from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.domain.errors import StoreLocked, UserError
 from sourcedesk.core.domain.models import SourceSet
-from sourcedesk.core.domain.records import RunRecord, SectionState
+from sourcedesk.core.domain.records import SectionState
 from sourcedesk.core.sources.namesakes import LearnedNamesake
-from sourcedesk.store import namesakes, rejections
+from sourcedesk.store import namesakes
+from sourcedesk.store.changes import PROCESS_ORIGIN, ChangeKind, LogReader, StoreChange, append_to_log
+from sourcedesk.store.holders import LockHolder, OnWait, now_iso, whoami
 from sourcedesk.store.json_storage import AtomicJSONStorage, Tables, encode
 from sourcedesk.store.payloads import (
-    LARGE_CHARS,
-    PART_KEY,
-    REF_KEY,
     MissingPayload,
     PayloadDir,
     externalise,
     payload_ref,
     restore,
-    unloaded,
 )
-from sourcedesk.store.process_lock import ProcessLock
+from sourcedesk.store.process_lock import lock_problem
+from sourcedesk.store.section_locks import FileSectionLocks, SectionHold
+from sourcedesk.store.tiny_lists import TinyRejectLists
+from sourcedesk.store.tiny_runs import TinyRuns, _next_id, _PendingRun, _state_doc
 
 STORE_DIRNAME = ".sourcedesk"
 SCHEMA_VERSION = 1
-# Run fields that move to a payload file as one JSON document when large.
-# The bulk of a run record (what the History tab's rows do not show) moves to one payload
-# file, so db.json — rewritten whole on every change — gains only a short row per run.
-RUN_BODY_FIELDS = (
-    "raw_response",
-    "raw_responses",
-    "prompt",
-    "messages",
-    "response",
-    "report",
-    "previous_note",
-    "outcome",
-    "started_at",
-    "web_search",
-    "refresh",
-    "domain_filter",
-    "model",
-    "note_sha256",
-    "web_results",
-    "annotations",
-    "writer",
-)
-RUN_BODY_KEY = "body"
+WRITE_WAIT_S = 10.0  # a write holds db.lock for milliseconds; this long means something is stuck
 
 _Q = Query()
 
@@ -91,33 +70,22 @@ def store_dir(memo_dir: Path) -> Path:
     return Path(memo_dir) / STORE_DIRNAME
 
 
-READ_WAIT_S = 2.0  # how long a reader waits for another sourcedesk process to let go of the memo
-
-
 def open_existing(memo_dir: Path) -> MemoStore | None:
-    """The memo's store opened for a reader that must never create one (``check-urls``,
-    ``export``, ``rejects``): None when the folder has no ``.sourcedesk/db.json``. It is opened
-    read-only, without the lock, so it works while the workbench has the memo open (every
-    write is an atomic rename: a reader sees the file before or after a write, never half of
-    it). Fulfils ``sourcedesk.core.domain.storage.EvidenceOpener``."""
+    """The memo's store opened for a reader that must never create one (``check-urls``):
+    None when the folder has no ``.sourcedesk/db.json``. Never waits: reading needs no lock.
+    Fulfils ``sourcedesk.core.domain.storage.EvidenceOpener``."""
     if not (store_dir(memo_dir) / "db.json").is_file():
         return None
-    return MemoStore(memo_dir, read_only=True)
+    return MemoStore(memo_dir)
 
 
-class MemoStore:
-    def __init__(
-        self,
-        memo_dir: Path,
-        *,
-        wait_s: float = 0.0,
-        on_wait: Callable[[str], object] | None = None,
-        read_only: bool = False,
-    ):
-        """Open the memo's store, taking its lock (waiting up to ``wait_s``; ``on_wait`` hears
-        who holds it when a wait begins). ``read_only``: no lock, and every write is refused."""
+class MemoStore(TinyRuns, TinyRejectLists):
+    """One memo's TinyDB store (the default backend: one analyst, no server)."""
+
+    backend = "tinydb"
+
+    def __init__(self, memo_dir: Path, *, origin: str = PROCESS_ORIGIN):
         self.memo_dir = Path(memo_dir)
-        self.read_only = read_only
         if not self.memo_dir.is_dir():
             raise UserError(
                 f"memo directory {self.memo_dir} does not exist",
@@ -134,40 +102,34 @@ class MemoStore:
                 f"cannot create the memo store in {self.dir}: {exc.strerror or exc}",
                 hint="check that the memo folder is writable",
             ) from None
+        self.memo_key = self.memo_dir.name
+        self.origin = origin
         self._mutex = threading.RLock()
         self._queue_lock = threading.Lock()
         self._queue: list[_PendingRun] = []
-        self._lock = ProcessLock(
-            self.dir / "lock",
-            what=f"memo {self.memo_dir}",
-            hint="close the other sourcedesk window or command using this memo, then try again",
-        )
-        if not read_only:
-            self._lock.acquire(wait_s, on_wait)
-        try:
-            self._storage = AtomicJSONStorage(self.dir / "db.json", label="memo store", read_only=read_only)
-            self._closed = False
-            self._storage.current()  # read now: a damaged file is reported on open
-            self._check_schema()
-        except BaseException:
-            self._lock.release()
-            raise
+        self._changes: list[StoreChange] = []  # noted in the transaction under way
+        self._holds: list[SectionHold] = []
+        self._db_lock = FileLock(str(self.dir / "db.lock"), thread_local=False)
+        self.section_locks = FileSectionLocks(self.dir, self.memo_key)
+        self._storage = AtomicJSONStorage(self.dir / "db.json", label="memo store")
+        self._closed = False
+        self._storage.current()  # read now: a damaged file is reported on open
+        self._check_schema()
         self.quarantine = self._storage.quarantine
         self.payloads = PayloadDir(self.dir / "payloads", self.quarantine)
-        # A store dropped without close() still lets go of the memo when it is collected.
-        self._finalizer = weakref.finalize(self, self._lock.release)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Let go of the sections this store holds and forget the in-memory copy."""
         with self._mutex:
             if self._closed:
                 return
             self._closed = True
-            try:
-                self._storage.forget()
-            finally:
-                self._finalizer()  # releases the lock, once
+            for hold in self._holds:
+                hold.release()
+            self._holds.clear()
+            self._storage.forget()
 
     def __enter__(self) -> MemoStore:
         return self
@@ -178,6 +140,9 @@ class MemoStore:
     def __repr__(self) -> str:
         return f"MemoStore({str(self.memo_dir)!r}, open={not self._closed})"
 
+    def describe_location(self) -> str:
+        return str(self.dir)
+
     def _current(self) -> dict[str, dict[str, Any]]:
         """The database as it is now (kept in memory; never edited in place)."""
         if self._closed:
@@ -187,8 +152,7 @@ class MemoStore:
     @contextmanager
     def _reading(self) -> Iterator[Tables]:
         """The database to read from. While another thread of this process is writing, that is
-        the state before its write (the last one on disk): readers never wait for a write.
-        Nothing outside this process can have changed the file — it holds the memo's lock."""
+        the state before its write (the last one on disk): readers never wait for a write."""
         if self._closed:
             raise RuntimeError("the memo store is closed")
         if self._mutex.acquire(blocking=False):
@@ -204,8 +168,62 @@ class MemoStore:
         else:
             yield committed
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction: ``db.lock`` held, the file read again if another process replaced
+        it, every write inside kept in memory and put on disk in one atomic replace at the end
+        (with the changes it announces), or not at all when the block raises."""
+        with self._mutex:
+            if self._closed:
+                raise RuntimeError("the memo store is closed")
+            if self._storage.in_transaction:  # nested: the outer block commits
+                yield
+                return
+            try:
+                self._db_lock.acquire(timeout=WRITE_WAIT_S)
+            except Timeout:
+                raise StoreLocked(
+                    f"the memo store {self.dir} has been busy for {WRITE_WAIT_S:g} s (another process is writing it)",
+                    hint="try again; if it persists, look for a stuck sourcedesk process",
+                ) from None
+            except OSError as exc:  # a directory or a loop where the lock file belongs, no access
+                lock_path = self.dir / "db.lock"
+                raise UserError(
+                    f"cannot lock the memo store for writing: {lock_path} {lock_problem(exc)}",
+                    hint=f"remove {lock_path} (sourcedesk recreates it) or check the folder's permissions",
+                ) from None
+            self._storage.begin()
+            try:
+                yield
+                if self._changes:
+                    tables = self._storage.read() or {}
+                    append_to_log(tables, self._changes)
+                    self._storage.write(tables)
+                self._storage.commit()
+            except BaseException:
+                self._storage.rollback()
+                raise
+            finally:
+                self._changes.clear()
+                self._db_lock.release(force=True)
+
+    def _note_change(self, kind: ChangeKind, what: str, section: str | None = None) -> None:
+        """Announce a change with the transaction under way (written only if it commits)."""
+        self._changes.append(
+            StoreChange(
+                kind=kind,
+                what=what,
+                by=whoami(),
+                at=now_iso(),
+                scope="memo",
+                memo=self.memo_key,
+                section=section,
+                origin=self.origin,
+            )
+        )
+
     def _editable(self) -> dict[str, dict[str, Any]]:
-        """A copy of the database to change and hand to one ``write``: one atomic step."""
+        """A copy of the database to change and hand to one ``write`` (inside ``_writing``)."""
         if self._closed:
             raise RuntimeError("the memo store is closed")
         return self._storage.read() or {}
@@ -217,16 +235,48 @@ class MemoStore:
         return Table(self._storage, name, cache_size=0)
 
     def _check_schema(self) -> None:
-        meta = self._table("meta")
-        doc = meta.get(_Q.key == "schema")
+        doc = next((d for d in self._current().get("meta", {}).values() if d.get("key") == "schema"), None)
         if doc is None:
-            if not self.read_only:  # a reader never writes: a new store gets its schema from its owner
-                meta.insert({"key": "schema", "version": SCHEMA_VERSION})
+            with self._writing():
+                self._table("meta").insert({"key": "schema", "version": SCHEMA_VERSION})
         elif int(doc.get("version", 0)) > SCHEMA_VERSION:
             raise UserError(
-                f"the memo store {self.dir} was written by a newer sourcedesk (schema {doc.get('version')})",
+                f"the memo store {self.dir} was written by a newer sourcedesk (schema {doc.get('version')}; "
+                f"this one knows up to {SCHEMA_VERSION})",
                 hint="upgrade sourcedesk to open this memo",
             )
+
+    # -- sections held, and changes made by others ------------------------------------------
+
+    def hold_section(
+        self, section: str, *, purpose: str = "running it", wait_s: float = 0.0, on_wait: OnWait | None = None
+    ) -> SectionHold:
+        """Hold ``section`` until the hold is released (or this store closes); waits up to
+        ``wait_s``, then ``SectionLocked`` names who has it. Reading never needs this."""
+        hold = self.section_locks.hold(section, purpose=purpose, wait_s=wait_s, on_wait=on_wait)
+        with self._mutex:
+            self._holds = [h for h in self._holds if h.held] + [hold]
+        return hold
+
+    def section_holders(self) -> dict[str, LockHolder]:
+        """Who holds which section of this memo now."""
+        return self.section_locks.holders()
+
+    def watch_changes(
+        self, stop: threading.Event, *, global_store: Any = None, poll_s: float = 0.5
+    ) -> Iterator[StoreChange]:
+        """Changes other processes make to this memo (and to ``global_store``'s lists), as they
+        come, until ``stop`` is set: for a worker thread. Polls the files' identity (a stat)
+        every ``poll_s``; what this store itself wrote is not announced back."""
+        paths = [self._storage.path] + (
+            [global_store.path] if isinstance(getattr(global_store, "path", None), Path) else []
+        )
+        readers = [LogReader(path) for path in paths]  # their own reads: the store's copy is left alone
+        while not stop.wait(poll_s):
+            for reader in readers:
+                for change in reader.fresh():
+                    if change.origin != self.origin:
+                        yield change
 
     # -- damaged data -----------------------------------------------------------------------
 
@@ -242,10 +292,8 @@ class MemoStore:
             table, f"{table} entry"
         )
         name = doc.get("id") if isinstance(doc.get("id"), str) else table
-        if self.read_only:  # a reader treats it as missing and leaves the file to its owner
-            return
         kept = self.quarantine.keep_document(f"{table}-{name}", dict(doc), reason)
-        with self._mutex:
+        with self._writing():
             tables = self._editable()
             docs = tables.get(table, {})
             gone = [key for key, d in docs.items() if d == doc]
@@ -273,31 +321,49 @@ class MemoStore:
 
     def save_source_set(self, source_set: SourceSet) -> SourceSet:
         """Persist a new version for the set's section; returns the stored copy (id and version set)."""
-        with self._mutex:
+        stored = source_set.model_copy(deep=True)
+        if not stored.memo:
+            stored.memo = self.memo_dir.name
+        with self._writing():
             section = source_set.section
             version = max((d["version"] for d in self._set_docs(section)), default=0) + 1
-            stored = source_set.model_copy(deep=True)
             stored.version = version
             stored.id = f"{section}@v{version}-{source_set.fingerprint[:8]}"
-            if not stored.memo:
-                stored.memo = self.memo_dir.name
-            # Long texts (pages) are payloads of their own, stored once however many versions share them.
-            data = externalise(stored.model_dump(mode="json"), self.payloads.put)
-            encoded = encode(data)
-            tables = self._editable()
-            sets = tables.setdefault("source_sets", {})
-            sets[str(_next_id(sets))] = {
-                "id": stored.id,
-                "section": section,
-                "version": version,
-                "fingerprint": stored.fingerprint,
-                "degraded": stored.degraded,
-                "created_at": data.get("created_at"),
-                # The set itself is one payload file: db.json keeps only this row.
-                "data": payload_ref(self.payloads.put(encoded), "json", len(encoded)),
-            }
-            self._storage.write(tables)
+            self._insert_set(stored)
+            self._note_change("source_set", section, section)
             return stored
+
+    def _insert_set(self, stored: SourceSet, copied_from: str | None = None) -> None:
+        # Long texts (pages) are payloads of their own, stored once however many versions share them.
+        data = externalise(stored.model_dump(mode="json"), self.payloads.put)
+        encoded = encode(data)
+        tables = self._editable()
+        sets = tables.setdefault("source_sets", {})
+        row: dict[str, Any] = {
+            "id": stored.id,
+            "section": stored.section,
+            "version": stored.version,
+            "fingerprint": stored.fingerprint,
+            "degraded": stored.degraded,
+            "created_at": data.get("created_at"),
+            # The set itself is one payload file: db.json keeps only this row.
+            "data": payload_ref(self.payloads.put(encoded), "json", len(encoded)),
+        }
+        if copied_from:
+            row["copied_from"] = copied_from
+        sets[str(_next_id(sets))] = row
+        self._storage.write(tables)
+
+    def sections(self) -> list[str]:
+        """Every section with a stored set, a run or a state (``store copy`` walks them)."""
+        with self._reading() as tables:
+            found = {
+                d.get("section")
+                for name in ("source_sets", "runs", "section_state")
+                for d in tables.get(name, {}).values()
+                if isinstance(d, dict)
+            }
+        return sorted(s for s in found if isinstance(s, str))
 
     def _set_docs(self, section: str | None = None, tables: Tables | None = None) -> list[dict[str, Any]]:
         """Stored set documents (not yet read from their payloads), oldest version first; one
@@ -350,7 +416,7 @@ class MemoStore:
             docs = self._set_docs(section, tables)
         return [s for s in (self._load_set(d) for d in docs) if s is not None]
 
-    # -- rejections (memo scope) ------------------------------------------------------------
+    # -- rejections (memo scope): the lists are ``TinyRejectLists``'s ------------------------
 
     def rejects(self) -> list[str]:
         with self._reading() as tables:
@@ -358,46 +424,12 @@ class MemoStore:
         for doc in docs:
             if not isinstance(doc.get("domain"), str):
                 self._set_aside("rejects", doc, "no domain")
-        return sorted(doc["domain"] for doc in docs if isinstance(doc.get("domain"), str))
+        return super().rejects()
 
     def reject_entries(self) -> list[dict[str, Any]]:
-        """Rejections with their notes and dates (``domain``, ``note``, ``added_at``)."""
+        """Rejections with their notes, dates and who made them."""
         self.rejects()  # sets aside any entry without a domain first
-        with self._reading() as tables:
-            return rejections.list_entries(tables.get("rejects", {}).values())
-
-    def add_reject(self, domain: str, note: str = "") -> bool:
-        """False if already rejected; ``UserError`` for a public suffix or a non-domain."""
-        with self._mutex:
-            return rejections.add_domain(self._table("rejects"), domain, note)
-
-    def add_rejects(self, domains: Iterable[str], note: str = "") -> int:
-        with self._mutex:
-            return rejections.add_domains(self._table("rejects"), domains, note)
-
-    def remove_reject(self, domain: str) -> bool:
-        with self._mutex:
-            return rejections.remove_domain(self._table("rejects"), domain)
-
-    # -- rejected names (memo scope) --------------------------------------------------------
-
-    def reject_names(self) -> list[str]:
-        """Rejected names as the analyst typed them ("Kestra Medical")."""
-        with self._reading() as tables:
-            return rejections.list_names(tables.get("reject_names", {}).values())
-
-    def reject_name_entries(self) -> list[dict[str, Any]]:
-        with self._reading() as tables:
-            return rejections.list_name_entries(tables.get("reject_names", {}).values())
-
-    def add_reject_name(self, name: str, note: str = "") -> bool:
-        """False if the phrase is already rejected; ``UserError`` for a phrase with no words."""
-        with self._mutex:
-            return rejections.add_name(self._table("reject_names"), name, note)
-
-    def remove_reject_name(self, name: str) -> bool:
-        with self._mutex:
-            return rejections.remove_name(self._table("reject_names"), name)
+        return super().reject_entries()
 
     # -- learned namesakes -----------------------------------------------------------------
 
@@ -406,164 +438,25 @@ class MemoStore:
             return namesakes.learned(tables.get("namesakes", {}).values(), include_removed=include_removed)
 
     def add_learned_namesakes(self, items: Sequence[LearnedNamesake]) -> int:
-        with self._mutex:
-            return namesakes.add(self._table("namesakes"), items)
+        with self._writing():
+            added = namesakes.add(self._table("namesakes"), items)
+            if added:
+                self._note_change("namesake", ", ".join(i.name for i in items[:3]))
+            return added
 
     def remove_learned_namesake(self, name: str) -> bool:
-        with self._mutex:
-            return namesakes.remove(self._table("namesakes"), name)
+        with self._writing():
+            removed = namesakes.remove(self._table("namesakes"), name)
+            if removed:
+                self._note_change("namesake", name)
+            return removed
 
     def restore_learned_namesake(self, name: str) -> bool:
-        with self._mutex:
-            return namesakes.restore(self._table("namesakes"), name)
-
-    # -- runs ----------------------------------------------------------------------------
-
-    def save_run(
-        self,
-        record: RunRecord | Mapping[str, Any],
-        *,
-        section_state: Mapping[str, Any] | None = None,
-        replace: bool = False,
-    ) -> str:
-        """Store a run record (plus ``id`` and ``created_at``); returns the id.
-
-        With ``section_state`` the changes are merged into that section's state in the
-        same write, so a crash can never leave one without the other. ``replace`` puts the
-        record in the place of the stored one with the same id (a run that changed its
-        outcome after it was recorded). Large ``raw_response``/``prompt``/… values (and any
-        long string) go to payload files.
-
-        Group commit: records saved from several threads at once (sections finishing
-        together) are written in one step — one payload file for their bodies and one
-        rewrite of db.json — instead of one each. Each call still returns only once its own
-        record is on disk.
-        """
-        run = record if isinstance(record, RunRecord) else RunRecord.model_validate(dict(record))
-        mine = _PendingRun(run, dict(section_state) if section_state is not None else None, replace)
-        with self._queue_lock:
-            self._queue.append(mine)
-        with self._mutex:
-            if not mine.done:  # nobody took it along in their write: write everything waiting
-                with self._queue_lock:
-                    batch, self._queue = self._queue, []
-                try:
-                    self._write_runs(batch)
-                except BaseException as exc:
-                    for item in batch:
-                        item.error, item.done = exc, True
-                    raise
-        if mine.error is not None:
-            raise mine.error
-        return mine.run_id
-
-    def _write_runs(self, batch: list[_PendingRun]) -> None:
-        tables = self._editable()
-        runs = tables.setdefault("runs", {})
-        taken = {doc.get("id"): doc_id for doc_id, doc in runs.items()}
-        rows: list[tuple[str, _PendingRun, dict[str, Any]]] = []
-        bodies: dict[str, dict[str, Any]] = {}
-        body_bytes: list[bytes] = []  # each body encoded once: the batch's payload is built from them
-        for item in batch:
-            run = item.run
-            run_id = run.id
-            doc_id = taken.get(run_id) if item.replace and run_id else None
-            while doc_id is None and (not run_id or run_id in taken):
-                now = clock.now()
-                run_id = f"run-{now:%Y%m%dT%H%M%S}-{_secrets.token_hex(3)}"
-            doc_id = doc_id or str(max([_next_id(runs), *(int(k) + 1 for k, _i, _d in rows)]))
-            taken[run_id] = doc_id
-            item.run_id = run_id
-            data = run.model_dump(mode="json", exclude_defaults=True)
-            data["id"] = run_id
-            data.setdefault("created_at", clock.now().isoformat())
-            report = run.the_report
-            if report is not None:
-                data["counts"] = report.counts()
-            outcome = data.get("outcome")
-            if isinstance(outcome, dict) and "report" in data:
-                outcome.pop("report", None)  # the run keeps it once
-            body = {k: data.pop(k) for k in RUN_BODY_FIELDS if k in data}
-            encoded_body = encode(body)
-            if len(encoded_body) > LARGE_CHARS:
-                bodies[run_id] = body
-                body_bytes.append(encoded_body)
-            else:
-                data.update(body)
-            rows.append((doc_id, item, data))
-        ref: dict[str, Any] | None = None
-        if bodies:  # the bodies of the whole batch: one payload file, {"<run id>": body, ...}
-            encoded = (
-                b"{" + b",".join(encode(rid) + b":" + raw for rid, raw in zip(bodies, body_bytes, strict=True)) + b"}"
-            )
-            ref = payload_ref(self.payloads.put(encoded), "json", len(encoded))
-        states = tables.setdefault("section_state", {})
-        for doc_id, item, data in rows:
-            if item.run_id in bodies and ref is not None:
-                data[RUN_BODY_KEY] = {**ref, PART_KEY: item.run_id}
-            runs[doc_id] = externalise(data, self.payloads.put)
-            if item.state is not None:
-                section = item.run.section
-                key, doc = _state_doc(states, section)
-                state = dict(doc.get("state") or {}) if doc else {}
-                changes = to_jsonable_python(item.state)
-                if item.run.id and changes.get("last_run") == item.run.id:
-                    changes["last_run"] = item.run_id  # the id the record was stored under
-                state.update(changes)
-                states[key] = {"section": section, "state": state}
-        self._storage.write(tables)
-        for item in batch:
-            item.done = True
-
-    def runs(
-        self, section: str | None = None, *, with_payloads: bool = True, limit: int | None = None
-    ) -> list[RunRecord]:
-        """Run records, newest first (at most ``limit``). ``with_payloads=False`` leaves the values
-        kept in payload files unread (None): a cheap listing that still has status, counts, cost
-        and timings."""
-        with self._reading() as tables:
-            table = tables.get("runs", {})
-            docs = [
-                doc
-                for _doc_id, doc in sorted(table.items(), key=lambda kv: int(kv[0]), reverse=True)
-                if section is None or doc.get("section") == section
-            ]
-        loaded = (self._load_run(doc, with_payloads) for doc in docs)
-        return [run for run in loaded if run is not None][:limit]
-
-    def get_run(self, run_id: str) -> RunRecord | None:
-        with self._reading() as tables:
-            doc = next((d for d in tables.get("runs", {}).values() if d.get("id") == run_id), None)
-        return self._load_run(doc, True) if doc is not None else None
-
-    def _load_run(self, doc: dict[str, Any], with_payloads: bool) -> RunRecord | None:
-        """The record; a payload that is missing or damaged leaves its fields out (with a
-        notice); a document that is not a run record is set aside (None)."""
-        try:
-            if not with_payloads:
-                return RunRecord.model_validate(unloaded(doc))
-            gone: list[str] = []
-
-            def missing(ref: dict[str, Any], exc: Exception) -> None:
-                gone.append(f"{str(ref.get(REF_KEY, ''))[:12]}… ({exc})")
-                return None
-
-            data = restore(doc, self.payloads.get, missing=missing)  # older versions kept each large field apart
-            body = data.pop(RUN_BODY_KEY, None)
-            if isinstance(body, dict):
-                data.update(body)
-            run = RunRecord.model_validate(data)
-        except (ValidationError, ValueError, TypeError, AttributeError) as exc:
-            self._set_aside("runs", doc, f"not a run record: {str(exc).splitlines()[0]}")
-            return None
-        if gone:
-            section = doc.get("section") if isinstance(doc.get("section"), str) else None
-            self.quarantine.notice(
-                f"run {doc.get('id')}: {len(gone)} stored part(s) could not be read and are shown as "
-                f"missing: {'; '.join(gone)}",
-                section,
-            )
-        return run
+        with self._writing():
+            restored = namesakes.restore(self._table("namesakes"), name)
+            if restored:
+                self._note_change("namesake", name)
+            return restored
 
     # -- per-section state ------------------------------------------------------------------
 
@@ -579,13 +472,13 @@ class MemoStore:
 
     def set_section_state(self, section: str, state: SectionState | Mapping[str, Any]) -> None:
         """Replace the section's state."""
-        with self._mutex:
+        with self._writing():
             value = state.to_json() if isinstance(state, SectionState) else to_jsonable_python(dict(state))
             self._put_state(section, value)
 
     def update_section_state(self, section: str, changes: Mapping[str, Any]) -> SectionState:
         """Merge ``changes`` into the section's state; returns the new state."""
-        with self._mutex:
+        with self._writing():
             _key, doc = _state_doc(self._current().get("section_state", {}), section)
             state = copy.deepcopy(doc.get("state") or {}) if doc else {}
             state.update(to_jsonable_python(dict(changes)))
@@ -600,18 +493,6 @@ class MemoStore:
         self._storage.write(tables)
 
 
-@dataclass
-class _PendingRun:
-    """A run record waiting for the next write (its own, or another thread's)."""
-
-    run: RunRecord
-    state: dict[str, Any] | None
-    replace: bool
-    run_id: str = ""
-    done: bool = False
-    error: BaseException | None = None
-
-
 def _set_doc_shape(doc: Mapping[str, Any]) -> bool:
     """A stored set's row has what every read relies on (its data may still be damaged)."""
     version = doc.get("version")
@@ -622,16 +503,3 @@ def _set_doc_shape(doc: Mapping[str, Any]) -> bool:
         and not isinstance(version, bool)
         and isinstance(doc.get("data"), dict)
     )
-
-
-def _next_id(table: Mapping[str, Any]) -> int:
-    """TinyDB's own rule: one past the largest document id."""
-    return max((int(k) for k in table), default=0) + 1
-
-
-def _state_doc(states: Mapping[str, Any], section: str) -> tuple[str, dict[str, Any] | None]:
-    """The section's state document and its id (a new id when it has none)."""
-    for key, doc in states.items():
-        if isinstance(doc, dict) and doc.get("section") == section:
-            return key, doc
-    return str(_next_id(states)), None

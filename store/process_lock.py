@@ -14,10 +14,8 @@ import errno
 import json
 import os
 import socket
-import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -31,7 +29,6 @@ _held_lock = threading.Lock()
 
 
 def _owner_text(owner_file: Path) -> str:
-    """The process holding the lock: ``pid 123`` (``pid 123 on HOST`` for another machine's)."""
     try:
         info = json.loads(owner_file.read_text(encoding="utf-8"))
         pid = info.get("pid", "unknown")
@@ -43,35 +40,8 @@ def _owner_text(owner_file: Path) -> str:
     return f"pid {pid}"
 
 
-def holder_text(owner_file: Path) -> str:
-    """``(pid 123) — `sourcedesk open`, since 2026-12-02 17:03``: the process, the command it runs
-    and since when, as ``owner.json`` records them — so the analyst knows which window to close."""
-    who = _owner_text(owner_file)
-    try:
-        info = json.loads(owner_file.read_text(encoding="utf-8"))
-        command = str(info.get("command") or "")
-        since = str(info.get("since") or "")
-    except (OSError, ValueError, AttributeError):
-        return f"({who})"
-    what = f"`{command}`" if command else ""
-    when = f"since {since[:16].replace('T', ' ')}" if since else ""
-    tail = ", ".join(part for part in (what, when) if part)
-    return f"({who})" + (f" — {tail}" if tail else "")
-
-
-def _command() -> str:
-    """What this process is, for ``owner.json``: ``sourcedesk open`` (the workbench), ``sourcedesk run``…"""
-    argv = sys.argv or [""]
-    program = os.path.basename(argv[0] or "")
-    if program == "sourcedesk" or program.endswith("-sourcedesk"):
-        words = [w for w in argv[1:] if not w.startswith("-")][:1]
-        return " ".join(["sourcedesk", *words])
-    if not program or program.startswith("-"):  # python -c / -m
-        return os.path.basename(sys.executable) or "python"
-    return program
-
-
-def _why(exc: OSError) -> str:
+def lock_problem(exc: OSError) -> str:
+    """What is wrong with a lock file that cannot be opened, in words."""
     if exc.errno == errno.EISDIR:
         return "is a directory, not a lock file"
     if exc.errno == errno.ELOOP:
@@ -82,7 +52,15 @@ def _why(exc: OSError) -> str:
 class ProcessLock:
     """Exclusive hold on ``lock_path`` for the lifetime of the object (until ``release``)."""
 
-    def __init__(self, lock_path: Path, *, what: str, hint: str, owner_path: Path | None = None):
+    def __init__(
+        self,
+        lock_path: Path,
+        *,
+        what: str,
+        hint: str,
+        owner_path: Path | None = None,
+        info: dict[str, object] | None = None,
+    ):
         self.lock_path = Path(lock_path)
         self.owner_path = Path(owner_path) if owner_path else self.lock_path.with_name("owner.json")
         self.what = what
@@ -93,10 +71,9 @@ class ProcessLock:
         except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11); acquire reports it
             self._key = os.path.abspath(self.lock_path)
         self._held = False
+        self._info = info  # what the owner file says (default: pid, host, since)
 
-    def acquire(self, wait_s: float = 0.0, on_wait: Callable[[str], object] | None = None) -> None:
-        """Take the lock, waiting up to ``wait_s`` seconds; ``on_wait`` hears once, with who holds
-        it, when the lock is taken elsewhere and the wait begins (the CLI prints it)."""
+    def acquire(self, wait_s: float = 0.0) -> None:
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
             with _held_lock:
@@ -107,32 +84,26 @@ class ProcessLock:
                 raise StoreLocked(f"{self.what} is already open in this process (pid {os.getpid()})", hint=self.hint)
             time.sleep(0.02)
         try:
-            try:
-                self._lock.acquire(timeout=0)
-            except Timeout:
-                if wait_s <= 0:
-                    raise
-                if on_wait is not None:
-                    on_wait(f"{self.what} is open elsewhere {holder_text(self.owner_path)}")
-                self._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+            self._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
         except Timeout:
             self._forget()
-            raise StoreLocked(f"{self.what} is open elsewhere {holder_text(self.owner_path)}", hint=self.hint) from None
+            raise StoreLocked(
+                f"{self.what} is open elsewhere ({_owner_text(self.owner_path)})", hint=self.hint
+            ) from None
         except OSError as exc:  # the lock file cannot be opened: a directory or a loop in its place, no access
             self._forget()
             raise UserError(
-                f"cannot lock {self.what}: {self.lock_path} {_why(exc)}",
+                f"cannot lock {self.what}: {self.lock_path} {lock_problem(exc)}",
                 hint=f"remove {self.lock_path} (sourcedesk recreates it) or check the folder's permissions",
             ) from None
         except BaseException:
             self._forget()
             raise
         self._held = True
-        info = {
+        info = self._info or {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "since": clock.now().isoformat(timespec="seconds"),
-            "command": _command(),
         }
         with contextlib.suppress(OSError):  # only informational
             atomic_write_text(self.owner_path, json.dumps(info), durable=False)  # gone with the process anyway

@@ -52,3 +52,15 @@ def _walk(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [_walk(v, secrets) for v in value]
     return value
+
+
+def encode_redacted(value: Any) -> bytes:
+    """``value`` as compact JSON bytes (orjson) with every secret replaced: what a store
+    backend writes for a document."""
+    import orjson
+
+    raw = orjson.dumps(value)
+    secrets = secret_values()
+    if secrets and any(s.encode("utf-8") in raw or orjson.dumps(s)[1:-1] in raw for s in secrets):
+        raw = orjson.dumps(redact(value, secrets))
+    return raw

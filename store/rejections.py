@@ -38,10 +38,17 @@ def list_domains(docs: Docs) -> list[str]:
 
 
 def list_entries(docs: Docs) -> list[dict[str, Any]]:
-    """By domain; ``seq`` orders rejections made in the same second (higher: later)."""
+    """By domain; ``seq`` orders rejections made in the same second (higher: later); ``by``
+    is who rejected it (``user@host``; empty for rejections older than the team store)."""
     return sorted(
         (
-            {"domain": d["domain"], "note": d.get("note", ""), "added_at": d.get("added_at", ""), "seq": _seq(d)}
+            {
+                "domain": d["domain"],
+                "note": d.get("note", ""),
+                "added_at": d.get("added_at", ""),
+                "seq": _seq(d),
+                "by": str(d.get("by") or ""),
+            }
             for d in docs
         ),
         key=lambda e: e["domain"],
@@ -59,36 +66,43 @@ def _next_seq(table: Table) -> int:
     return max((_seq(doc) for doc in table.all()), default=0) + 1
 
 
-def add_domain(table: Table, domain: str, note: str = "") -> bool:
-    domain = canonical_domain(domain)
-    if table.contains(_Q.domain == domain):
-        return False
-    table.insert({"domain": domain, "note": note or "", "added_at": _now(), "seq": _next_seq(table)})
-    return True
-
-
-def add_domains(table: Table, domains: Iterable[str], note: str = "") -> int:
-    """Bulk add in one write; returns how many were new."""
-    have = {doc["domain"] for doc in table.all()}
+def new_domains(have: Iterable[str], domains: Iterable[str]) -> list[str]:
+    """``domains`` made canonical, without those in ``have`` or given twice, in the order given
+    (``UserError`` names the first that cannot be rejected, before anything is written)."""
+    seen = set(have)
     new: list[str] = []
     for raw in domains:
         domain = canonical_domain(raw)
-        if domain not in have:
-            have.add(domain)
+        if domain not in seen:
+            seen.add(domain)
             new.append(domain)
+    return new
+
+
+def add_domain(table: Table, domain: str, note: str = "", by: str = "") -> bool:
+    return bool(add_domains(table, [domain], note, by))
+
+
+def add_domains(table: Table, domains: Iterable[str], note: str = "", by: str = "") -> list[str]:
+    """Bulk add in one write; returns the domains that were new."""
+    new = new_domains((doc["domain"] for doc in table.all()), domains)
     stamp, seq = _now(), _next_seq(table)  # in the order given: the last one is the newest
     table.insert_multiple(
-        {"domain": d, "note": note or "", "added_at": stamp, "seq": seq + n} for n, d in enumerate(new)
+        {"domain": d, "note": note or "", "added_at": stamp, "seq": seq + n, "by": by} for n, d in enumerate(new)
     )
-    return len(new)
+    return new
+
+
+def domain_key(domain: str) -> str:
+    """The stored form of a domain to remove (junk that predates validation is removable too)."""
+    try:
+        return canonical_domain(domain)
+    except UserError:
+        return (domain or "").strip().lower()
 
 
 def remove_domain(table: Table, domain: str) -> bool:
-    try:
-        key = canonical_domain(domain)
-    except UserError:
-        key = (domain or "").strip().lower()  # let junk that predates validation be removed
-    return bool(table.remove(_Q.domain == key))
+    return bool(table.remove(_Q.domain == domain_key(domain)))
 
 
 # -- rejected names ------------------------------------------------------------------------
@@ -104,20 +118,27 @@ def list_names(docs: Docs) -> list[str]:
 
 def list_name_entries(docs: Docs) -> list[dict[str, Any]]:
     return [
-        {"name": d["name"], "note": d.get("note", ""), "added_at": d.get("added_at", "")}
+        {"name": d["name"], "note": d.get("note", ""), "added_at": d.get("added_at", ""), "by": str(d.get("by") or "")}
         for d in sorted(docs, key=lambda d: (d["key"], d["name"]))
     ]
 
 
-def add_name(table: Table, name: str, note: str = "") -> bool:
+def add_name(table: Table, name: str, note: str = "", by: str = "") -> bool:
     """False when the same phrase (ignoring case and punctuation) is already rejected."""
     shown, key = canonical_name(name)
     if table.contains(_Q.key == key):
         return False
-    table.insert({"name": shown, "key": key, "note": note or "", "added_at": _now()})
+    table.insert({"name": shown, "key": key, "note": note or "", "added_at": _now(), "by": by})
     return True
 
 
-def remove_name(table: Table, name: str) -> bool:
+def remove_name(table: Table, name: str) -> str | None:
+    """The name as it was stored, when it was rejected (and now is not)."""
     key = normalise_phrase(name or "")
-    return bool(key) and bool(table.remove(_Q.key == key))
+    if not key:
+        return None
+    stored = table.get(_Q.key == key)
+    if stored is None or isinstance(stored, list):
+        return None
+    table.remove(_Q.key == key)
+    return str(stored.get("name") or name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from sourcedesk.core.domain import clock
 from sourcedesk.core.memo.spec import ExaEntry
@@ -21,6 +22,13 @@ def examples_per_pass(total: int) -> int:
     `make test` runs the whole suite twice (today's date, then the clock moved), and each
     pass draws fresh random examples: half per pass is as many per `make test` as before."""
     return max(total // 2, 10)
+
+
+# Hypothesis times nothing: its per-example deadline and its "input generation is slow" check
+# read the wall clock, so on a busy machine they failed property tests that were right (a
+# 1.08 s generation under a load of 16). A property's bound is its examples, never a speed.
+settings.register_profile("sourcedesk", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("sourcedesk")
 
 
 # External suites (with their licences) and the project's own API fixtures: both in the repo.
@@ -87,3 +95,48 @@ def exa_stats(sandbox) -> dict:
 
 def exa_requests(sandbox) -> int:
     return exa_stats(sandbox)["requests"]
+
+
+# -- a real PostgreSQL server (pgserver's binaries), one per test process --------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server on loopback for the team-store tests, stopped at the end. It comes
+    from the pgserver package (a dev dependency): a test that needs it and cannot have it fails."""
+    from sourcedesk.sandbox.pg_server import PgServer
+
+    server = PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.cleanup()
+
+
+def fresh_pg_url(server, *, migrate: bool = True) -> str:
+    """A URL to a schema of its own on ``server`` (tests never see each other's memos or locks)."""
+    import secrets
+
+    schema = f"t_{secrets.token_hex(6)}"
+    server.sql(f"CREATE SCHEMA {schema}")
+    url = server.url(options=f"options=-csearch_path%3D{schema}")
+    if migrate:
+        from sourcedesk.store.postgres.connection import Database
+        from sourcedesk.store.postgres.opening import migrate_database
+
+        migrate_database(Database(url))
+    return url
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    return fresh_pg_url(pg_server)
+
+
+@pytest.fixture(params=["tinydb", "postgresql"])
+def store_url(request) -> str:
+    """Each store test runs twice: on TinyDB (URL "") and on a real PostgreSQL server."""
+    if request.param == "tinydb":
+        return ""
+    return fresh_pg_url(request.getfixturevalue("pg_server"))

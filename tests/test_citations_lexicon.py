@@ -22,7 +22,6 @@ from sourcedesk.core.citations.tokens import terms
         ("YoY", "year-over-year"),
         ("IPO", "initial public offering"),
         ("M&A", "mergers and acquisitions"),
-        ("NYSE", "New York Stock Exchange"),
         ("CFO", "chief financial officer"),
         ("headcount", "employees"),
         ("headcount", "workforce"),
@@ -32,6 +31,14 @@ from sourcedesk.core.citations.tokens import terms
 )
 def test_an_abbreviation_and_its_expansion_are_one_term(short, long):
     assert terms(short) == terms(long) and len(terms(short)) == 1
+
+
+def test_an_exchange_is_one_term_and_also_states_its_city():
+    """ "NYSE" and "New York Stock Exchange" are one term, and both say New York: a claim that a
+    company is listed in London meets a source's "London Stock Exchange" (whose words are the term)."""
+    assert terms("NYSE") == terms("New York Stock Exchange") == ["nyse", "new", "york"]
+    assert terms("LSE") == terms("London Stock Exchange") == ["lse", "london"]
+    assert "london" in terms("listed on the LSE") and "lse" not in terms("listed in London")
 
 
 def test_a_claim_with_arr_meets_a_source_that_spells_it_out():

@@ -239,9 +239,10 @@ def test_inline_marker_without_any_definition_is_dropped_when_nothing_supports_i
 
 
 def test_markers_in_code_link_text_and_fences_are_not_citations():
-    # x.org/b is retrieved, so the link stays (an unretrieved one would become its text; see test_links)
+    # x.org/b is retrieved, so the link and the image stay (an unretrieved or non-web one, such as a relative
+    # c.png, would become its text; see test_links)
     draft = (
-        "Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](c.png).\n\n"
+        "Use `[^E9]` and `[3]` literally; see [doc [2]](https://x.org/b) and ![chart [^E9]](https://x.org/b).\n\n"
         "```\nvalue[12] = x[^E9]\n```\n\n    indented [^zz] [4]\n"
     )
     result = reconcile(draft, [*SOURCES, {"url": "https://x.org/b", "title": "B"}])
@@ -297,11 +298,13 @@ def test_a_numeric_reference_link_is_a_citation_of_its_url():
     assert "Story 5" in defs(retrieved.text)["1"] and row(retrieved, "2")["status"] == "verified"
 
 
-def test_numeric_links_to_non_web_references_are_left_alone_and_flagged():
+def test_numeric_links_to_non_web_references_are_removed_and_flagged():
+    """Only http(s) links to retrieved sources survive (issue 20): ``[2]`` through a reference to a local
+    file is a citation to nothing a reader can open; it goes with its definition, and the report says so."""
     draft = "See the filing [2] for details.\n\n[2]: ./filings/10-k.pdf\n"
     result = reconcile(draft, SOURCES)
-    assert result.text == draft
-    assert any("reference" in w for w in result.report.to_json()["warnings"])
+    assert result.text == "See the filing for details.\n"
+    assert any("a relative path" in w and "only http(s) links" in w for w in result.report.to_json()["warnings"])
 
 
 def test_empty_ground_truth_drops_every_unprotected_citation():

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import pytest
@@ -69,47 +68,6 @@ def test_read_only_commands_work_while_the_memo_is_open_elsewhere(memo, holder, 
     assert main(["export", str(memo), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["path"].endswith("memo.md")
     assert holder.poll() is None  # the holder kept the memo throughout
-
-
-def test_a_write_says_exactly_who_holds_the_memo(memo, holder, capsys):
-    capsys.readouterr()
-    assert main(["reject", "kestra.com", "--memo", str(memo), "--wait", "0"]) == 2
-    err = capsys.readouterr().err
-    assert f"is open elsewhere (pid {holder.pid})" in err and "since " in err
-    assert "Traceback" not in err
-    with MemoStore(memo, read_only=True) as store:
-        assert store.rejects() == ["kestramedical.com"]  # nothing written
-
-
-def test_a_write_waits_visibly_for_the_holder_to_let_go(memo, holder, capsys, monkeypatch):
-    import sourcedesk.tui.commands.waiting as waiting
-
-    said: list[str] = []
-    shown = waiting.say_waiting
-
-    def on_wait(wait_s: float):
-        show = shown(wait_s)
-
-        def heard(text: str) -> None:
-            show(text)
-            said.append(text)
-            holder.stdin.write("\n")  # the workbench closes while the command waits
-            holder.stdin.flush()
-
-        return heard
-
-    monkeypatch.setattr(waiting, "say_waiting", on_wait)
-    result: list[int] = []
-    argv = ["reject", "kestra.com", "--memo", str(memo), "--wait", "120"]
-    worker = threading.Thread(target=lambda: result.append(main(argv)))
-    worker.start()
-    worker.join(timeout=120)
-    assert result == [0], capsys.readouterr().err
-    err = capsys.readouterr().err
-    assert said and f"(pid {holder.pid})" in said[0]
-    assert "waiting up to 120 s" in err
-    with MemoStore(memo) as store:
-        assert sorted(store.rejects()) == ["kestra.com", "kestramedical.com"]
 
 
 def _with_closed_stdout(*argv: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -176,7 +176,8 @@ def test_a_retry_that_could_not_finish_in_time_is_not_started():
 
 def test_a_retry_left_with_no_time_reports_what_used_the_time_up(server):
     """The warning must name the cause (a trickling server), not only 'did not finish in time'."""
-    from sourcedesk.core.sources.providers.exa.client import ExaClient, ExaError
+    from sourcedesk.core.sources.providers.exa.client import ExaClient
+    from sourcedesk.core.sources.providers.exa.errors import ExaError
 
     body = json.dumps({"results": [{"url": "https://acme-robotics.io/a", "title": "A"}]}).encode()
     server.reset()

@@ -12,14 +12,10 @@ import pytest
 import respx
 
 from sourcedesk.core.net.policy import RetryPolicy
-from sourcedesk.core.sources.providers.exa.client import (
-    ExaClient,
-    ExaError,
-    ExaSearchResult,
-    build_search_body,
-    parse_cost,
-    parse_search_response,
-)
+from sourcedesk.core.sources.providers.exa.client import ExaClient
+from sourcedesk.core.sources.providers.exa.errors import ExaError
+from sourcedesk.core.sources.providers.exa.request import build_search_body
+from sourcedesk.core.sources.providers.exa.response import ExaSearchResult, parse_cost, parse_search_response
 from tests.conftest import API_FIXTURES
 from tests.virtual_time import run_virtual
 
@@ -73,7 +69,7 @@ def test_body_is_camel_case_with_contents():
     body = build_search_body(
         "cresta overview",
         num_results=6,
-        category="company",
+        category="news",
         type="auto",
         include_domains=["cresta.com"],
         summary={"query": "Founded when?", "schema": {"type": "object", "properties": {"x": {"type": "string"}}}},
@@ -84,7 +80,7 @@ def test_body_is_camel_case_with_contents():
     assert body == {
         "query": "cresta overview",
         "numResults": 6,
-        "category": "company",
+        "category": "news",
         "type": "auto",
         "includeDomains": ["cresta.com"],
         "startPublishedDate": "2024-01-01",

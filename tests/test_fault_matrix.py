@@ -27,18 +27,39 @@ import json
 import logging
 import shutil
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sourcedesk.core.domain import clock
+from sourcedesk.core.text.key_forms import key_spans
 from sourcedesk.core.text.safety import UNSAFE_CHARACTER
 from sourcedesk.sandbox.server import SandboxServer
 from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.cli import main
+from tests.fault_cases import (
+    ANSWER,
+    GOOD,
+    GOOD_RESULTS,
+    HTML,
+    JSON,
+    SONAR,
+    SSE,
+    STREAM,
+    WAITS,
+    WEB_RESULTS,
+    Case,
+    _agent,
+    _agent_stream,
+    _chat,
+    _events,
+    _exa,
+    _writer_error,
+)
+from tests.fault_cases_issue20 import ISSUE20_CHECK_CASES, ISSUE20_EXA_CASES, ISSUE20_WRITER_CASES
 from tests.hostile_server import HostileServer, Reply
 
 EXA_KEY = "exa-hostile-SECRET-key-7731"
@@ -68,31 +89,6 @@ sections:
         pin: none
         num-results: 3
 """
-
-JSON = (("Content-Type", "application/json"),)
-HTML = (("Content-Type", "text/html; charset=utf-8"),)
-SSE = (("Content-Type", "text/event-stream"),)
-
-
-def _exa(results: list[Any], **extra) -> bytes:
-    body = {"requestId": "r-1", "results": results, "costDollars": {"total": 0.005}, **extra}
-    return json.dumps(body, ensure_ascii=False).encode()
-
-
-GOOD_RESULTS = [
-    {
-        "url": "https://acme-robotics.io/about",
-        "title": "About Acme Robotics",
-        "summary": "Acme Robotics builds warehouse robots. It was founded in 2019.",
-        "publishedDate": "2024-03-01",
-    },
-    {
-        "url": "https://acme-robotics.io/blog/funding",
-        "title": "Acme raises a Series A",
-        "summary": "Acme Robotics raised $12M in a Series A round.",
-    },
-]
-GOOD = Reply(body=_exa(GOOD_RESULTS), headers=JSON)
 
 HOSTILE_TEXT = [
     {
@@ -135,78 +131,6 @@ _DEEP = json.loads("[" * 600 + "]" * 600)  # deep enough to break a recursive wa
 def _rate_limited(retry_after: str | None) -> Reply:
     headers = (*JSON, ("Retry-After", retry_after)) if retry_after else JSON
     return Reply(status=429, body=b'{"error": "Rate limit exceeded", "tag": "RATE_LIMIT"}', headers=headers)
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    service: str  # "exa" | "writer" | "check"
-    reply: Reply
-    cause: str  # a phrase some warning (or the URL row's detail) must contain, case-insensitive
-    exit_code: int = 0
-    command: str = "retrieve"  # "retrieve" | "run" (exa, writer) — check rows run check-urls
-    degraded: bool = True  # exa: the section could not use this answer; writer: no new note is expected
-    status: str | None = None  # check: the URL row's status
-    extra_s: float = 0.0  # a case that legitimately waits (Retry-After)
-    settings: tuple[tuple[str, str], ...] = ()  # SOURCEDESK_* settings of this row
-    web_search: bool = False  # writer: the section lets the writer search the web (its results matter)
-    note_has: str = ""  # writer: text the new note must contain
-
-
-STREAM = (("SOURCEDESK_WRITER_STREAM", "true"),)
-# A row that waits out a 1 s Retry-After: its deadline has room for the wait and both tries on a
-# busy machine (the 1.5 s one left half a second, and a slow first try made the retry not start).
-WAITS = (("SOURCEDESK_RETRIEVAL_DEADLINE_S", "6"), ("SOURCEDESK_WRITER_DEADLINE_S", "6"))
-SONAR = (("SOURCEDESK_WRITER_API", "perplexity-sonar"),)
-ANSWER = "Acme Robotics builds warehouse robots for retailers. [^E1] It raised a Series A in 2024. [^E2]"
-WEB_RESULTS = [
-    {"id": 1, "url": "https://acme-robotics.io/about", "title": "About Acme", "snippet": "Warehouse robots."},
-    {"id": 2, "url": "https://news.example/acme-series-a", "title": "Acme raises", "snippet": "A Series A."},
-]
-
-
-def _agent(text: str = ANSWER, *, status: str = "completed", results=None, annotations=None, **extra) -> bytes:
-    """An Agent API response object."""
-    output: list = []
-    if results is not None:
-        output.append({"type": "search_results", "results": results})
-    part = {"type": "output_text", "text": text, "annotations": annotations or []}
-    output.append({"type": "message", "role": "assistant", "content": [part]})
-    body: dict[str, Any] = {"id": "resp_1", "object": "response", "status": status, "model": "perplexity/sonar"}
-    body["output"] = output
-    body["usage"] = {"input_tokens": 10, "output_tokens": 20, "cost": {"total_cost": 0.002}}
-    return json.dumps({**body, **extra}, ensure_ascii=False).encode()
-
-
-def _events(*events: dict) -> bytes:
-    return b"".join(b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n" for e in events)
-
-
-def _agent_stream(*deltas: str, terminal: str | None = "response.completed") -> bytes:
-    """Typed Agent API events: the deltas, then the terminal (without the answer: it is rebuilt)."""
-    events: list[dict[str, Any]] = [{"type": "response.created"}]
-    events += [{"type": "response.output_text.delta", "delta": d} for d in deltas]
-    if terminal == "response.failed":
-        events.append({"type": terminal, "response": {"status": "failed", "error": {"message": "model overloaded"}}})
-    elif terminal:
-        events.append({"type": terminal, "response": {"status": "completed", "model": "perplexity/sonar"}})
-    return _events(*events)
-
-
-def _chat(content: str = ANSWER, **extra) -> bytes:
-    """A chat completion (the legacy Sonar path)."""
-    body = {
-        "id": "c-1",
-        "model": "sonar-pro",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "cost": {"total_cost": 0.002}},
-    }
-    return json.dumps({**body, **extra}, ensure_ascii=False).encode()
-
-
-def _writer_error(message: str, param: str | None = None) -> bytes:
-    return json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": param}}).encode()
 
 
 HOSTILE_ANSWER = (
@@ -333,7 +257,7 @@ WRITER_CASES = [
     W("writer-control-text", Reply(200, _agent(HOSTILE_ANSWER), JSON), "control sequences", exit_code=0, note_has="Acme Robotics builds warehouse robots"),
     W("writer-control-annotations", Reply(200, _agent(_ANNOTATED, results=WEB_RESULTS, annotations=ANNOTATIONS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme Robotics builds warehouse robots [^"),
     W("writer-control-results", Reply(200, _agent("Acme builds robots. [1] It raised money. [2]", results=HOSTILE_RESULTS), JSON), "control sequences", exit_code=0, web_search=True, note_has="Acme builds robots"),
-    W("writer-malformed-results", Reply(200, _agent("Acme builds robots. [5]", results=MIXED_SHAPES), JSON), "skipped 4 malformed search results", exit_code=0, web_search=True, note_has="Acme builds robots"),
+    W("writer-malformed-results", Reply(200, _agent("Acme builds robots. [5]", results=MIXED_SHAPES), JSON), "skipped 5 malformed search results", exit_code=0, web_search=True, note_has="Acme builds robots"),
     W("writer-reflected-key", Reply(200, _agent(REFLECTING_ANSWER, results=REFLECTING_RESULTS), JSON), "echoed the API key", exit_code=0, web_search=True, note_has="[redacted]"),
     # streamed (typed events)
     W("writer-stream-control-split", Reply(200, _agent_stream("Acme Robotics builds \x1b]0;PWN", "ED\x07warehouse robots. [^E1]"), SSE), "control sequences", exit_code=0, settings=STREAM, note_has="Acme Robotics builds warehouse robots"),
@@ -376,6 +300,9 @@ CHECK_CASES = [
     Case("page-empty-200", "check", Reply(200, b"", HTML), "", status="ok"),
 ]
 # fmt: on
+EXA_CASES += ISSUE20_EXA_CASES
+WRITER_CASES += ISSUE20_WRITER_CASES
+CHECK_CASES += ISSUE20_CHECK_CASES
 CASES = EXA_CASES + WRITER_CASES + CHECK_CASES
 
 
@@ -479,6 +406,8 @@ def _strings(value):
 def _assert_clean(text: str, where: str) -> None:
     for secret in SECRETS:
         assert secret not in text, f"{where}: an API key leaked"
+    spelled = key_spans(text, SECRETS)  # encoded, another case, reversed, split by an invisible character
+    assert not spelled, f"{where}: an API key leaked in another spelling: {text[spelled[0][0] : spelled[0][1]]!r}"
     bad = UNSAFE_CHARACTER.search(text)
     assert bad is None, (
         f"{where}: control character {bad.group(0)!r} at {bad.start()}: {text[max(0, bad.start() - 40) : bad.end() + 40]!r}"
@@ -507,12 +436,28 @@ def _assert_no_leaks(seen: Observed) -> None:
             _assert_clean(s, "stdout JSON (a string)")
 
 
-def _invoke(args: list[str], capsys, caplog) -> tuple[int, float, str, str, str]:
+def _assert_absent(seen: Observed, absent: tuple[str, ...]) -> None:
+    """What a row says must reach no output a reader sees: stdout, stderr, the log, the notes (the
+    store keeps the raw answer, cleaned, as the evidence of what the writer sent)."""
+    readable = [(t, n) for n, t in seen.files.items() if not n.startswith(".sourcedesk")]
+    for text, where in [(seen.out, "stdout"), (seen.err, "stderr"), (seen.log, "log"), *readable]:
+        for what in absent:
+            assert what not in text, f"{where} holds {what!r}"
+
+
+def _invoke(args: list[str], capsys, caplog, *, peak_mb: float | None = None) -> tuple[int, float, str, str, str]:
     caplog.clear()
+    if peak_mb is not None:
+        tracemalloc.start()
     started = time.monotonic()
-    with caplog.at_level(logging.DEBUG):
-        code = main(args)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            code = main(args)
+    finally:
+        peak = tracemalloc.get_traced_memory()[1] if peak_mb is not None else 0
+        tracemalloc.stop()
     elapsed = time.monotonic() - started
+    assert peak <= (peak_mb or 0) * 1024 * 1024, f"{' '.join(args[:1])} took {peak / 2**20:.0f} MB at its peak"
     captured = capsys.readouterr()
     return code, elapsed, captured.out, captured.err, caplog.text
 
@@ -560,8 +505,9 @@ def test_exa_and_writer_faults(case, hostile, writer_sandbox, baseline, tmp_path
     hostile.serve(case.service, _with_dates(case.reply))
 
     args = [case.command, str(memo), "--json"] + (["--refresh"] if case.service == "exa" else [])
-    code, elapsed, out, err, log = _invoke(args, capsys, caplog)
+    code, elapsed, out, err, log = _invoke(args, capsys, caplog, peak_mb=case.peak_mb)
     seen = Observed(code, elapsed, out, err, log, memo, _files(memo))
+    _assert_absent(seen, case.absent)
 
     deadline = (WRITER_S if case.service == "writer" else RETRIEVAL_S) + case.extra_s
     assert elapsed < HANG * deadline, f"{case.id} took {elapsed:.1f} s"
@@ -612,8 +558,11 @@ def test_check_urls_faults(case, hostile, tmp_path, monkeypatch, capsys, caplog)
         encoding="utf-8",
     )
     before = note.read_bytes()
-    code, elapsed, out, err, log = _invoke(["check-urls", str(note), "--json", "--allow-private"], capsys, caplog)
+    code, elapsed, out, err, log = _invoke(
+        ["check-urls", str(note), "--json", "--allow-private"], capsys, caplog, peak_mb=case.peak_mb
+    )
     seen = Observed(code, elapsed, out, err, log, tmp_path / "memo", _files(tmp_path / "memo"))
+    _assert_absent(seen, case.absent)
 
     assert elapsed < HANG * CHECK_URL_S, f"{case.id} took {elapsed:.1f} s"
     assert code == case.exit_code, out

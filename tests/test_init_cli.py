@@ -147,7 +147,9 @@ _NAMES = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=
 
 
 @settings(
-    max_examples=examples_per_pass(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(subject=_NAMES, title=_NAMES)
 def test_any_subject_name_and_title_round_trip(tmp_path, subject, title):

@@ -150,7 +150,8 @@ def test_highlight_options_in_memo_yaml_spelling_reach_exa_as_options_it_takes(e
     (memo / "memo.yaml").write_text(text, encoding="utf-8")
     code = main(["retrieve", "--json", str(memo)])
     out, err = capsys.readouterr()
-    assert code == 0 and "num-sentences is deprecated by Exa; sent as maxCharacters" in err
+    # max-characters is given, so num-sentences is not sent at all (the notice once said it was)
+    assert code == 0 and "num-sentences is deprecated by Exa; not sent (max-characters is given)" in err
     [section] = json.loads(out)["sections"]
     assert section["degraded"] is False and section["sources"], section["warnings"]
     assert not any("400" in str(w) for w in section["warnings"])

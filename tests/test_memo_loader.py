@@ -177,7 +177,7 @@ def test_a_problem_inside_the_mapping_alternative_is_the_one_reported(tmp_path):
         + "  - {id: a, title: A, include-sources: [{provider: exa, query: q, contents: {text: {max-characters: 5}}}]}\n",
     )
     assert err.message.count("\n") == 0
-    assert "contents.text.max-characters: expected an integer between 100 and 100000, got 5" in err.message
+    assert "contents.text.max-characters: expected an integer between 100 and 10000, got 5" in err.message
 
 
 def test_section_id_format(tmp_path):
@@ -354,7 +354,9 @@ def _must_be_memo_or_memo_error(path: Path, text: str) -> None:
 
 
 @settings(
-    max_examples=examples_per_pass(250), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(250),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(text=YAMLISH)
 def test_fuzz_random_yamlish_text(tmp_path, text):
@@ -403,7 +405,9 @@ _KEYS = st.sampled_from(
 
 
 @settings(
-    max_examples=examples_per_pass(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_fuzz_mutated_valid_memos(tmp_path, data):
@@ -428,7 +432,9 @@ def test_fuzz_mutated_valid_memos(tmp_path, data):
 
 
 @settings(
-    max_examples=examples_per_pass(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples_per_pass(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(cut=st.integers(0, len(DESIGN_SAMPLE)), junk=YAMLISH)
 def test_fuzz_spliced_valid_memo(tmp_path, cut, junk):

@@ -16,8 +16,8 @@ from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.memo.spec import ExaEntry
 from sourcedesk.core.sources.name_rejects import assemble
 from sourcedesk.core.sources.providers import ProviderContext
-from sourcedesk.core.sources.providers.exa.client import build_search_body
-from sourcedesk.core.sources.providers.exa.provider import plan_entry
+from sourcedesk.core.sources.providers.exa.plan import plan_entry
+from sourcedesk.core.sources.providers.exa.request import build_search_body
 from sourcedesk.store.global_store import GlobalStore
 from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.cli import main

@@ -28,8 +28,10 @@ from sourcedesk.core.sources.providers import (
     unregister,
 )
 from sourcedesk.core.sources.providers.base import ProviderContext
-from sourcedesk.core.sources.providers.exa.client import ExaClient, ExaResult, parse_search_response
-from sourcedesk.core.sources.providers.exa.provider import plan_entry, to_source
+from sourcedesk.core.sources.providers.exa.client import ExaClient
+from sourcedesk.core.sources.providers.exa.filtering import to_source
+from sourcedesk.core.sources.providers.exa.plan import plan_entry
+from sourcedesk.core.sources.providers.exa.response import ExaResult, parse_search_response
 from sourcedesk.core.sources.providers.files import MAX_FILE_CHARS, summary_of, title_of
 from sourcedesk.core.sources.retrieve import retrieve_section
 from sourcedesk.store.memo_store import MemoStore
@@ -345,7 +347,7 @@ def test_title_and_summary_helpers():
 
 
 def test_date_window_applied_to_results_when_exa_cannot_take_it(tmp_path):
-    from sourcedesk.core.sources.providers.exa.provider import _filter
+    from sourcedesk.core.sources.providers.exa.filtering import filter_results as _filter
 
     ctx = _ctx(_loaded(tmp_path))
     entry = _exa(pin="none", category="company", start_published_date="2024-01-01", end_published_date="2024-12-31")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from sourcedesk.core.net.hosts import excluded_by
 from sourcedesk.store.global_store import GlobalStore
+from sourcedesk.store.holders import whoami
 from sourcedesk.store.memo_store import MemoStore
 from sourcedesk.tui.cli import main
 from tests.conftest import exa_requests
@@ -119,15 +121,25 @@ def test_unreject(memo, capsys):
     assert GlobalStore().rejects() == []
 
 
-def test_a_memo_open_elsewhere_is_a_clear_error(memo, capsys, monkeypatch):
-    import sourcedesk.tui.commands.rejects as rejects_cmd
+def test_a_memo_open_elsewhere_still_takes_a_reject(memo, capsys):
+    """A memo is no longer owned by one window (issue 19): the reject is made while another
+    store has it open and holds a section; that section's set is left to its holder."""
+    from sourcedesk.core.domain.models import Source, SourceSet
 
-    monkeypatch.setattr(rejects_cmd, "STORE_WAIT_S", 0.0)
-    with MemoStore(memo):
-        assert main(["reject", "kestra.com", "--memo", str(memo)]) == 2
-    err = capsys.readouterr().err
-    assert "is already open" in err or "is open elsewhere" in err
-    assert "Traceback" not in err
+    with MemoStore(memo) as other:
+        other.save_source_set(
+            SourceSet(
+                section="overview", fingerprint="f" * 16, sources=[Source(provider="exa", url="https://kestra.com/a")]
+            )
+        )
+        other.hold_section("overview")
+        assert main(["reject", "kestra.com", "--memo", str(memo)]) == 0
+        out = capsys.readouterr().out
+        assert "Rejected kestra.com" in out
+        assert f"section overview of memo {memo.name} is held by {whoami()} (pid {os.getpid()}) since " in out
+        assert "its frozen set was left as it is" in out
+        assert other.rejects() == ["kestra.com"]
+        assert other.latest_source_set("overview").version == 1  # the holder's set, untouched
 
 
 def test_a_damaged_store_is_reported_not_a_traceback(memo, capsys):

@@ -84,10 +84,15 @@ def test_a_db_json_that_is_no_file_is_named_with_a_hint(memo_dir, make, what):
     ids=["directory", "symlink-loop"],
 )
 def test_a_lock_that_cannot_be_opened_is_named_with_a_hint(memo_dir, make, what):
-    lock = memo_dir / ".sourcedesk" / "lock"
-    lock.unlink()
+    """Opening takes no lock any more (reading needs none); a write takes db.lock."""
+    lock = memo_dir / ".sourcedesk" / "db.lock"
+    lock.unlink(missing_ok=True)
     make(lock)
-    err = _open_refused(memo_dir)
+    with MemoStore(memo_dir) as store:
+        assert store.rejects() == ["kestra.com"]  # reading is untouched
+        with pytest.raises(UserError) as caught:
+            store.add_reject("alcresta.com")
+    err = caught.value
     assert f"{lock} {what}" in str(err)
     assert f"remove {lock}" in (err.hint or "")
 

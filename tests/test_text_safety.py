@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 
 import pytest
@@ -111,3 +112,51 @@ def test_an_annotation_span_after_removed_sequences_points_at_the_same_words():
     cleaned = clean_mapped(text)
     s, e = cleaned.span(start, start + 4)
     assert cleaned.text == "Acme raised $12M in 2024." and cleaned.text[s:e] == "$12M"
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        KEY.upper(),
+        KEY[::-1],
+        "".join(f"%{b:02x}" for b in KEY.encode()),
+        "".join(f"%25{b:02X}" for b in KEY.encode()),  # percent-encoded twice
+        "".join(f"\\u{ord(c):04x}" for c in KEY),  # a JSON escape shown raw
+        "".join(f"\\x{ord(c):02x}" for c in KEY),
+        "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in KEY),  # fullwidth
+        "\u200b".join(KEY),
+        "\U000e0020".join(KEY),  # tag characters
+        "\u0301".join(KEY),  # under combining accents
+        "&shy;".join(KEY),
+        "&#173;".join(KEY),
+        "%E2%80%8B".join(KEY),  # U+200B, percent-encoded
+        base64.b64encode(KEY.encode()).decode(),
+        base64.b64encode(f"user:{KEY}".encode()).decode(),  # Authorization: Basic
+        base64.urlsafe_b64encode(b"xy" + KEY.encode()).decode().rstrip("="),
+    ],
+    ids=lambda s: repr(s[:12]),
+)
+def test_a_key_is_redacted_in_every_spelling_a_reader_could_still_read_it_in(spelled):
+    out = clean_text(f"401: bad key {spelled} (check it)", secrets=[KEY])
+    assert REDACTED in out and out.startswith("401: bad key ") and out.endswith(" (check it)"), out
+    leftover = out.replace("401: bad key ", "").replace(" (check it)", "").replace(REDACTED, "")
+    assert len(leftover) <= 8, out  # at most a few characters of the encoding around the key stay
+
+
+def test_text_that_only_looks_encoded_is_left_alone():
+    text = "growth of 40%25 in 2024 &amp; \\u00e9t\u00e9 caf\u0301e ｗｉｄｅ base64:cHBseC1ob3N0"
+    assert clean_text(text, secrets=[KEY]) == text
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    ["\u200e", "\u200f", "\u061c", "\u200b", "\ufeff", "\u2060", "\U000e0041", "\ufff9", "\u3164", "\u206a", "\u17b4"],
+    ids=lambda c: f"U+{ord(c):04X}",
+)
+def test_characters_that_hide_or_reorder_text_leave_a_title(hidden):
+    assert clean_text(f"Acme{hidden}Robotics{hidden * 3}") == "AcmeRobotics"
+
+
+def test_joiners_and_variation_selectors_that_scripts_and_emoji_need_are_kept():
+    text = "می\u200cخواهم 👩\u200d💻 \u2764\ufe0f"
+    assert clean_text(text) == text

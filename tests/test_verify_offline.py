@@ -63,8 +63,10 @@ def test_the_open_store_of_the_workbench_is_used_as_it_is(tmp_path):
     memo = make_memo(tmp_path, GROUNDED_BODY, GROUNDED_CITES)
     note = memo / "sections" / "01-overview.md"
     with MemoStore(memo) as store:  # held open, as the workbench holds it for the whole session
-        locked = prepare_path(note, open_store=open_existing)
-        assert any("could not be read" in w for w in locked.warnings) and locked.evidence == {}
+        # A reader opens it too (issue 19: read-only commands work while the workbench is open).
+        beside = prepare_path(note, open_store=open_existing)
+        assert beside.warnings == [] and beside.evidence
+        assert _grounding(ground_notes(beside.notes, beside.evidence))[("E1", "$1.5B")] == "supported"
         shared = prepare_path(note, store=store, name=note.name)
         assert shared.warnings == [] and [n.name for n in shared.notes] == ["01-overview.md"]
         report = ground_notes(shared.notes, shared.evidence)

@@ -314,7 +314,7 @@ def test_results_are_numbered_by_id_when_the_api_gives_ids_else_by_position():
     assert by_id.numbering == "id" and by_id.number_for("https://a.example/") == 1
     repeated = read_results([{"id": 1, "url": "https://a.example/"}, {"id": 1, "url": "https://b.example/"}])
     assert repeated.numbering == "position" and repeated.number_for("https://b.example/") == 2
-    assert any("missing or repeated ids" in w for w in repeated.warnings)
+    assert any("id 1 is given to https://a.example/ and to https://b.example/" in w for w in repeated.warnings)
     plain = read_results([{"url": "https://a.example/"}, {"url": "https://b.example/"}])
     assert plain.numbering == "position" and not plain.warnings
 

@@ -268,16 +268,14 @@ def test_an_escape_before_an_annotated_span_leaves_the_span_on_the_same_words():
 
 def test_annotation_urls_and_titles_and_a_span_inside_a_removed_sequence_stay_safe():
     text = "Acme\x1b]8;;http://evil.example/\x07 builds robots\x1b]8;;\x07."
-    ann = {
-        "type": "url_citation",
-        "url": "https://acme.io/\x1b[2Jpage",
-        "title": "T\x1b]0;x\x07itle",
-        "start_index": text.index("builds"),
-        "end_index": text.index("\x1b]8;;\x07."),
-    }
-    response = read_response(json.loads(_agent_body(text, annotations=[ann])), secrets=[KEY])
+    span = {"start_index": text.index("builds"), "end_index": text.index("\x1b]8;;\x07.")}
+    ann = {"type": "url_citation", "url": "https://acme.io/page", "title": "T\x1b]0;x\x07itle", **span}
+    # A URL carrying a control sequence is refused, not repaired into https://acme.io/page.
+    hostile = {"type": "url_citation", "url": "https://acme.io/\x1b[2Jother", "title": "Other", **span}
+    response = read_response(json.loads(_agent_body(text, annotations=[ann, hostile])), secrets=[KEY])
     assert response.content.startswith("Acme builds robots [^a1].")
-    assert "[^a1]: [Title](https://acme.io/page)" in response.content
+    assert "[^a1]: [Title](https://acme.io/page)" in response.content and "other" not in response.content
+    assert "writer: ignored 1 url_citation annotation whose offsets or URL were unusable" in response.warnings
     _clean(response.content)
     _clean(json.dumps(response.raw, ensure_ascii=False))
 
@@ -307,7 +305,7 @@ def test_a_reflected_key_is_redacted_everywhere_in_the_answer_with_a_warning(ser
 
 def test_search_results_are_cleaned_field_by_field_and_keep_their_numbers():
     items = [
-        {"url": "https://a.example/\x1b[2J", "title": "A\x1b]0;x\x07", "snippet": "line\x9b31m one\nline two"},
+        {"url": "https://a.example/", "title": "A\x1b]0;x\x07", "snippet": "line\x9b31m one\nline two"},
         {"title": "no url"},
         {"url": "https://b.example/", "title": "B\u202e", "date": "2024\x07", "source": "web\x1b"},
     ]
@@ -320,6 +318,27 @@ def test_search_results_are_cleaned_field_by_field_and_keep_their_numbers():
     assert (web.results[1].date, web.results[1].source) == ("2024", "web")
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a.example/\x1b[2J",
+        "https://acme.io/a\r\nSet-Cookie: x=1",
+        "https://acme.io/\u202egpj.exe",
+        "https://acme.io/a\u200bb",
+    ],
+    ids=["escape", "crlf", "rlo", "zwsp"],
+)
+def test_a_result_url_carrying_control_or_invisible_characters_is_refused_not_repaired(url):
+    """Cleaning would turn it into another address (``…/a Set-Cookie: x=1``, ``…/exe.jpg``): it is refused,
+    its number stays reserved, and nothing of it reaches a result."""
+    web = read_results(
+        [{"url": url, "title": "A"}, {"url": "https://b.example/", "title": "B"}], use_ids=False, secrets=[]
+    )
+    assert [(r.number, r.url) for r in web.results] == [(2, "https://b.example/")]
+    assert 1 in web.skipped_numbers() and "refused" in web.skipped_numbers()[1]
+    assert "Set-Cookie" not in json.dumps(web.indexed())
+
+
 def test_chat_content_and_reasoning_are_cleaned_before_the_think_block_is_split():
     content = "<think>plan \x1b]52;c;UFdORUQ=\x07quietly</think>Acme \x1b[2Jbuilds robots. " + KEY
     response = read_completion(
@@ -327,8 +346,9 @@ def test_chat_content_and_reasoning_are_cleaned_before_the_think_block_is_split(
     )
     assert response.content == "Acme builds robots. [redacted]"
     assert response.reasoning == "plan quietly"
-    assert response.citations == ["https://acme.io/"]
-    assert len(response.warnings) == 2  # control sequences removed, the key redacted
+    assert response.citations == [""]  # refused, not repaired into https://acme.io/
+    assert response.search_results == []
+    assert len(response.warnings) == 3  # control sequences removed, the key redacted, the refused citation skipped
 
 
 def test_ordinary_text_passes_untouched_and_without_a_warning():

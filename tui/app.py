@@ -1,8 +1,9 @@
 """The Textual workbench: one memo, its sections, their runs.
 
-The app owns what outlives a screen: the loaded memo, the one open ``MemoStore`` (its
-inter-process lock is held for the whole session), the shared HTTP clients (so rate
-limiters and connection pools are shared by every section's run) and the running work.
+The app owns what outlives a screen: the loaded memo, the open memo store (TinyDB or the
+team's PostgreSQL server, from the settings; a section is held only while it runs, so a
+colleague or a command can work on the others), the shared HTTP clients (so rate limiters
+and connection pools are shared by every section's run) and the running work.
 
 Slow work runs in workers (``sourcedesk.tui.runs``, ``sourcedesk.tui.checks``, the memo.yaml
 watcher below, and each screen's loaders); workers post typed messages
@@ -23,6 +24,7 @@ import logging
 import os
 import select
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -39,14 +41,16 @@ from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.memo.loader import LoadedMemo, load_memo
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.screens.palette import SourcedeskCommands
-from sourcedesk.store.global_store import GlobalStore
-from sourcedesk.store.memo_store import MemoStore
+from sourcedesk.store.api import GlobalStoreAPI, MemoStoreAPI, SectionHoldAPI
 from sourcedesk.themes import DARK, LIGHT, STYLESHEET, load_theme_name, save_theme_name, toggled
 from sourcedesk.tui.checks import SectionChecks
 from sourcedesk.tui.crash import CrashLog
 from sourcedesk.tui.logs import report_unexpected
 from sourcedesk.tui.messages import MemoReloaded, StoreChanged, ThemeChanged
 from sourcedesk.tui.runs import SectionRuns
+from sourcedesk.tui.store_watch import ColleagueChanged, show_store_change, start_store_watch
+from sourcedesk.tui.stores import global_store as open_global
+from sourcedesk.tui.stores import memo_store as open_memo
 from sourcedesk.tui.widgets.cells import Palette
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -79,8 +83,8 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         memo_dir: Path | str,
         *,
         settings: Settings | None = None,
-        store: MemoStore | None = None,
-        global_store: GlobalStore | None = None,
+        store: MemoStoreAPI | None = None,
+        global_store: GlobalStoreAPI | None = None,
         banner: str = "",
         watch_memo: bool = True,
     ) -> None:
@@ -90,8 +94,10 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         # The bytes of memo.yaml that loaded last, and the bytes last read (loaded or said to fail).
         self._memo_loaded = self._memo_seen = _digest(self.loaded.path)
         self._own_store = store is None
-        self.store = store or MemoStore(self.loaded.dir)
-        self.global_store = global_store or GlobalStore()
+        self.store: MemoStoreAPI = store or open_memo(self.loaded.dir, self.settings)
+        self.global_store: GlobalStoreAPI = global_store or open_global(self.settings)
+        self._window: SectionHoldAPI | None = None
+        self._store_watch: threading.Event | None = None
         self.banner = banner
         self.watch_memo = watch_memo
         self.notices: list[tuple[str, str]] = []  # (severity, message), oldest first
@@ -142,6 +148,11 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         self._watch_terminal()
         if self.watch_memo:
             self._watch_memo_file()
+        self._window, self._store_watch = start_store_watch(self)
+
+    @on(ColleagueChanged)
+    def _colleague_changed(self, message: ColleagueChanged) -> None:
+        show_store_change(self, message.change)
 
     def _say_missing_keys(self) -> None:
         from sourcedesk.core.writing.registry import writer_class
@@ -190,6 +201,10 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         self.exit()
 
     async def on_unmount(self) -> None:
+        if self._store_watch is not None:
+            self._store_watch.set()
+        if self._window is not None:
+            self._window.release()
         self.cancel_all_runs()
         self.cancel_all_checks()
         if self._clients is not None:
@@ -201,6 +216,7 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
             await self._http.aclose()
         if self._own_store:
             self.store.close()
+            self.global_store.close()
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """The workbench, then — after a crash — one line naming the log file, never a traceback."""

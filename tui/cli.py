@@ -57,6 +57,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("rejects", "rejects", "list rejected domains and names, and the memo's namesakes"),
     Command("export", "export", "assemble the section notes into memo.md"),
     Command("facts", "facts", "list the facts each source states, or the memo's conflicting claims"),
+    Command("store", "store", "the team store (PostgreSQL): migrate, copy TinyDB stores into it, status"),
     Command("sandbox", "sandbox", "run the offline Exa/Perplexity sandbox server"),
     Command("config", "config", "show configuration locations", needs_settings=False),
 )

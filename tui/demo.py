@@ -99,11 +99,8 @@ def _is_open(target: Path) -> bool:
         return False
     from sourcedesk.store.memo_store import MemoStore
 
-    try:
-        MemoStore(target).close()
-    except UserError:
-        return True
-    return False
+    with MemoStore(target) as store:  # reading needs no lock; a window holds its sections
+        return any(name.startswith("window-") for name in store.section_holders())
 
 
 def demo_settings(base_url: str, **overrides: Any) -> Settings:

@@ -29,6 +29,8 @@ def outcome_notice(outcome: RunOutcome, grounded: SectionCheck | None = None) ->
     parts = [f"{report.get(k, 0)} {label}" for k, label in COUNTED if report.get(k)]
     reused = "frozen set reused" if outcome.source_set_reused else "sources retrieved"
     text = f"{sid}: {outcome.status} — {', '.join(parts) or 'no citations'}; {reused}; ${outcome.cost['total']:.3f}"
+    if "judge" in outcome.cost:  # the model judge ran (support.judge: model): its share of the total
+        text += f" (model judge ${outcome.cost['judge']:.3f}, {(report.get('judge') or {}).get('judged', 0)} judged)"
     if grounded is not None:
         from sourcedesk.tui.widgets.check_rows import grounding_words
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sourcedesk.core.domain.errors import UserError
+from sourcedesk.store.holders import SectionLocked
 from sourcedesk.tui.messages import SectionRunFinished, SectionRunProgress, SectionRunStarted
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from sourcedesk.core.pipeline.run import RunOutcome
+    from sourcedesk.store.api import SectionHoldAPI
     from sourcedesk.tui.app import SourcedeskApp
 
 log = logging.getLogger("sourcedesk.tui")
@@ -29,6 +31,7 @@ STAGE_WORDS = {
     "retrieving": "retrieving",
     "writing": "writing",
     "reconciling": "reconciling",
+    "judging": "asking the model judge",
     "saved": "saving",
     "grounding": "grounding",
     "failed": "failing",
@@ -129,7 +132,13 @@ class SectionRuns:
         app = self.workbench
         sid = job.section_id
         outcome = None
+        hold: SectionHoldAPI | None = None
         try:
+            try:  # held while it runs: a colleague, another window or a command is refused
+                hold = app.store.hold_section(sid, purpose="running it")
+            except SectionLocked as exc:
+                app.say(f"{sid} was not run: {exc.message}", "warning")
+                return
             outcome = await self._run_one(job)
             if outcome is None:
                 return
@@ -140,6 +149,8 @@ class SectionRuns:
                 grounded = await app.ground_section(sid)
             app.say_outcome(outcome, grounded)
         finally:
+            if hold is not None:
+                hold.release()
             self.jobs.pop(sid, None)
             app.sources_changed()
             app.tell_screens(lambda: SectionRunFinished(sid, outcome))

@@ -12,8 +12,10 @@ A claim's movement is compared with each movement of its source: how many of the
 head's terms the source's quantity holds, and of the source head's terms the claim's
 quantity holds (names — the memo's subject, the claim's names, names the sources write
 capitalised — never count: a company's name says nothing about which of its figures moved).
-The best-matching movement decides: when it goes the other way, and none matching as well
-goes the same way, the source reverses the claim.
+The best-matching movement decides: when it goes another way (down for up, flat for either),
+and none matching as well goes the claim's way, the source reverses the claim. Scripts written
+without spaces (CJK) hold their direction words inside longer words ("前期比12%増"): those
+are found as morphemes, their quantity read from the characters before them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sourcedesk.core.citations.lexicon import DOWN, UP, lexicon
-from sourcedesk.core.citations.tokens import normalise_text, term_set, terms
+from sourcedesk.core.citations.lexicon import FLAT, lexicon
+from sourcedesk.core.citations.tokens import UNSPACED_RE, normalise_text, term_set, terms
 
 # Where a quantity's words stop: a sentence or clause break, or a word that starts another clause.
 _BREAK = re.compile(r"[.!?](?=\s|$)|[;:。；！？\n]|,\s*(?:while|whereas|but|and)\b|\b(?:while|whereas|but)\b", re.I)
@@ -35,6 +37,35 @@ _NOT_MOVEMENT = re.compile(
 )
 AFTER_WORDS = 4  # words after the verb that may name the quantity ("cut 55 jobs")
 HEAD_TERMS = 2  # the quantity's last terms before the verb
+UNSPACED_HEAD_TERMS = 4  # the same in an unspaced script, read in character pairs ("売上高は前期比": 前期, 期比 …)
+# Words after which "stable", "flat" or "steady" says a quantity did not move.
+_LINKING = frozenset(
+    [
+        "was",
+        "were",
+        "is",
+        "are",
+        "be",
+        "been",
+        "remained",
+        "remains",
+        "remain",
+        "stayed",
+        "stays",
+        "stay",
+        "held",
+        "holds",
+        "hold",
+        "kept",
+        "keeps",
+        "largely",
+        "broadly",
+        "essentially",
+        "virtually",
+        "roughly",
+        "mostly",
+    ]
+)
 _UNSPECIFIC = frozenset(
     term_set("year quarter month week percent per cent compared period time level thousand million billion trillion")
 )
@@ -53,31 +84,55 @@ class Movement:
 def movements(text: str) -> tuple[Movement, ...]:
     """Every movement ``text`` states, in order."""
     norm = normalise_text(text)
-    known = lexicon()
     words = list(_WORD.finditer(norm))
-    if not any(known.direction(w.group()) for w in words):
+    cues = _cues(norm, words)
+    if not cues:
         return ()
-    blocked = [(m.start(), m.end()) for m in _NOT_MOVEMENT.finditer(norm)]
     breaks = [m.end() for m in _BREAK.finditer(norm)]
     out: list[Movement] = []
     start = 0
+    for at, end, way, i in cues:
+        opening = max([start, *(b for b in breaks if b <= at)])
+        before = norm[opening:at] if i < 0 else " ".join(v.group() for v in words[:i] if v.start() >= opening)
+        after = _after(norm, words, i) if i >= 0 else []
+        own = term_set(norm[at:end])
+        following = term_set(" ".join(m.group() for m in after)) - _UNSPECIFIC - own
+        quantity = (term_set(before) | following) - _UNSPECIFIC - own
+        leading = [t for t in terms(before) if t not in _UNSPECIFIC]
+        head = frozenset(leading[-(HEAD_TERMS if i >= 0 else UNSPACED_HEAD_TERMS) :]) | following
+        stop = after[-1].end() if after else end
+        span = " ".join(norm[opening:stop].split()).strip(" ,")
+        out.append(Movement(way, quantity, head, norm[at:end], span))
+        start = end
+    return tuple(out)
+
+
+def _cues(norm: str, words: list[re.Match[str]]) -> list[tuple[int, int, str, int]]:
+    """The direction words of ``norm``: (start, end, way, index in ``words`` or -1 for a morpheme
+    inside an unspaced-script word), in order. A flat word counts only after a linking verb."""
+    known = lexicon()
+    found: list[tuple[int, int, str, int]] = []
+    blocked: list[tuple[int, int]] | None = None
     for i, w in enumerate(words):
         way = known.direction(w.group())
-        if way is None or any(s <= w.start() < e for s, e in blocked):
+        if way is None:
             continue
-        opening = max([start, *(b for b in breaks if b <= w.start())])
-        before = [v.group() for v in words[:i] if v.start() >= opening]
-        after = _after(norm, words, i)
-        own = term_set(w.group())
-        following = term_set(" ".join(m.group() for m in after)) - _UNSPECIFIC - own
-        quantity = (term_set(" ".join(before)) | following) - _UNSPECIFIC - own
-        leading = [t for t in terms(" ".join(before)) if t not in _UNSPECIFIC]
-        head = frozenset(leading[-HEAD_TERMS:]) | following
-        end = after[-1].end() if after else w.end()
-        span = " ".join(norm[opening:end].split()).strip(" ,")
-        out.append(Movement(way, quantity, head, w.group(), span))
-        start = w.end()
-    return tuple(out)
+        if blocked is None:
+            blocked = [(m.start(), m.end()) for m in _NOT_MOVEMENT.finditer(norm)]
+        if any(s <= w.start() < e for s, e in blocked):
+            continue
+        if (
+            way == FLAT
+            and w.group().lower() != "unchanged"
+            and (i == 0 or words[i - 1].group().lower() not in _LINKING)
+        ):
+            continue
+        found.append((w.start(), w.end(), way, i))
+    if known.unspaced and UNSPACED_RE.search(norm):
+        for m in known.unspaced_pattern.finditer(norm):
+            found.append((m.start(), m.end(), known.unspaced[m.group()], -1))
+        found.sort()
+    return found
 
 
 def _after(text: str, words: list[re.Match[str]], i: int) -> list[re.Match[str]]:
@@ -126,6 +181,6 @@ def reversal(claim_text: str, passages: list[str], ignore: frozenset[str] = froz
                 best, ways, where = score, {m.way}, (i, m)
             elif score == best and score:
                 ways.add(m.way)
-        if best and where is not None and ways == {DOWN if c.way == UP else UP}:
+        if best and where is not None and len(ways) == 1 and c.way not in ways:  # up, down, flat: one of them
             return Reversal(c, where[1], where[0])
     return None

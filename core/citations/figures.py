@@ -32,7 +32,9 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from sourcedesk.core.citations.fraction_words import shares
 from sourcedesk.core.citations.tokens import normalise_text, terms
+from sourcedesk.core.citations.units import SCALED_UNITS
 
 _DIGITS = r"\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _UNITS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
@@ -381,8 +383,10 @@ def _counts(written: str, start: int, number: str, counted: str) -> bool:
     next word a noun-like word, not "and" or "for"."""
     if counted.lower() in _NOT_COUNTED:
         return False
-    if number[:1].isdigit() and ("." in number or (number[0] == "0" and len(number) > 1)):
+    if number[:1].isdigit() and number[0] == "0" and len(number) > 1 and "." not in number:
         return False
+    if number[:1].isdigit() and "." in number and counted.lower() not in SCALED_UNITS:
+        return False  # but "1.2 GW" is a quantity
     before = written[start - 1] if start > 0 else ""
     if before == "/" or (before == "-" and start > 1 and written[start - 2].isalpha()):
         return False
@@ -463,6 +467,10 @@ def figures(text: str) -> tuple[Figure, ...]:
         fig = _from_match(m, norm)
         if fig is not None:
             out.append(Figure(fig.kind, fig.value, fig.unit, fig.text, m.start(), m.end()))
+    if " of" in norm:  # "a quarter of its staff" is 25% (and "two thirds" no count of thirds)
+        words = [Figure("percent", v, "", t, a, b) for v, t, a, b in shares(norm)]
+        kept = [f for f in out if not any(w.start < f.end and f.start < w.end for w in words)]
+        out = sorted(kept + words, key=lambda f: f.start) if words else out
     return _ranges(norm, out) if any(ch in norm for ch in "-–—") or " to " in norm else tuple(out)
 
 
@@ -522,6 +530,12 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 0.005 * max(x if x > y else y, 1e-9)
 
 
+def scaled(f: Figure) -> tuple[str, float] | None:
+    """A count in a scaled unit as (base unit, value in it): "640 MW" → ("W", 6.4e8); None otherwise."""
+    found = SCALED_UNITS.get(f.unit) if f.kind == "count" else None
+    return (found[0], amount(f) * found[1]) if found else None
+
+
 def matches(claim: Figure, other: Figure) -> bool:
     """Whether ``other`` (from the evidence) states the claim figure."""
     kind = claim.kind
@@ -540,7 +554,14 @@ def matches(claim: Figure, other: Figure) -> bool:
         oy, om, od = date_of(other)
         return cy == oy and cm == om and (cd == 0 or cd == od)
     if kind == "count":
-        return other.kind in ("count", "number") and _close(amount(claim), amount(other))
+        if other.kind not in ("count", "number"):
+            return False
+        mine, theirs = scaled(claim), scaled(other)
+        if mine and theirs:
+            return mine[0] == theirs[0] and _close(mine[1], theirs[1])
+        if mine and other.kind == "count" and other.unit:
+            return False  # "640 GW" is not stated by "640 homes"
+        return _close(amount(claim), amount(other))
     return other.kind == kind and other.value == claim.value
 
 
@@ -560,18 +581,28 @@ def same_quantity(claim: Figure, other: Figure) -> bool:
     if claim.kind in ("year", "date"):
         return other.kind in ("year", "date")
     if claim.kind == "count":
+        mine, theirs = scaled(claim), scaled(other)
+        if mine and theirs:
+            return mine[0] == theirs[0]  # 640 GW against 640 MW: the same quantity, another value
         return other.kind == "count" and bool(claim.unit) and claim.unit == other.unit
     return other.kind == claim.kind
 
 
-def found_in(claim: Figure, evidence: tuple[Figure, ...], numbers: frozenset[float] = frozenset()) -> bool:
-    """Whether the evidence states the claim figure (a count also by a bare number, as facts give it)."""
+def found_in(
+    claim: Figure,
+    evidence: tuple[Figure, ...],
+    numbers: frozenset[float] = frozenset(),
+    years: frozenset[int] | set[int] = frozenset(),
+) -> bool:
+    """Whether the evidence states the claim figure (a count also by a bare number, as facts give it,
+    unless that number is one of ``years``, the years the source states)."""
     for f in evidence:
         if matches(claim, f):
             return True
-    if claim.kind == "count":
+    if claim.kind == "count" and scaled(claim) is None:  # a bare 640 says nothing of 640 GW
         value = amount(claim)
+        # a year is a bare number too: neither 2,002 nor 2,012 employees is "stated" by the year 2012
         for n in numbers:
-            if _close(value, n):
+            if _close(value, n) and n not in years:
                 return True
     return False

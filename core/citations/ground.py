@@ -71,6 +71,7 @@ class GroundSource:
     facts: tuple[str, ...] = ()  # cleaned structured facts, one "key: value" line each
     text: str = ""  # the stored page text, when the frozen set holds it
     about: dict[str, str] | None = None  # the source's about verdict ({"verdict", "reason"}), when given
+    evidence_index: Mapping[str, Any] | None = None  # stored with a frozen set (core.citations.evidence_index)
 
     @property
     def namespace(self) -> str:
@@ -158,6 +159,7 @@ def coerce_source(item: object, where: str, rank: int = 0, index: int | None = N
         facts=tuple(_fact_lines(get("facts"))),
         text=_text(get, "text", where) or "",
         about=_about(item, where),
+        evidence_index=stored if isinstance(stored := _get(item, "evidence_index"), Mapping) else None,
     )
 
 

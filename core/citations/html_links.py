@@ -1,32 +1,37 @@
-"""Raw HTML in a draft, read with a real HTML tokenizer (Python's ``html.parser``).
+"""Raw HTML in a draft, read with a linear HTML tokenizer (``html_tokens``), and screened.
 
 A browser opens more than ``href``: images load ``src`` and every ``srcset``
 candidate, forms post to ``action``/``formaction``, videos fetch ``poster``, a
 ``<meta http-equiv=refresh content="0; url=…">`` navigates, and any attribute may
 hold a URL written ``//host``, ``https:/host``, ``https:\\host`` or with an
 entity-encoded scheme (``&#104;ttps:``), which the browser decodes first. So every
-attribute of every tag is read (values entity-decoded, as the browser reads them):
+attribute of every tag is read (values entity-decoded, tabs and newlines dropped, as
+the browser reads them):
 
-* an attribute that carries a URL retrieval never returned is removed whole
-  (name and value); the tag and its text stay;
+* only http(s) links to retrieved sources survive: an attribute that carries a URL
+  retrieval never returned is removed whole (name and value), and so is a URL
+  attribute (``href``, ``src``, …) holding anything but a web URL —
+  ``javascript:``, ``jav&#x09;ascript:``, ``vbscript:``, ``data:``, ``file:``, a
+  relative path; the tag and its text stay;
+* an event handler (``onerror``, ``onclick``, any ``on…``), ``srcdoc``, and any
+  attribute that names a script scheme is removed whole: raw HTML never runs script;
 * an attribute whose URLs were all retrieved is rewritten to the exact URLs
   retrieval returned (no tracking parameters or credentials the writer added).
 
 The tokenizer also says where the text between tags is, so markers written inside
-HTML (``<p>… [^1]</p>``) are found and reconciled like any other.
+HTML (``<p>… [^1]</p>``) are found and reconciled like any other. It reads each
+character a bounded number of times: 1 MB of unterminated ``<!--`` or ``<a href=``
+takes as long as 1 MB of prose (Python's ``html.parser`` rescanned it quadratically).
 """
 
 from __future__ import annotations
 
-import html
-import html.parser
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 
 from sourcedesk.core.citations.bare_urls import unescape_attribute
-from sourcedesk.core.citations.parse import is_web_url
+from sourcedesk.core.citations.html_tokens import Attribute, Tag, start_tag, tokenize
 
 # Attributes whose whole value is a URL (or a list of them) in some element.
 URL_ATTRIBUTES = frozenset(
@@ -57,28 +62,18 @@ URL_ATTRIBUTES = frozenset(
     }
 )
 _LISTS = frozenset({"srcset", "imagesrcset"})
-_RAW_TEXT = frozenset({"script", "style", "textarea", "title"})
 _SPACED = frozenset({"ping", "archive"})
-# The tokenizer's own attribute syntax (not in the type stubs, so read from the module).
-_ATTRIBUTE: re.Pattern[str] = vars(html.parser)["attrfind_tolerant"]
+# Attributes that run script or hold a whole document: never kept, whatever they say.
+_ALWAYS_REMOVED = frozenset({"srcdoc"})
+# A script scheme anywhere in a value (after entities, tabs and newlines are taken out, as a browser does).
+_SCRIPT_SCHEME = re.compile(r"(?i)\b(?:java|vb|live|ecma)script\s*:")
 # A web URL written anywhere inside a value: schemes with any run of slashes/backslashes, or //host.
 _EMBEDDED = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:])[/\\]{2}(?=[\w-]+\.))[^\s\"'<>()]+")
-
-
-@dataclass(frozen=True)
-class Attribute:
-    name: str  # lower-cased
-    start: int  # offsets in the HTML text: the whole attribute (leading whitespace included)
-    end: int
-    value: str  # entity-decoded, as a browser reads it
-
-
-@dataclass(frozen=True)
-class Tag:
-    name: str
-    start: int
-    end: int
-    attributes: tuple[Attribute, ...] = ()
+# What a value must start with to be a web URL (``is_web_url``'s rule, on a value already decoded).
+_WEB_START = re.compile(r"(?i)(?:https?:[/\\]+|[/\\]{2}(?=[^/\\\s])|www\.)")
+# A browser's URL parser drops every ASCII tab and newline before it reads a URL:
+# ``ht&#x09;tps://host`` and ``ht<newline>tps://host`` are ``https://host``.
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 
 
 @dataclass
@@ -87,105 +82,38 @@ class HtmlScan:
     text: list[tuple[int, int]] = field(default_factory=list)  # text between tags
 
 
-class _Tokenizer(HTMLParser):
-    def __init__(self, source: str) -> None:
-        super().__init__(convert_charrefs=False)
-        self.source = source
-        self.lines = [0] + [m.end() for m in re.finditer("\n", source)]
-        self.scan = HtmlScan()
-        self._raw: str | None = None  # inside <script>/<style>: their content is code, not text
-        self._closing = False
-
-    def _offset(self) -> int:
-        line, col = self.getpos()
-        return self.lines[line - 1] + col
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        raw = self.get_starttag_text() or ""
-        start = self._offset()
-        self.scan.tags.append(Tag(tag, start, start + len(raw), tuple(_attributes(raw, start))))
-        if tag in _RAW_TEXT:
-            self._raw = tag
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        raw = self.get_starttag_text() or ""
-        start = self._offset()
-        self.scan.tags.append(Tag(tag, start, start + len(raw), tuple(_attributes(raw, start))))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == self._raw:
-            self._raw = None
-
-    def close(self) -> None:
-        self._closing = True  # what is left now is an unclosed comment, tag or declaration
-        super().close()
-
-    def handle_data(self, data: str) -> None:
-        if self._raw is not None or self._closing or data.lstrip().startswith("<"):
-            return  # script/style content, or an unclosed comment or tag: not text a reader sees
-        start = self._offset()
-        if self.scan.text and self.scan.text[-1][1] == start:
-            self.scan.text[-1] = (self.scan.text[-1][0], start + len(data))
-        else:
-            self.scan.text.append((start, start + len(data)))
-
-    def handle_entityref(self, name: str) -> None:
-        self.handle_data(f"&{name};")
-
-    def handle_charref(self, name: str) -> None:
-        self.handle_data(f"&#{name};")
-
-
-def _attributes(raw: str, base: int) -> list[Attribute]:
-    name_end = re.match(r"<[^\s/>]+", raw)
-    pos = name_end.end() if name_end else 1
-    out = []
-    while True:
-        m = _ATTRIBUTE.search(raw, pos)
-        if m is None or m.start() >= len(raw) - 1:
-            break
-        value = m.group(3) or ""
-        if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
-            value = value[1:-1]
-        lead = m.start()
-        while lead > 0 and raw[lead - 1].isspace():
-            lead -= 1
-        end = m.start() + len(m.group(1)) + len(m.group(2) or "")
-        out.append(Attribute(m.group(1).lower(), base + lead, base + end, unescape_attribute(value)))
-        pos = max(m.end(), m.start() + 1)
-    return out
-
-
 def scan_html(source: str) -> HtmlScan:
-    """Tags (with their attributes) and text runs of an HTML fragment, with offsets into it."""
-    tokenizer = _Tokenizer(source)
-    tokenizer.feed(source)
-    tokenizer.close()
-    return tokenizer.scan
+    """Tags (with their attributes as written) and text runs of an HTML fragment, with offsets into it."""
+    tokens = tokenize(source)
+    return HtmlScan(tokens.tags, tokens.text)
 
 
-# A browser's URL parser drops every ASCII tab and newline before it reads a URL:
-# ``ht&#x09;tps://host`` and ``ht<newline>tps://host`` are ``https://host``.
-_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
+def attribute_value(attribute: Attribute) -> str:
+    """The value as a browser reads it: entities decoded, tabs and newlines dropped, trimmed."""
+    raw = attribute.raw_value
+    if "&" in raw:
+        raw = unescape_attribute(raw)
+    if "\t" in raw or "\n" in raw or "\r" in raw:
+        raw = raw.translate(_TAB_OR_NEWLINE)
+    return raw.strip()
 
 
-def _as_parsed(value: str) -> str:
-    return value.translate(_TAB_OR_NEWLINE)
+def _parts(name: str, value: str) -> list[str]:
+    if name in _LISTS:
+        return [c.strip().split()[0] for c in value.split(",") if c.strip()]
+    if name in _SPACED:
+        return value.split()
+    return [value] if value else []
 
 
 def attribute_urls(attribute: Attribute) -> list[str]:
     """The web URLs an attribute carries, as a browser would read them."""
-    value = _as_parsed(attribute.value).strip()
-    if attribute.name in URL_ATTRIBUTES:
-        if attribute.name in _LISTS:
-            parts = [c.strip().split()[0] for c in value.split(",") if c.strip()]
-        elif attribute.name in _SPACED:
-            parts = value.split()
-        else:
-            parts = [value]
-        found = [p for p in parts if is_web_url(p)]
-        return found + [u for p in parts if not is_web_url(p) for u in _EMBEDDED.findall(p)]
-    return _EMBEDDED.findall(value)
+    value = attribute_value(attribute)
+    if attribute.name not in URL_ATTRIBUTES:
+        return _EMBEDDED.findall(value) if ("/" in value or "\\" in value) else []
+    parts = _parts(attribute.name, value)
+    found = [p for p in parts if _WEB_START.match(p)]
+    return found + [u for p in parts if not _WEB_START.match(p) for u in _EMBEDDED.findall(p)]
 
 
 @dataclass(frozen=True)
@@ -193,32 +121,111 @@ class HtmlEdit:
     start: int  # offsets in the HTML text
     end: int
     text: str
-    removed: tuple[str, ...] = ()  # unretrieved URLs this edit takes out
+    removed: tuple[str, ...] = ()  # what this edit takes out: unretrieved URLs, or the refused attributes' names
+    kind: str = "html"  # "html" (a URL), "scheme" (a URL attribute holding no web URL), "handler" (script)
+    count: int = 1  # attributes this edit removes (refused ones side by side are one edit)
+
+
+def refusal(attribute: Attribute) -> str | None:
+    """``"handler"`` for an attribute that runs script (an event handler, ``srcdoc``, a script scheme
+    anywhere in it), ``"scheme"`` for a URL attribute holding something other than a web URL, else None."""
+    name = attribute.name
+    if name[:2] == "on" or name in _ALWAYS_REMOVED:
+        return "handler"
+    value = attribute_value(attribute)
+    if ":" in value and "script" in value.lower() and _SCRIPT_SCHEME.search(value):
+        return "handler"
+    if name in URL_ATTRIBUTES and any(not _WEB_START.match(p) for p in _parts(name, value)):
+        return "scheme"
+    return None
+
+
+class _Refused:
+    """Refused attributes of one kind side by side, gathered into one removal."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.start = self.end = self.count = 0
+        self.kind = ""
+        self.names = []
+
+    def add(self, attr: Attribute, kind: str) -> None:
+        if not self.count:
+            self.start, self.kind = attr.start, kind
+        self.end = attr.end
+        self.count += 1
+        if attr.name not in self.names and len(self.names) < 3:
+            self.names.append(attr.name)
+
+    def flush(self, edits: list[HtmlEdit]) -> None:
+        if self.count:
+            edits.append(HtmlEdit(self.start, self.end, "", tuple(self.names), self.kind, self.count))
+        self.reset()
 
 
 def screen_html(
     source: str, allowed: Callable[[str], bool], exact: Callable[[str], str | None] | None = None
 ) -> list[HtmlEdit]:
-    """Edits that take every unretrieved URL out of the attributes of ``source`` (an HTML
-    fragment) and point every retrieved one at the exact URL retrieval returned."""
+    """Edits that take out of the attributes of ``source`` (an HTML fragment) every unretrieved
+    URL, every URL attribute that holds no web URL and every event handler, and point every
+    retrieved URL at the exact URL retrieval returned. Refused attributes side by side go in one
+    edit (a tag of 100,000 ``href=`` is one removal, not 100,000)."""
     edits: list[HtmlEdit] = []
-    for tag in scan_html(source).tags:
+    refused = _Refused()
+    for tag in _tags(source):
         for attr in tag.attributes:
-            urls = attribute_urls(attr)
-            if not urls:
+            kind = refusal(attr)
+            if kind is not None:
+                if kind != refused.kind:
+                    refused.flush(edits)
+                refused.add(attr, kind)
                 continue
-            bad = tuple(u for u in urls if not allowed(u))
-            if bad:
-                edits.append(HtmlEdit(attr.start, attr.end, "", bad))
-                continue
-            if exact is None:
-                continue
-            value = _as_parsed(attr.value)
-            for url in urls:
-                to = exact(url)
-                if to is not None and to != url:
-                    value = value.replace(url, to)
-            if value != _as_parsed(attr.value):
-                quoted = value.replace("&", "&amp;").replace('"', "&quot;")
-                edits.append(HtmlEdit(attr.start, attr.end, f' {attr.name}="{quoted}"'))
+            refused.flush(edits)
+            edits += _screened(attr, allowed, exact)
+        refused.flush(edits)
     return edits
+
+
+def _tags(source: str) -> list[Tag]:
+    """The tags of ``source``; an inline tag (the usual fragment) is read without the whole tokenizer."""
+    one = source[1:2]
+    if source[:1] == "<" and one.isascii() and one.isalpha():
+        tag = start_tag(source, 0)
+        if tag.end == len(source):
+            return [tag]
+    return tokenize(source).tags
+
+
+def _screened(
+    attr: Attribute, allowed: Callable[[str], bool], exact: Callable[[str], str | None] | None
+) -> list[HtmlEdit]:
+    urls = attribute_urls(attr)
+    if not urls:
+        return []
+    bad = tuple(u for u in urls if not allowed(u))
+    if bad:
+        return [HtmlEdit(attr.start, attr.end, "", bad)]
+    rewritten = _exact_value(attr, urls, exact) if exact is not None else None
+    return [rewritten] if rewritten is not None else []
+
+
+def _exact_value(attr: Attribute, urls: list[str], exact: Callable[[str], str | None]) -> HtmlEdit | None:
+    original = attribute_value(attr)
+    value = original
+    for url in urls:
+        to = exact(url)
+        if to is not None and to != url:
+            value = value.replace(url, to)
+    if value == original:
+        return None
+    quoted = value.replace("&", "&amp;").replace('"', "&quot;")
+    return HtmlEdit(attr.start, attr.end, f' {attr.name}="{quoted}"')
+
+
+def unsafe_attributes(source: str) -> bool:
+    """Whether ``source`` still holds an attribute that is never kept (a handler, a script scheme,
+    a URL attribute with no web URL)."""
+    return any(refusal(attr) is not None for tag in tokenize(source).tags for attr in tag.attributes)

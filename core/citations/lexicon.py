@@ -19,14 +19,14 @@ the test suite, not in front of an analyst.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
 import yaml
 
-UP, DOWN = "up", "down"
+UP, DOWN, FLAT = "up", "down", "flat"
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,11 @@ class Lexicon:
     concepts: dict[str, str]  # a spelling (casefolded, single-spaced) → its concept's token
     names: dict[str, str]  # a concept's token → how a reason names it ("ARR")
     words: dict[str, str]  # an ordinary word or phrase → the head word of its group
-    directions: dict[str, str]  # a word → "up" | "down"
+    directions: dict[str, str]  # a word → "up" | "down" | "flat"
     pattern: re.Pattern[str]  # every multi-word spelling and phrase, longest first
+    unspaced: dict[str, str] = field(default_factory=dict)  # a CJK direction morpheme → "up" | "down"
+    also: dict[str, str] = field(default_factory=dict)  # a concept's token → words each spelling also states
+    unspaced_pattern: re.Pattern[str] = re.compile("(?!)")  # every such morpheme, longest first
 
     def rewrite(self, text: str) -> str:
         """``text`` (casefolded) with every multi-word spelling replaced by its concept's token
@@ -79,12 +82,15 @@ def build(data: Any) -> Lexicon:
         raise ValueError("lexicon: expected a mapping with 'terms', 'words' and 'directions'")
     concepts: dict[str, str] = {}
     names: dict[str, str] = {}
+    also: dict[str, str] = {}
     for entry in data.get("terms") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("term"), str) or not entry.get("forms"):
             raise ValueError(f"lexicon: a term needs 'term' and 'forms': {entry!r}")
         forms = [str(f) for f in entry["forms"]]
         token = _token(entry["term"], forms)
         names[token] = entry["term"]
+        if entry.get("also"):
+            also[token] = " ".join(_key(str(w)) for w in entry["also"])
         for form in forms:
             concepts[_key(form)] = token
     words: dict[str, str] = {}
@@ -95,14 +101,24 @@ def build(data: Any) -> Lexicon:
         for word in group:
             words[_key(str(word))] = head
     directions: dict[str, str] = {}
-    for way in (UP, DOWN):
-        for word in (data.get("directions") or {}).get(way) or []:
+    unspaced: dict[str, str] = {}
+    given = data.get("directions") or {}
+    for way in (UP, DOWN, FLAT):
+        for word in given.get(way) or []:
             directions[_key(str(word))] = way
-    phrases = [k for k in (*concepts, *words) if " " in k or "&" in k]
+    for way in (UP, DOWN):
+        for word in given.get(f"unspaced_{way}") or []:
+            unspaced[str(word)] = way
+    morphemes = "|".join(re.escape(w) for w in sorted(unspaced, key=len, reverse=True))
+    # Spellings the word reader would split ("H1": a letter and a digit) are rewritten with the phrases.
+    phrases = [k for k in (*concepts, *words) if " " in k or "&" in k or not k.isalpha()]
     # No look-behind: tried at every character it costs more than the match; the replacement
     # checks the character before instead.
     pattern = re.compile(rf"(?:{_trie(phrases) or '(?!)'})(?![\w&])")
-    return Lexicon(concepts, names, words, directions, pattern)
+    unspaced_pattern = re.compile(morphemes or "(?!)")
+    return Lexicon(
+        concepts, names, words, directions, pattern, unspaced=unspaced, also=also, unspaced_pattern=unspaced_pattern
+    )
 
 
 def _trie(words: list[str]) -> str:

@@ -20,7 +20,12 @@ excluded). Otherwise:
 * raw HTML (inline tags and HTML blocks) is read with a real HTML tokenizer
   (``html_links``): an attribute carrying an unretrieved URL is removed whole, the
   tag's text stays; a bare URL in the text between tags loses its characters;
-* a draft's YAML front matter loses any unretrieved URL written in it.
+* a draft's YAML front matter loses any unretrieved URL written in it;
+* only http(s) links survive: a link or image whose destination is anything else
+  (``javascript:``, ``vbscript:``, ``data:``, ``file:``, ``mailto:``, a relative path —
+  also when the parser declined it as a link and left ``[x](javascript:…)`` as text a
+  renderer may still link) becomes its text, and a raw HTML event handler, ``srcdoc``
+  or a URL attribute holding no web URL is removed (``html_links``).
 
 A link to a retrieved page is rewritten to the exact URL retrieval returned
 (``exact``): a writer's variant — reordered query, ``m.``/AMP page, tracking
@@ -41,50 +46,31 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Set
-from dataclasses import dataclass, field
 
 from markdown_it.common.utils import normalizeReference
 
 from sourcedesk.core.citations.bare_urls import comparable, find_bare_urls
-from sourcedesk.core.citations.html_links import screen_html
+from sourcedesk.core.citations.html_links import screen_html, unsafe_attributes
 from sourcedesk.core.citations.parse import InlineBlock, ParsedDoc, citation_link_label, is_web_url
+from sourcedesk.core.citations.removed_links import LinkScreen, RemovedLink
 from sourcedesk.core.citations.rewrite import Edit, apply_edits, removal_edit
 from sourcedesk.core.citations.scan import Span
+from sourcedesk.core.citations.web_urls import find_web_urls, may_hold_url
 
 _RELEVANT = frozenset({"backticks", "footnote_ref", "footnote_inline", "html_inline", "autolink", "link", "image"})
 _PAIRS = {"(": ")", "[": "]", "<": ">", '"': '"', "'": "'", "“": "”", "‘": "’", "*": "*", "_": "_", "~": "~"}
 _SEPARATOR = re.compile(r"[\s,;|/·•–—-]*")
 _HWS = " \t"
 _REF_LABEL = re.compile(r"\s*(?:>\s*)*\[([^\]]*)\]:")
-
-
-@dataclass(frozen=True)
-class RemovedLink:
-    """One URL taken out of the text (the analyst sees each one in the report's warnings)."""
-
-    url: str
-    text: str = ""  # the link text kept as prose (links, images) or the reference label
-    kind: str = "bare"  # link | image | autolink | bare | html | reference
-    definition: str | None = None  # the protected footnote whose definition held it
-    position: int = 0  # source offset, for document order
-
-    def message(self) -> str:
-        where = f" from the protected definition [^{self.definition}]" if self.definition else ""
-        if self.kind in ("link", "image") and self.text:
-            return f'removed the {self.kind} to {self.url}{where} (never retrieved); kept its text "{self.text}"'
-        if self.kind == "reference":
-            return (
-                f"removed the link reference definition [{self.text}]: {self.url}{where} (never retrieved); "
-                "links through it became their text"
-            )
-        return f"removed {self.url}{where} (never retrieved)"
-
-
-@dataclass
-class LinkScreen:
-    edits: list[Edit] = field(default_factory=list)
-    lines: set[int] = field(default_factory=set)  # whole source lines to delete
-    removed: list[RemovedLink] = field(default_factory=list)
+# A link written as text: ``[text](destination)``, ``![alt](destination)`` (one level of parentheses inside).
+_DECLINED_LINK = re.compile(
+    r"!?\[(?P<text>[^\[\]\n]{0,500})\]\((?P<dest>\s*<?[^()\s]{1,2000}(?:\([^()\s]{0,200}\)[^()\s]{0,200})*>?)(?:\s+\"[^\"\n]{0,200}\")?\s*\)"
+)
+# An autolink the parser declined (``<javascript:alert(1)>``, ``<file:///etc/passwd>``): a scheme, then no space.
+_DECLINED_AUTOLINK = re.compile(r"<(?P<dest>[a-zA-Z][a-zA-Z0-9+.\-]{1,31}:[^<>\s]{0,2000})>")
+_CITATION_LIKE = re.compile(r"\^?[A-Za-z]?\d{1,3}")
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]{0,31}:")
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 
 
 def reference_label(content: str, span: Span) -> str | None:
@@ -122,11 +108,19 @@ def _html_edits(
     fragment = source[start:end]
     for change in screen_html(fragment, allowed, exact):
         edits.append(Edit(start + change.start, start + change.end, change.text))
+        if change.kind in ("handler", "scheme"):  # refused attributes: named by kind, counted
+            names = ", ".join(change.removed[:3])
+            screen.removed.append(RemovedLink(names, str(change.count), change.kind, position=start + change.start))
+            continue
         for url in change.removed:
-            screen.removed.append(RemovedLink(url, kind="html", position=start + change.start))
-    taken = [(edit.start, edit.end) for edit in edits]
+            screen.removed.append(RemovedLink(url, kind=change.kind, position=start + change.start))
+    if not may_hold_url(fragment):
+        return edits  # no URL can be written in its text
+    taken = sorted((edit.start, edit.end) for edit in edits)
+    starts = [x for x, _ in taken]
     for a, b in find_bare_urls(source, start, end):
-        if any(x <= a < y for x, y in taken):
+        k = bisect_right(starts, a) - 1  # the edit starting last at or before the URL (edits never overlap)
+        if k >= 0 and a < taken[k][1]:
             continue
         url = comparable(source[a:b])
         if not allowed(url):
@@ -152,36 +146,6 @@ def _front_matter(
             screen.removed.append(RemovedLink(url, kind="front matter", position=a))
         elif exact is not None and (to := exact(url)) is not None and to != doc.source[a:b]:
             screen.edits.append(Edit(a, b, to))
-
-
-_DOUBLED_SLASHES = ("//", "\\\\", "/\\", "\\/")
-
-
-def _may_hold_url(text: str) -> bool:
-    """Whether ``text`` holds "http" or "www." in any case, or a doubled slash: what every form
-    ``find_web_urls`` reads needs. Substring tests, far cheaper than a case-blind regex over a body."""
-    if any(slashes in text for slashes in _DOUBLED_SLASHES):
-        return True
-    lowered = text.lower()
-    return "http" in lowered or "www." in lowered
-
-
-_LOOSE_URL = re.compile(r"(?i)(?:https?:[/\\]+|(?<![\w:/\\])[/\\]{2}(?=[\w-]+\.[\w-]))[^\s\"'<>]+")
-
-
-def find_web_urls(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Bare URLs plus the forms a browser still opens (``https:/host``, ``https:\\host``, ``//host``)."""
-    if not _may_hold_url(text[start:end] if start or end is not None else text):
-        return []  # every form below needs "http", "www." or a doubled slash
-    bare = sorted(find_bare_urls(text, start, end))
-    starts = [a for a, _b in bare]
-    found = list(bare)
-    for m in _LOOSE_URL.finditer(text, start, len(text) if end is None else end):
-        k = bisect_right(starts, m.start()) - 1  # the bare URL starting last at or before this one
-        if k < 0 or m.start() >= bare[k][1]:
-            url = m.group().rstrip(".,;:!?)]}")
-            found.append((m.start(), m.start() + len(url)))
-    return sorted(found)
 
 
 def screen_links(
@@ -239,9 +203,18 @@ def _references(
     citing = citation_references(doc) if doc.references else set()
     for ref in doc.references:
         lines = range(ref.line_start, ref.line_end)
-        if not is_web_url(ref.href) or any(ln in skip_lines for ln in lines):
+        if not ref.href.strip() or any(ln in skip_lines for ln in lines):
             continue
         start, end = doc.line_span(ref.line_start, ref.line_end)
+        if not is_web_url(ref.href):  # mailto:, a relative path …: only http(s) links survive
+            written = _REF_LABEL.match(doc.source, start)
+            screen.lines.update(lines)
+            screen.removed.append(
+                RemovedLink(ref.href, written.group(1) if written else ref.label, "nonweb", position=start)
+            )
+            if not ref.duplicate:
+                gone.add(ref.label)
+            continue
         if not allowed(ref.href):
             if ref.label in citing and not ref.duplicate:
                 continue  # a citation goes through it: the reconciler decides it and removes the line
@@ -288,6 +261,8 @@ def _may_hold_link(block: InlineBlock) -> bool:
     return (
         "//" in c
         or ":/" in c
+        or "](" in c  # a link the parser declined ([x](javascript:…)) is still text to screen
+        or ("<" in c and ("=" in c or ":" in c))  # so is a tag or an autolink left as text (<javascript:…>)
         or ":\\" in c
         or "www." in c.lower()
         or any(s.rule in ("link", "image", "html_inline", "autolink") for s in block.spans)
@@ -369,12 +344,17 @@ class _BlockScreen:
             if s.rule in ("backticks", "footnote_ref") or self._skipped(s.start):
                 continue
             if s.rule == "html_inline":
+                if "=" not in c[s.start : s.end] and not may_hold_url(c[s.start : s.end]):
+                    continue  # <b>, </p>: no attribute and no URL, nothing to screen
                 a0, b0 = block.src_start(s.start), block.src_end(s.end)
                 if self.doc.source[a0:b0] == c[s.start : s.end]:  # a tag on one line: screen it in place
                     local = LinkScreen()
                     edits += _html_edits(self.doc.source, a0, b0, self.allowed, self.exact, local)
                     for removed in local.removed:
-                        self._record(removed.url, s.start, "html")
+                        self._record(removed.url, s.start, removed.kind, removed.text)
+                elif unsafe_attributes(c[s.start : s.end]):  # a tag over several lines that runs script: all of it
+                    removals.append((s.start, s.end))
+                    self._record("tag's", s.start, "handler")
                 else:
                     for a, b in find_web_urls(c, s.start, s.end):
                         url = comparable(c[a:b])
@@ -396,17 +376,68 @@ class _BlockScreen:
                 removals += removal
         gaps.append((pos, hi))
         for a0, b0 in gaps:
-            for a, b in find_bare_urls(c, a0, b0):
-                url = comparable(c[a:b])
-                if self._skipped(a):
-                    continue
-                if not self.allowed(url):
-                    removals.append((a, b))
-                    self._record(url, a, "bare")
-                elif self.block.definition is None:
-                    edits += self._exact(a, b, url)
+            gap_edits, gap_removals = self._gap(a0, b0)
+            edits += gap_edits
+            removals += gap_removals
         removals.sort()
         return edits, removals
+
+    def _gap(self, a0: int, b0: int) -> tuple[list[Edit], list[tuple[int, int]]]:
+        """Text between spans: links the parser declined, tag-like text the parser left as text, bare URLs."""
+        c = self.c
+        covered: list[tuple[int, int]] = []  # declined links, replaced whole: nothing inside is edited again
+        edits = self._declined_links(a0, b0, covered)
+        edits += self._tag_like_text(a0, b0, covered)
+        removals: list[tuple[int, int]] = []
+        for a, b in find_bare_urls(c, a0, b0):
+            url = comparable(c[a:b])
+            if self._skipped(a) or any(x < b and a < y for x, y in covered):
+                continue
+            if not self.allowed(url):
+                removals.append((a, b))
+                self._record(url, a, "bare")
+            elif self.block.definition is None:
+                edits += self._exact(a, b, url)
+        return edits, removals
+
+    def _tag_like_text(self, lo: int, hi: int, covered: list[tuple[int, int]]) -> list[Edit]:
+        """A tag the parser left as text (``<img src=x onerror=…`` with no ``>``): another renderer, or the
+        HTML that follows it in a note, may still make it a tag, so it loses its handlers and non-web URLs."""
+        c = self.c
+        if "<" not in c[lo:hi] or "=" not in c[lo:hi] or self._skipped(lo):
+            return []
+        fragment = c[lo:hi]
+        edits: list[Edit] = []
+        for change in screen_html(fragment, lambda url: True):
+            a, b = lo + change.start, lo + change.end
+            if not change.removed or any(x < b and a < y for x, y in covered):
+                continue
+            edits.append(Edit(self.block.src_start(a), self.block.src_end(b), ""))
+            if change.kind in ("handler", "scheme"):
+                self._record(", ".join(change.removed[:3]), a, change.kind, str(change.count))
+            else:
+                for url in change.removed:
+                    self._record(url, a, change.kind)
+        return edits
+
+    def _declined_links(self, lo: int, hi: int, covered: list[tuple[int, int]]) -> list[Edit]:
+        """``[x](javascript:…)``, ``![a](data:…)``, ``<javascript:…>``: links the parser declined (a script
+        or data scheme) and left as text, which another renderer may still link. A link becomes its
+        text, an autolink its address without the brackets (plain text no renderer links)."""
+        c = self.c
+        edits: list[Edit] = []
+        found = _DECLINED_LINK.finditer(c, lo, hi) if "](" in c[lo:hi] else iter(())
+        autolinks = _DECLINED_AUTOLINK.finditer(c, lo, hi) if "<" in c[lo:hi] else iter(())
+        for m, text in [*((m, m.group("text")) for m in found), *((m, m.group("dest")) for m in autolinks)]:
+            if self._skipped(m.start()) or any(x < m.end() and m.start() < y for x, y in covered):
+                continue
+            dest = comparable(m.group("dest")).translate(_TAB_OR_NEWLINE).strip().lstrip("<").rstrip(">")
+            if not _SCHEME.match(dest) or is_web_url(dest):
+                continue
+            covered.append((m.start(), m.end()))
+            edits.append(Edit(self.block.src_start(m.start()), self.block.src_end(m.end()), text))
+            self._record(dest, m.start(), "nonweb", text)
+        return edits
 
     def _exact(self, a: int, b: int, url: str) -> list[Edit]:
         """Content [a, b) holds the retrieved ``url``: an edit pointing it at the exact URL retrieval returned."""
@@ -423,7 +454,8 @@ class _BlockScreen:
         inner, inner_removals = self._range(la, lb, tree.get(id(s), []), tree)
         inner += self._nested_removals(inner_removals, la, lb)
         href = s.href or ""
-        bad = is_web_url(href) and not self.allowed(href)
+        nonweb = bool(href.strip()) and not is_web_url(href)
+        bad = nonweb or (is_web_url(href) and not self.allowed(href))
         if not bad:  # a URL in the title makes the whole link go
             bad = any(
                 not self.allowed(url)
@@ -437,9 +469,9 @@ class _BlockScreen:
         start, end = block.src_start(la), block.src_end(lb)
         text = apply_edits(self.doc.source[start:end], [Edit(e.start - start, e.end - start, e.text) for e in inner])
         if reference_label(c, s) not in self.gone:  # else its definition's warning speaks for it
-            self._record(href, s.start, s.rule, text)
-        if not text.strip():
-            return [], [(s.start, s.end)]
+            self._record(href, s.start, "nonweb" if nonweb else s.rule, text)
+        if not text.strip() or (nonweb and _CITATION_LIKE.fullmatch(text)):
+            return [], [(s.start, s.end)]  # nothing to keep; "[2]" pointing at a file is a citation to nothing
         return [Edit(block.src_start(s.start), block.src_end(s.end), text)], []
 
     def _link_destination(self, s: Span, href: str) -> list[Edit]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from sourcedesk.core.citations.figures import Figure, matches
+from sourcedesk.core.citations.figures import Figure, less_precise, matches, same_quantity
 from sourcedesk.core.citations.tokens import UNSPACED_RE as UNSPACED
 from sourcedesk.core.citations.tokens import normalise_text, term_set, terms
 
@@ -72,3 +72,38 @@ def confirmed_in(
             if matches(figure, g) and wanted & measure(text, g.start, g.end):
                 return i
     return None
+
+
+MIN_SHARED = 2  # measure terms a conflicting figure must share with the claim's (one is chance)
+# When a figure is, not what it is: "in the first half of 2024" names no measure.
+_PERIOD = term_set(
+    "year years quarter quarters month months half first second third fourth fiscal fy h1 h2 q1 q2 q3 q4 "
+    "week weeks day days period end ended ending earlier ago previous last prior since until "
+    "january february march april may june july august september october november december"
+)
+
+
+def given_otherwise(
+    claim_text: str, figure: Figure, passages: list[tuple[str, tuple[Figure, ...]]], ignore: frozenset[str]
+) -> tuple[int, Figure] | None:
+    """Where the source gives the claim figure's measure another value, when it states the claim's
+    value only as something else: "bought a 40% stake" against "bought a 60% stake … the seller
+    keeps the remaining 40%". Returns (passage index, the source's figure), or None when some
+    mention of the value shares a measure term with the claim's, or no other value shares
+    ``MIN_SHARED`` of them."""
+    wanted = measure(claim_text, figure.start, figure.end) - ignore - _PERIOD
+    if len(wanted) < MIN_SHARED:
+        return None
+    rival: tuple[int, Figure] | None = None
+    best, stated = MIN_SHARED - 1, False
+    for i, (text, found) in enumerate(passages):
+        for g in found:
+            if matches(figure, g):
+                if wanted & measure(text, g.start, g.end):
+                    return None  # stated as the claim's measure somewhere
+                stated = True
+            elif same_quantity(figure, g) and not less_precise(figure, g):
+                shared = len(wanted & measure(text, g.start, g.end))
+                if shared > best:
+                    best, rival = shared, (i, g)
+    return rival if stated else None  # a value the source never gives is the other checks' to judge

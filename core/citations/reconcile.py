@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from sourcedesk.core.citations.bare_urls import comparable
 from sourcedesk.core.citations.bibliography import is_label, numbering
+from sourcedesk.core.citations.evidence_index import evidence_of
 from sourcedesk.core.citations.ground import GroundSource, GroundTruth
 from sourcedesk.core.citations.house import HouseDefinition, render_sources_sections
 from sourcedesk.core.citations.links import citation_references, reference_label
@@ -53,7 +54,6 @@ from sourcedesk.core.citations.support import (
     UNCHECKED,
     UNSUPPORTED,
     Claim,
-    Evidence,
     SupportScorer,
     Verdict,
     clear_winner,
@@ -145,7 +145,7 @@ class _Decider:
         # needs its name there (a competitor's layoffs page does not support the subject's).
         strangers = [i for i, s in enumerate(self.candidates) if (s.about or {}).get("verdict") == "other"]
         self.scorer = SupportScorer(
-            [Evidence.build(s.evidence_fields()) for s in self.candidates], subject, strangers=strangers
+            [evidence_of(s.evidence_fields(), s.evidence_index) for s in self.candidates], subject, strangers=strangers
         )
         self.eligible = [i for i, s in enumerate(self.candidates) if may_substitute(s)]
         self._claims: dict[int, Claim] = {}  # marker → its claim

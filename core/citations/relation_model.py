@@ -8,6 +8,7 @@ from dataclasses import dataclass
 LEAD, PARTICIPANT, INVESTOR = "lead", "participant", "investor"
 FOUNDED_IN, BASED_IN, ACQUIRED, STAKE = "founded_in", "based_in", "acquired", "stake"
 FOUNDER = "founder"
+LISTED_ON = "listed_on"  # a company and the stock exchange its shares trade on (read in CJK text)
 FUNDING = frozenset([LEAD, PARTICIPANT, INVESTOR])
 # A company has one of each of these at a time, and a person holds one of them there.
 CHIEF_OFFICERS = frozenset(["ceo", "cto", "cfo", "coo", "cmo", "cpo"])
@@ -59,6 +60,8 @@ class Relation:
             return f"{a if self.agent else 'it'} was founded in {t}"
         if self.kind == BASED_IN:
             return f"{a if self.agent else 'it'} is based in {t}"
+        if self.kind == LISTED_ON:
+            return f"{a if self.agent else 'it'} is listed on {t}"
         if self.kind == STAKE:
             return f"{a} bought a stake in {t or 'it'}"
         return f"{a} acquired {t or 'it'}"

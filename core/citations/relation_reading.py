@@ -13,6 +13,7 @@ from sourcedesk.core.citations.relation_model import (
     FOUNDER,
     FUNDING,
     LEAD,
+    LISTED_ON,
     PARTICIPANT,
     ROLES,
     STAKE,
@@ -156,12 +157,23 @@ class _Sentence:
                 return None
             if t.kind in ("name", "ref") and not t.possessive:
                 return j
-            if t.kind == "ref":
+            if t.kind == "ref" or (t.kind == "name" and self.is_name(j + 1)):
                 j += 1
-                continue  # "its competitor Voltwise"
+                continue  # "its competitor Voltwise", "Dublin's Ledgerly"
             if t.kind == "name" or t.low in _OBJECT_STOP or t.low in _NOT_ACQUISITION:
                 return None
             j += 1
+        return None
+
+    def name_after(self, i: int, words: int = 3) -> int | None:
+        """The name right after token ``i`` or after at most ``words`` describing words ("solar
+        developer Vento Solare"); None when punctuation, a preposition or a verb-like word comes first."""
+        for j in range(i, i + words + 1):
+            t = self.tok(j)
+            if t is None or t.kind in ("punct", "num", "ref") or t.low in _OBJECT_STOP:
+                return None
+            if t.kind == "name":
+                return None if t.possessive else j
         return None
 
     def clause_end(self, i: int, limit: int = 16) -> int:
@@ -216,6 +228,8 @@ def _extract_tokens(s: _Sentence, sentence: str, funding: bool) -> list[_Pending
             out += _role(s, i, j, kind)
         elif handler == "found":
             out += _founding(s, i, j)
+        elif handler == "found_by" and any(s.toks[k].low == "by" for k in range(j, s.clause_end(j))):
+            out += _founding(s, i, j)  # "was started in 2015 by Aino Lahti"; "started trading" is no founding
         elif handler in ("place", "place_before"):
             out += _place(s, i, j, handler)
         elif handler.startswith("acqui") or handler == "sold_to":
@@ -356,11 +370,12 @@ def _founding(s: _Sentence, i: int, j: int) -> list[_Pending]:
 def _place(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
     if handler == "place_before":
         place = i - 1 if s.is_name(i - 1) else None
-        company = j if s.is_name(j) else s.subject_before(i - 1)
+        named = s.name_after(j)  # "the Bari-based developer Vento Solare": the place is Vento Solare's
+        company = named if named is not None else s.subject_before(i - 1)
     else:
         names = s.list_after(j, skip_words=3)
         place = names[0] if names else None
-        company = s.subject_before(i)
+        company = _apposed(s, s.subject_before(i))
         before = s.tok(i - 1)
         if before is not None and before.kind == "ref" and before.possessive:
             company = i - 1  # "moved its headquarters to Denver"
@@ -373,6 +388,17 @@ def _place(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
 
 
 _PLACE_PAST = _PAST | {"originally", "initially"} - {"then"}
+
+
+def _apposed(s: _Sentence, k: int | None) -> int | None:
+    """The company a name stands for when it only describes an apposition ("Vento Solare, an
+    Italian solar developer based in Bari": Vento Solare, not Italian); else ``k``."""
+    if k is None or k < 3 or (n := s.tok(k + 1)) is None or n.kind != "word":
+        return k
+    article, comma = s.toks[k - 1], s.toks[k - 2]
+    if article.low in ("a", "an") and comma.low == "," and s.is_name(k - 3) and not s.toks[k - 3].possessive:
+        return k - 3
+    return k
 
 
 def _acquisition(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
@@ -394,7 +420,9 @@ def _acquisition(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
     else:
         prev = s.tok(i - 1)
         nxt = s.tok(j)
-        if (nxt is not None and nxt.low == "by") or (prev is not None and prev.low in _BE):
+        # "was acquired by", "bought by": passive; "is acquiring", "is buying": the subject buys.
+        participle = s.toks[i].low in _PARTICIPLES
+        if (nxt is not None and nxt.low == "by") or (participle and prev is not None and prev.low in _BE):
             target = s.subject_before(i - 1 if prev is not None and prev.low in _BE else i)
             buyer = None
             for k in range(j, min(j + 6, len(s.toks))):
@@ -413,6 +441,7 @@ def _acquisition(s: _Sentence, i: int, j: int, handler: str) -> list[_Pending]:
     return [_Pending(ACQUIRED, buyer, target)]
 
 
+_PARTICIPLES = frozenset(["acquired", "bought", "purchased", "snapped"])
 _STAKE_WORDS = frozenset(["stake", "stakes", "share", "shares", "interest", "holding"])
 
 
@@ -474,8 +503,25 @@ def _informative(r: Relation) -> bool:
     return r.theme is not None
 
 
-# "总部位于深圳", "总部设在苏州": where a company is based (the company is the sentence's topic).
-_CJK_HEADQUARTERS = re.compile(r"总部(?:位于|设在|设于|在)([^，。；、,;\s]{2,8}?)(?=[，。；、,;\s]|$)")
+# "总部位于深圳", "总部设在苏州", "本社は大阪市にあり": where a company is based (the company is the
+# sentence's topic).
+_CJK_HEADQUARTERS = re.compile(
+    r"总部(?:位于|设在|设于|在)([^，。；、,;\s]{2,8}?)(?=[，。；、,;\s]|$)|本社(?:は|が)([^，。；、,;\s]{2,8}?)に(?:あ|置)"
+)
+# "東京証券取引所", "上海证券交易所": the exchange is named by the characters before the word, back to a
+# particle or a mark ("…は名古屋証券取引所" → 名古屋).
+_CJK_EXCHANGE = re.compile(r"証券取引所|证券交易所|証券交易所")
+_CJK_BOUNDARY = re.compile(r"[\s，。；、,;：:「」（）()はがのをにでと及和与]")
+
+
+def _cjk_exchanges(sentence: str) -> list[Relation]:
+    out = []
+    for m in _CJK_EXCHANGE.finditer(sentence):
+        before = sentence[max(0, m.start() - 6) : m.start()]
+        name = _CJK_BOUNDARY.split(before)[-1]
+        if len(name) >= 2 and (terms := term_set(name)):
+            out.append(Relation(LISTED_ON, None, Arg(name + m.group(), terms)))
+    return out
 
 
 def _cjk(sentence: str, rnd: str | None) -> list[Relation]:
@@ -483,8 +529,9 @@ def _cjk(sentence: str, rnd: str | None) -> list[Relation]:
         return []
     out: list[Relation] = []
     for m in _CJK_HEADQUARTERS.finditer(sentence):
-        place = m.group(1)
+        place = m.group(1) or m.group(2)
         out.append(Relation(BASED_IN, None, Arg(place, term_set(place))))
+    out += _cjk_exchanges(sentence)
     if not any(w in sentence for w in _CJK_FUNDING):
         return out
     for kind, pattern in ((LEAD, _CJK_LEAD), (PARTICIPANT, _CJK_FOLLOW)):

@@ -203,6 +203,8 @@ _CUES: list[tuple[tuple[str, ...], str, str]] = [
     (("co-founded",), "found", FOUNDER),
     (("cofounded",), "found", FOUNDER),
     (("established",), "found", FOUNDER),
+    (("started",), "found_by", FOUNDER),
+    (("set", "up"), "found_by", FOUNDER),
     # places
     (("based", "in"), "place", BASED_IN),
     (("headquartered", "in"), "place", BASED_IN),
@@ -279,6 +281,7 @@ _ROLE_GAP = _words(
     is was as its the a an who serves served serving became becomes become becoming named appointed has have
     been also and now currently previously formerly former remains will be joined join joins leads runs heads
     then our their his her of at interim acting new current before after until once
+    post role position job leaving leaves left stepping steps step down quitting quits
     """
 )
 _ROLE_ADJECTIVES = frozenset(["former", "current", "new", "interim", "acting", "then", "now", "founding"])
@@ -322,7 +325,9 @@ _PHRASES = sorted(
     reverse=True,
 )
 _HINT = re.compile(
-    r"(?i)(?<![\w-])(?:" + "|".join(_PHRASES) + r")(?![\w-])|-(?:led|backed|based|headquartered)\b|领投|跟投|参投|总部"
+    r"(?i)(?<![\w-])(?:"
+    + "|".join(_PHRASES)
+    + r")(?![\w-])|-(?:led|backed|based|headquartered)\b|领投|跟投|参投|总部|本社|証券取引所|证券交易所|証券交易所"
 )
 
 

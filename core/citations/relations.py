@@ -25,7 +25,7 @@ arguments (an argument either side leaves unknown matches). It is **contradicted
 a stated relation about the same names that cannot be true with it: the investor only
 participating in the round the claim says it led; the person in another chief-officer
 role, or in that role at another company, or founder of another company; another
-founding place or headquarters for the company; another buyer of the same company, or
+founding place, headquarters or (in CJK text) stock exchange for the company; another buyer of the same company, or
 buyer and bought swapped.
 """
 
@@ -43,6 +43,7 @@ from sourcedesk.core.citations.relation_model import (
     FOUNDER,
     FUNDING,
     LEAD,
+    LISTED_ON,
     PARTICIPANT,
     ROLES,
     STAKE,
@@ -115,7 +116,7 @@ def stated_relations(
         if name == "facts":
             # "headquarters: Pleasanton, CA" is about the page's own company, named nowhere in it:
             # the place has no agent ("CA" is the state, not who is based there).
-            found = [replace(r, agent=None) if r.kind in (FOUNDED_IN, BASED_IN) else r for r in found]
+            found = [replace(r, agent=None) if r.kind in (FOUNDED_IN, BASED_IN, LISTED_ON) else r for r in found]
         out += [replace(r, passage=index) for r in found]
     return out
 
@@ -149,7 +150,7 @@ def _confirms(claim: Relation, stated: Relation, subject: frozenset[str]) -> boo
         return False
     if claim.kind in ROLES:
         return _same(claim.agent, stated.agent, subject) is True and _compatible(claim.theme, stated.theme, subject)
-    if claim.kind in (FOUNDED_IN, BASED_IN):
+    if claim.kind in (FOUNDED_IN, BASED_IN, LISTED_ON):
         return _same(claim.theme, stated.theme, subject) is True and _compatible(claim.agent, stated.agent, subject)
     buyer, target = _same(claim.agent, stated.agent, subject), _same(claim.theme, stated.theme, subject)
     if claim.kind == STAKE:
@@ -167,7 +168,7 @@ def _contradicts(claim: Relation, stated: Relation, subject: frozenset[str]) -> 
         if stated.kind in CHIEF_OFFICERS and claim.kind in CHIEF_OFFICERS and stated.kind != claim.kind:
             return _compatible(claim.theme, stated.theme, subject)
         return stated.kind == claim.kind and _same(claim.theme, stated.theme, subject) is False
-    if claim.kind in (FOUNDED_IN, BASED_IN):
+    if claim.kind in (FOUNDED_IN, BASED_IN, LISTED_ON):
         return (
             stated.kind == claim.kind
             and not claim.past

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from sourcedesk.core.citations.bare_urls import comparable
 from sourcedesk.core.citations.bibliography import Bibliography, find_bibliographies, numbering
 from sourcedesk.core.citations.ground import GroundTruth
-from sourcedesk.core.citations.html_links import attribute_urls, scan_html
-from sourcedesk.core.citations.links import LinkScreen, find_web_urls, screen_links, strip_remaining
+from sourcedesk.core.citations.html_links import attribute_urls, scan_html, unsafe_attributes
+from sourcedesk.core.citations.links import screen_links, strip_remaining
 from sourcedesk.core.citations.parse import ParsedDoc, parse
 from sourcedesk.core.citations.placeholders import is_placeholder_url
+from sourcedesk.core.citations.removed_links import LinkScreen
 from sourcedesk.core.citations.report import ReconcileReport
 from sourcedesk.core.citations.rewrite import apply_edits, delete_lines
 from sourcedesk.core.citations.tidy import tidy_with_stats
+from sourcedesk.core.citations.web_urls import find_web_urls
 from sourcedesk.core.net.urls import normalise_url
 
 
@@ -113,7 +115,7 @@ def _suspicious_html(body: str, allowed: Callable[[str], bool]) -> bool:
     schemes and ``//host`` forms do not show up as bare URLs)."""
     if "<" not in body or "=" not in body:
         return False
-    return any(
+    return unsafe_attributes(body) or any(
         not allowed(url) for tag in scan_html(body).tags for attr in tag.attributes for url in attribute_urls(attr)
     )
 
@@ -155,7 +157,10 @@ def report_screening(
             )
     for screen in screened.screens:
         for removed in screen.removed:
-            report.links_removed += 1
+            if removed.kind == "handler":  # script, not a link: warned about, not counted as a link
+                report.warn("html_script_removed", removed.message())
+                continue
+            report.links_removed += int(removed.text) if removed.kind == "scheme" and removed.text.isdigit() else 1
             if is_placeholder_url(removed.url):
                 report.placeholder_urls += 1
             report.warn("unretrieved_link", removed.message())

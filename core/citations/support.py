@@ -57,6 +57,7 @@ from sourcedesk.core.citations.figures import (
     same_quantity,
 )
 from sourcedesk.core.citations.lexicon import lexicon
+from sourcedesk.core.citations.loose_numbers import loose_numbers
 from sourcedesk.core.citations.measures import confirmed_in
 from sourcedesk.core.citations.relation_model import BASED_IN, FOUNDED_IN, Relation
 from sourcedesk.core.citations.relation_words import may_state_relations
@@ -65,6 +66,7 @@ from sourcedesk.core.citations.support_checks import (
     _OPENING_WORD,
     _swapped_role,
     _within_bound,
+    given_otherwise_in,
     negated,
     other_company,
     quarters,
@@ -124,7 +126,9 @@ class SupportScorer:
         subject = [" ".join(name.split()) for name in subject if name and name.strip()]
         self.subject = frozenset(t for name in subject for t in terms(name))
         self.subject_name = subject[0] if subject else ""
-        self.proper = proper_terms(p.text for p in passages)
+        self.proper = frozenset().union(
+            *(ev.proper if ev.proper is not None else proper_terms(p.text for p in ev.passages) for ev in self.evidence)
+        )
         self.known = self.proper | self.subject  # terms known as names
         # A name in most sources is the section's subject (or its field): not distinctive.
         source_df = Counter(chain.from_iterable(ev.terms for ev in self.evidence))
@@ -201,7 +205,8 @@ class SupportScorer:
             if not figs and unit and _BARE_NUMBER.fullmatch(text):
                 figs = figures(f"{text.strip()} {unit}")
             rels = relations(text, self.known, self.common | lower_terms(text)) if (may_state_relations(text)) else ()
-            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels)
+            loose = loose_numbers(text, figs)
+            found = self._claims[key] = Claim(text, core, figs, names, term_set(context) - core, rels, loose)
         return found
 
     @property
@@ -217,7 +222,9 @@ class SupportScorer:
     def common(self) -> frozenset[str]:
         """Terms written in lower case anywhere in the ground truth (computed when first needed)."""
         if self._common is None:
-            self._common = frozenset().union(*(lower_terms(p.text) for ev in self.evidence for p in ev.passages))
+            self._common = frozenset().union(
+                *(ev.lower if ev.lower is not None else _lower_of(ev) for ev in self.evidence)
+            )
         return self._common
 
     def stated(self, index: int) -> list[Relation]:
@@ -266,8 +273,16 @@ class SupportScorer:
         if missing:  # "over 400 employees" is stated by "450 employees", "about $125M" by "$126M"
             norm = normalise_text(claim.text)
             missing = [f for f in missing if not _within_bound(f, norm, ev.figures)]
-        window = [f for i in best for f in passages[i].figures] if missing else []
-        for f in missing:
+        # A year or date the page states only as its own date ("published: 2024-12-02") is no
+        # statement of when something happened: when the passage the claim matches gives another, it wins.
+        dated = [f for f in claim.figures if f.kind in ("year", "date") and f not in missing] if ev.metadata else []
+        dated = [
+            f
+            for f in dated
+            if not any(matches(f, g) for i, p in enumerate(passages) if i not in ev.metadata for g in p.figures)
+        ]
+        window = [f for i in best for f in passages[i].figures] if missing or dated else []
+        for f in missing + dated:
             conflicting = [g for g in window if same_quantity(f, g) and not matches(f, g) and not less_precise(f, g)]
             if conflicting:
                 other = min(conflicting, key=lambda g: _distance(f, g))
@@ -279,6 +294,7 @@ class SupportScorer:
         unconfirmed = contradiction
         absent = [name for name, t in claim.names if not t <= ev.terms] if claim.names else []
         absent += [f"Q{q}" for q in sorted(self._missing_quarters(claim, index))]
+        absent += [written for written, value in claim.loose if value not in ev.numbers]
         if index in self.strangers and self._names_subject(claim):
             absent.append(self.subject_name)
         complete = not missing and not absent and not unconfirmed
@@ -351,6 +367,9 @@ class SupportScorer:
         elsewhere = other_company(claim, ev, self._entity(claim)) if claim.figures else None
         if elsewhere is not None:  # the figure is another company's ("Molara, a Brisa rival, raised …")
             return Verdict(UNSUPPORTED, score, _excerpt(elsewhere[0]), elsewhere[1], contradicted=True)
+        otherwise = given_otherwise_in(claim, self.evidence[index], self.subject) if claim.figures else None
+        if otherwise is not None:  # "a 40% stake" where the stake is 60% (and 40% the seller's)
+            return Verdict(UNSUPPORTED, score, _excerpt(otherwise[0]), otherwise[1], contradicted=True)
         return unconfirmed
 
     def _entity(self, claim: Claim) -> frozenset[str]:
@@ -506,6 +525,10 @@ class SupportScorer:
             whole = core_total + ctx.get(i, 0.0)
             out[i] = (core.get(i, 0.0) + ctx.get(i, 0.0)) / whole if whole > 0 else 0.0
         return out
+
+
+def _lower_of(ev: Evidence) -> frozenset[str]:
+    return frozenset().union(*(lower_terms(p.text) for p in ev.passages))
 
 
 def _distance(a: Figure, b: Figure) -> float:

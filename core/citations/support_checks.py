@@ -12,8 +12,9 @@ from sourcedesk.core.citations.figures import (
     matches,
     same_quantity,
 )
+from sourcedesk.core.citations.measures import given_otherwise
 from sourcedesk.core.citations.support_evidence import Claim, Evidence
-from sourcedesk.core.citations.tokens import normalise_text, term_set
+from sourcedesk.core.citations.tokens import normalise_text, terms
 
 _OPENING_WORD = re.compile(r"[\s\"'“‘«(\[*_]*([^\W\d_][\w'’.-]*)")
 _NEGATION = re.compile(r"(?i)\b(?:not|never|neither|nor|cannot|none|nobody|nothing|no(?=\s+[a-z]))\b|\w[’']t\b")
@@ -160,6 +161,10 @@ _TOPIC = re.compile(
 )
 _FUNDER_VERBS = frozenset(["led", "co-led", "invested", "backed", "joined", "participated", "funded", "also"])
 _SPECIFIC_KINDS = frozenset(["money", "percent", "count", "number"])
+_PRONOUNS = frozenset(
+    ["it", "its", "they", "their", "this", "that", "these", "those", "he", "she", "we", "our", "there", "which", "who"]
+)
+_PRONOUN: tuple[str, frozenset[str]] = ("", frozenset())  # a sentence opening with a pronoun
 
 
 def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
@@ -167,7 +172,11 @@ def _topic(passage: str) -> tuple[str, frozenset[str]] | None:
     if m is None or (m.group("next") and m.group("next") in _FUNDER_VERBS):
         return None
     name = m.group("name")
-    return name, term_set(name)
+    if name.split()[0].casefold() in _PRONOUNS:
+        return _PRONOUN  # "It has 190 employees": whose figure the sentence before says
+    return name, frozenset(
+        terms(name)[:1]
+    )  # a company is named by its first word: "Tandry Robotics" is no Corvane Robotics
 
 
 def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[str, str] | None:
@@ -183,10 +192,13 @@ def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[s
             continue  # a value repeated thousands of times is checked once
         seen.add((f.kind, f.value, f.unit))
         foreign: tuple[str, str] | None = None
-        for p in ev.passages:
+        for at, p in enumerate(ev.passages):
             if not any(matches(f, g) for g in p.figures):
                 continue
             topic = _topic(p.text)
+            if topic is _PRONOUN:  # the company of the sentence before, if it names one
+                before = _topic(ev.passages[at - 1].text) if at else None
+                topic = None if before is _PRONOUN else before
             if topic is None:
                 if p.terms & entity:
                     foreign = None  # a sentence that may state it of the claim's company
@@ -198,4 +210,22 @@ def other_company(claim: Claim, ev: Evidence, entity: frozenset[str]) -> tuple[s
             foreign = foreign or (p.text, f"the source gives {f.text} for {topic[0]}, not for the claim's company")
         if foreign is not None:
             return foreign
+    return None
+
+
+_MEASURED = frozenset(["money", "percent", "count"])  # amounts a sentence says what of
+
+
+def given_otherwise_in(claim: Claim, ev: Evidence, subject: frozenset[str]) -> tuple[str, str] | None:
+    """(passage, why) when the source gives one of the claim's amounts, for what the claim says it
+    measures, another value, and the claim's value only as something else ("a 40% stake" where
+    the stake is 60% and 40% what the seller keeps); see ``measures.given_otherwise``."""
+    pairs = [(p.text, p.figures) for p in ev.passages]
+    for f in claim.figures:
+        if f.kind not in _MEASURED:
+            continue
+        found = given_otherwise(claim.text, f, pairs, subject)
+        if found is not None:
+            at, g = found
+            return ev.passages[at].text, f"the source gives {g.text} where the claim says {f.text}"
     return None

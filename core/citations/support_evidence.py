@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from sourcedesk.core.citations.figures import (
     Figure,
+    date_of,
     figures,
     found_in,
     plain_numbers,
@@ -38,6 +39,9 @@ _SPLIT = SENTENCE_BREAK
 _MAY_SPLIT = re.compile(r"[.!?][\"'”’)\]]*\s|[。！？\n]")
 
 
+_METADATA = ("published: ", "updated: ")  # how ground.GroundSource.evidence_fields gives a page's dates
+
+
 class Passage(NamedTuple):
     text: str
     field: str  # title | snippet | summary | highlights | facts | text
@@ -57,6 +61,7 @@ class Evidence:
     postings: dict[str, list[int]] = field(default_factory=dict)
     by_kind: dict[str, tuple[Figure, ...]] = field(default_factory=dict)
     titles: tuple[int, ...] = ()  # the passages that are a title
+    metadata: frozenset[int] = frozenset()  # the passages that are the page's own date ("published: …")
 
     stated: dict[Figure, bool] = field(default_factory=dict)
 
@@ -70,42 +75,54 @@ class Evidence:
                 candidates = by_kind.get(figure.kind, ())
             else:
                 candidates = by_kind.get(kinds[0], ()) + by_kind.get(kinds[1], ())
-            found = self.stated[figure] = found_in(figure, candidates, self.numbers)
+            years = {date_of(f)[0] for f in by_kind.get("year", ()) + by_kind.get("date", ())}
+            found = self.stated[figure] = found_in(figure, candidates, self.numbers, years)
         return found
+
+    # Known names and lower-case words of the source (unions over its passages), when stored with
+    # its set (``evidence_index``); otherwise the scorer reads them from the passages.
+    proper: frozenset[str] | None = None
+    lower: frozenset[str] | None = None
 
     @classmethod
     def build(cls, fields: Iterable[tuple[str, str]]) -> Evidence:
+        """Read from the text: every passage's terms, figures and numbers (what a stored index keeps)."""
+        chunks, has_text = passage_texts(fields)
+        read = [(name, chunk, term_set(chunk), figures(chunk)) for name, chunk in chunks]
+        numbers = frozenset().union(*(plain_numbers(chunk) for _, chunk in chunks)) if chunks else frozenset()
+        return cls.assemble(read, numbers, has_text)
+
+    @classmethod
+    def assemble(
+        cls,
+        read: list[tuple[str, str, frozenset[str], tuple[Figure, ...]]],
+        numbers: frozenset[float],
+        has_text: bool,
+        proper: frozenset[str] | None = None,
+        lower: frozenset[str] | None = None,
+    ) -> Evidence:
+        """The evidence of passages already read: (field, text, terms, figures) each."""
         passages: list[Passage] = []
         postings: dict[str, list[int]] = {}
         all_terms: set[str] = set()
         figs: list[Figure] = []
-        numbers: set[float] = set()
         titles: list[int] = []
-        has_text = False
-        for name, text in fields:
-            if not text or text.isspace():
-                continue
-            if name != "title":
-                has_text = True
-            chunks = [text] if name in ("title", "facts") or not _MAY_SPLIT.search(text) else _SPLIT.split(text)
-            for chunk in chunks:
-                chunk = " ".join(chunk.split())
-                if not chunk:
-                    continue
-                index = len(passages)
-                chunk_terms, chunk_figures = term_set(chunk), figures(chunk)
-                passages.append(Passage(chunk, name, chunk_terms, chunk_figures))
-                for t in chunk_terms:
-                    holding = postings.get(t)
-                    if holding is None:
-                        postings[t] = [index]
-                    else:
-                        holding.append(index)
-                if name == "title":
-                    titles.append(index)
-                all_terms |= chunk_terms
-                figs += chunk_figures
-                numbers |= plain_numbers(chunk)
+        metadata: list[int] = []
+        for name, chunk, chunk_terms, chunk_figures in read:
+            index = len(passages)
+            passages.append(Passage(chunk, name, chunk_terms, chunk_figures))
+            for t in chunk_terms:
+                holding = postings.get(t)
+                if holding is None:
+                    postings[t] = [index]
+                else:
+                    holding.append(index)
+            if name == "title":
+                titles.append(index)
+            elif name == "facts" and chunk.startswith(_METADATA):
+                metadata.append(index)
+            all_terms |= chunk_terms
+            figs += chunk_figures
         kinds: dict[str, list[Figure]] = {}
         for f in figs:
             kinds.setdefault(f.kind, []).append(f)
@@ -113,12 +130,33 @@ class Evidence:
             passages=passages,
             terms=frozenset(all_terms),
             figures=tuple(figs),
-            numbers=frozenset(numbers),
+            numbers=numbers,
             has_text=has_text,
             postings=postings,
             by_kind={k: tuple(v) for k, v in kinds.items()},
             titles=tuple(titles),
+            metadata=frozenset(metadata),
+            proper=proper,
+            lower=lower,
         )
+
+
+def passage_texts(fields: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], bool]:
+    """A source's fields cut into passages, (field, text) each — sentences, a title or a fact line
+    whole — and whether it holds anything beyond a title."""
+    out: list[tuple[str, str]] = []
+    has_text = False
+    for name, text in fields:
+        if not text or text.isspace():
+            continue
+        if name != "title":
+            has_text = True
+        chunks = [text] if name in ("title", "facts") or not _MAY_SPLIT.search(text) else _SPLIT.split(text)
+        for chunk in chunks:
+            chunk = " ".join(chunk.split())
+            if chunk:
+                out.append((name, chunk))
+    return out, has_text
 
 
 class Claim(NamedTuple):  # a named tuple: built for every marker of every run
@@ -128,6 +166,7 @@ class Claim(NamedTuple):  # a named tuple: built for every marker of every run
     names: tuple[tuple[str, frozenset[str]], ...]  # (name as written, its terms minus the subject's)
     context: frozenset[str] = frozenset()  # labels (a table's row and column): count when found, never against
     relations: tuple[Relation, ...] = ()  # who led, holds a role, is based, bought (core.citations.relations)
+    loose: tuple[tuple[str, float], ...] = ()  # numbers no figure holds ("increased to 4,150"): must be in the source
 
     @property
     def checkable(self) -> bool:

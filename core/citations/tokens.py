@@ -376,7 +376,19 @@ def stem(word: str) -> str:
     return _SYNONYMS.get(term, term)
 
 
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
+
+
 def _bigrams(run: str) -> list[str]:
+    """Character pairs of an unspaced run. Japanese writes its particles and verb endings in
+    hiragana ("1962年に設立された"): pairs across them say nothing of the content, so a run that mixes
+    hiragana with kanji or katakana is read as the pieces between its hiragana."""
+    if _HIRAGANA.search(run) and not _HIRAGANA.fullmatch(run):
+        return [pair for piece in _HIRAGANA.split(run) if piece for pair in _pairs(piece)]
+    return _pairs(run)
+
+
+def _pairs(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
@@ -387,9 +399,10 @@ def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one word-like run (it may mix spaced and unspaced scripts: ``Coach云舟``)."""
     if not UNSPACED_RE.search(word):
         known = lexicon()
-        concept = known.concepts.get(word)
-        if concept is not None:
-            return (concept,)  # a term of art, whole ("ARR", "annual recurring revenue": one term)
+        concept = known.concepts.get(word) or (word if word in known.names else None)  # a spelling, or the token
+        if concept is not None:  # a term of art, whole ("ARR", "annual recurring revenue": one term)
+            also = known.also.get(concept)
+            return (concept, *(stem(w) for w in also.split())) if also else (concept,)
         word = known.words.get(word, word)  # "sales" is revenue, "bought" acquired
         if len(word) < 2 or word in STOPWORDS or word in ("officer", "officers"):
             return ()

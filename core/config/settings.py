@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -168,6 +168,10 @@ class Settings(_SettingsSources):
     # Longest answer text a note may hold (characters); a longer answer — one a byte cap
     # cannot catch, or one a stream keeps extending — fails the section, previous note kept.
     writer_max_answer_chars: int = Field(default=1_000_000, gt=0)
+    # The optional model judge (a memo's support: judge: wins): "model" asks the writer's endpoint
+    # about the claims the offline check calls partial or unchecked, at most this many per section.
+    support_judge: Literal["off", "model"] = "off"
+    support_judge_max_claims: int = Field(default=20, ge=1)
     max_retries: int = Field(default=4, ge=0)
     retry_max_wait_s: float = Field(default=60.0, ge=0)
     # check-urls: liveness requests are bounded and never reach private, loopback or
@@ -180,9 +184,28 @@ class Settings(_SettingsSources):
     check_concurrency: int = Field(default=8, ge=1)
     check_max_retries: int = Field(default=2, ge=0)
     allow_private_urls: bool = False
+    # Where rejections, namesakes, frozen sets, run history and section locks live: empty for
+    # TinyDB in each memo's .sourcedesk/ (one analyst), or postgresql://USER:PASSWORD@HOST/DB for
+    # a team's shared server (SOURCEDESK_STORE_URL, or store-url in config.yaml).
+    store_url: str = ""
     # The workbench's keys, remapped by binding id ({"run-section": "ctrl+r", "help": "f1"});
     # the help screen (?) lists every binding with its id and key.
     keymap: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("store_url")
+    @classmethod
+    def _store_password_is_a_secret(cls, v: str) -> str:
+        """A password in the store URL is kept out of every store write, note and log."""
+        from urllib.parse import parse_qsl, urlsplit
+
+        try:
+            parts = urlsplit(v.strip())
+            password = parts.password or dict(parse_qsl(parts.query)).get("password")
+        except ValueError:
+            password = None
+        if password:
+            register_secret(password)
+        return v.strip()
 
     @field_validator("writer_api")
     @classmethod

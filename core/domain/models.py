@@ -38,6 +38,9 @@ class Source(BaseModel):
     # Typed facts read from the stored text when the set was frozen (sourcedesk.core.sources.extraction):
     # {"kind", "value", "span", "field", "start", …}; computed once per set, offline, never sent to a writer.
     extracted: list[dict[str, Any]] = Field(default_factory=list)
+    # The support check's reading of the same text (passages' terms and figures, names), made with
+    # the facts so a run does not read the text again (sourcedesk.core.citations.evidence_index).
+    evidence_index: dict[str, Any] = Field(default_factory=dict)
     # The ``about`` verdict ({"verdict", "reason"}) for this run only: computed from the stored
     # text whenever it is needed (namesakes change), so never persisted with the set.
     about: dict[str, str] | None = Field(default=None, exclude=True)

@@ -85,6 +85,7 @@ class StoredCitation(_Record):
     reason: Lenient[str] = None  # why the support verdict is what it is
     weak: bool = False
     about: Lenient[dict[str, str]] = None  # the cited source's about verdict ({"verdict", "reason"})
+    judge: Lenient[dict[str, Any]] = None  # the model judge's {verdict, reason, cost}, beside the offline verdict
 
 
 class UncitedClaim(_Record):
@@ -154,6 +155,9 @@ class RunRecord(_Record):
     raw_response: Lenient[dict[str, Any]] = None
     web_results: Lenient[list[dict[str, Any]]] = None  # the writer's own search results, normalised
     annotations: Lenient[list[dict[str, Any]]] = None  # what each url_citation annotation did
+    # The unit the url_citation offsets were read in: "code points", "utf-16" or "utf-8"; "none" when
+    # no unit lined them up with the text (the markers alone were used); None without annotations.
+    annotation_offsets: Lenient[str] = None
     report: Lenient[StoredReport] = None
     counts: Lenient[dict[str, int]] = None  # the report's counts, kept beside it for cheap listings
     outcome: Lenient[StoredOutcome] = None

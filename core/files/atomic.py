@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
 _NEW_FILE_MODE = 0o666  # the kernel takes the umask off, as for open()
 _ATTEMPTS = 100
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")  # what _create_temp names a temporary
+STALE_AFTER_S = 600.0  # a write takes milliseconds: a temporary this old was left by a killed process
 
 
 def fsync_dir(directory: Path) -> None:
@@ -80,3 +84,36 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def remove_stale_temporaries(
+    directory: Path, *, older_than_s: float = STALE_AFTER_S, now: float | None = None, levels: int = 0
+) -> list[Path]:
+    """Remove the temporaries a killed process left in ``directory`` (``.name.1a2b3c4d.tmp``, older
+    than ``older_than_s``), and in its folders ``levels`` deep (never through a link); the ones
+    removed. A process killed between creating its temporary and renaming it (``kill -9``, a power
+    cut) leaves one behind, and nothing else would ever remove it. The age is the file system's
+    own (its mtime against the real time), not the product's clock: a shifted clock is no reason
+    to take a temporary another process is writing right now."""
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if levels > 0 and entry.is_dir(follow_symlinks=False):
+                removed += remove_stale_temporaries(
+                    Path(entry.path), older_than_s=older_than_s, now=now, levels=levels - 1
+                )
+                continue
+            if not _TEMPORARY.fullmatch(entry.name):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > older_than_s:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed

@@ -14,10 +14,20 @@ class NotRegularFile(OSError):
     """The path is a FIFO, socket or device (a directory raises ``IsADirectoryError``)."""
 
 
-def read_regular(path: Path, limit: int | None = None) -> bytes:
+class SymlinkRefused(OSError):
+    """The path is a symbolic link where only a file of the memo's own is accepted (a note)."""
+
+
+def read_regular(path: Path, limit: int | None = None, *, follow_links: bool = True) -> bytes:
     """The bytes of ``path``; with ``limit``, at most ``limit + 1`` of them (so a caller can
-    tell a file that goes on past the limit). OSError as ``open`` raises it otherwise."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # never blocks on a FIFO
+    tell a file that goes on past the limit). OSError as ``open`` raises it otherwise; with
+    ``follow_links`` False a path that is itself a symbolic link raises ``SymlinkRefused``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # never blocks on a FIFO
+    if not follow_links:
+        if os.path.islink(path):
+            raise SymlinkRefused(f"{path} is a symbolic link")
+        flags |= getattr(os, "O_NOFOLLOW", 0)  # and if it became one since: ELOOP, not its target
+    fd = os.open(path, flags)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from sourcedesk.core.domain.errors import MemoError
 from sourcedesk.core.files.regular import NotRegularFile, read_regular
 from sourcedesk.core.memo import templates
+from sourcedesk.core.memo.expansion import expansion_problem
 from sourcedesk.core.memo.messages import Problem, describe_error, locate, mapping_get, merge_same_place, node_line
 from sourcedesk.core.memo.spec import ExaEntry, FilesEntry, Memo, PluginEntry, SummarySpec
 
@@ -211,8 +212,13 @@ def _parse_with(loader_cls: type, text: str, shown: str) -> tuple[yaml.Node | No
         raise _unreadable_character(exc, text, shown) from None
     try:
         node = loader.get_single_node()
+        too_big = expansion_problem(node)  # before anything expands an alias
+        if too_big is not None:
+            raise _error(shown, [too_big])
         data = loader.construct_document(node) if node is not None else None
         return node, data
+    except MemoError:
+        raise
     except yaml.reader.ReaderError as exc:
         raise _unreadable_character(exc, text, shown) from None
     except yaml.MarkedYAMLError as exc:
@@ -487,8 +493,7 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
                         problems.append(
                             Problem(line, shown, f"{value!r} {wrong}", "write an ISO date, e.g. 2024-01-31")
                         )
-                problems += _highlight_problems(entry, root, base)
-                problems += _search_type_problems(entry, root, base)
+                problems += _exa_problems(entry, root, base)
                 summary = entry.contents.summary
                 if isinstance(summary, SummarySpec) and summary.query is not None and not summary.query.strip():
                     line, shown, _ = locate(root, (*base, "contents", "summary", "query"))
@@ -506,40 +511,11 @@ def _late_failure_problems(memo: Memo, root: yaml.Node | None, earlier: list[Pro
     return problems
 
 
-def _search_type_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
-    """A search type Exa does not know is a 400 at run time: say so at load."""
-    from sourcedesk.core.sources.providers.exa.client import SEARCH_TYPES
+def _exa_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
+    """What Exa would refuse in an entry (its own checks live with the provider)."""
+    from sourcedesk.core.sources.providers.exa.entry import entry_problems
 
-    if entry.type is None or entry.type in SEARCH_TYPES:
-        return []
-    line, shown, _ = locate(root, (*base, "type"))
-    close = difflib.get_close_matches(entry.type.strip().lower(), SEARCH_TYPES, n=1)
-    hint = (f"did you mean {close[0]!r}? " if close else "") + f"Exa's search types: {', '.join(SEARCH_TYPES)}"
-    return [Problem(line, shown, f"{entry.type!r} is not an Exa search type (Exa would refuse the search)", hint)]
-
-
-def _highlight_problems(entry: ExaEntry, root: yaml.Node | None, base: tuple[Any, ...]) -> list[Problem]:
-    """A highlights option Exa does not know is a 400 at run time: say so at load."""
-    from sourcedesk.core.sources.providers.exa.client import HIGHLIGHT_OPTIONS, RETIRED_FIELDS, exa_option_name
-
-    highlights = entry.contents.highlights
-    if not isinstance(highlights, dict):
-        return []
-    problems: list[Problem] = []
-    for key in highlights:
-        name = exa_option_name(key) if isinstance(key, str) else None
-        if name in HIGHLIGHT_OPTIONS or name in RETIRED_FIELDS:
-            continue
-        line, shown, _ = locate(root, (*base, "contents", "highlights", key))
-        problems.append(
-            Problem(
-                line,
-                shown,
-                f"{key!r} is not an Exa highlights option (Exa would refuse the search)",
-                'use query and max-characters, e.g. highlights: {query: "funding", max-characters: 2000}',
-            )
-        )
-    return problems
+    return entry_problems(entry, root, base)
 
 
 _STRICT_PRESET_HINT = (
@@ -571,7 +547,7 @@ def _strict_preset_problems(memo: Memo, root: yaml.Node | None) -> list[Problem]
 
 
 def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | None) -> list[str]:
-    from sourcedesk.core.sources.providers.exa.client import RETIRED_FIELDS, category_notice, exa_option_name
+    from sourcedesk.core.sources.providers.exa.entry import entry_notices
     from sourcedesk.core.writing.choice import api_notices, legacy_notices
 
     notices: list[str] = []
@@ -583,19 +559,8 @@ def _notices(memo: Memo, root: yaml.Node | None, shown: str, writer_api: str | N
     notices += [f"{shown}: {n}" for n in api_notices(memo, api)]
     for i, section in enumerate(memo.sections):
         for j, entry in enumerate(section.include_sources):
-            if isinstance(entry, ExaEntry) and entry.category:
-                note = category_notice(entry.category)
-                if note:
-                    line, where, _ = locate(root, ("sections", i, "include-sources", j, "category"))
-                    notices.append(f"{shown}:{line}: {where}: {note}")
-            highlights = entry.contents.highlights if isinstance(entry, ExaEntry) else None
-            for key in sorted(highlights, key=str) if isinstance(highlights, dict) else []:
-                name = exa_option_name(key) if isinstance(key, str) else key
-                if name not in RETIRED_FIELDS:
-                    continue
-                line, where, _ = locate(root, ("sections", i, "include-sources", j, "contents", "highlights", key))
-                instead = "sent as maxCharacters" if name == "numSentences" else "not sent"
-                notices.append(f"{shown}:{line}: {where}: {key} is deprecated by Exa; {instead}")
+            if isinstance(entry, ExaEntry):
+                notices += entry_notices(entry, root, ("sections", i, "include-sources", j), shown)
     return notices
 
 

@@ -137,7 +137,8 @@ class SummarySpec(_Model):
 
 
 class TextSpec(_Model):
-    max_characters: int = Field(default=4000, ge=100, le=100_000)
+    # Exa returns at most 10,000 characters of a page's text (and answers 400 past that).
+    max_characters: int = Field(default=4000, ge=100, le=10_000)
 
 
 class ContentsSpec(_Model):
@@ -150,7 +151,7 @@ class ExaEntry(_Model):
     provider: Literal["exa"]
     query: str
     category: str | None = None  # company, people, news, research paper, pdf, ...
-    type: str | None = None  # auto, neural, fast, keyword, deep
+    type: str | None = None  # auto, fast, instant, neural, deep-lite, deep, deep-reasoning, lite
     num_results: int = Field(default=5, ge=1, le=100)
     pin: Literal["entity", "none"] = "entity"
     domains: list[str] = Field(default_factory=list)  # pinned in addition to the subject's
@@ -237,12 +238,24 @@ def _as_text(number: int | float | bool) -> str:
         raise ValueError("a number thousands of digits long: quote it if it is meant as text") from None
 
 
+class SupportConfig(_Model):
+    # "model": the writer's endpoint also judges the claims the offline check calls partial or
+    # unchecked (its verdicts are stored beside the offline ones); None: the support_judge setting.
+    judge: Literal["off", "model"] | None = None
+
+    @field_validator("judge", mode="before")
+    @classmethod
+    def _yaml_off(cls, v: Any) -> Any:
+        return "off" if v is False else v  # YAML reads a bare `off` as false
+
+
 class Memo(_Model):
     title: str
     subject: Subject
     firm: Firm = Field(default_factory=Firm)
     writer: WriterConfig = Field(default_factory=WriterConfig)
     settings: MemoSettings = Field(default_factory=MemoSettings)
+    support: SupportConfig = Field(default_factory=SupportConfig)
     vars: dict[str, str] = Field(default_factory=dict)  # extra {{name}} template variables
     sections: list[Section] = Field(min_length=1)
 

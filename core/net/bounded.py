@@ -4,7 +4,10 @@
 when the body is complete, when ``seconds`` have passed (however slowly the bytes
 trickle in), or when the body grows past ``max_bytes`` — read as a stream and
 stopped there, so a 50 MB answer never sits in memory whole. A declared
-``Content-Length`` over the cap is refused before any of the body is read.
+``Content-Length`` over the cap is refused before any of the body is read, and the cap
+counts the body *decoded*: a compressed answer is inflated under it, a bounded slice at a
+time and off the event loop (``sourcedesk.core.net.decoding``), however many
+``Content-Encoding`` layers are stacked.
 ``read_capped`` and ``iter_lines_capped`` are the same cap for a response the
 caller streams itself; ``open_bounded`` waits for the headers alone within a
 deadline (a writer's server-sent events are then read as they arrive), and
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 import httpx
 
 from sourcedesk.core.net.deadline import DeadlineExceeded
+from sourcedesk.core.net.decoding import DecodedTooLarge, UndecodableBody, decoded_chunks
 
 
 class ResponseTooLarge(httpx.HTTPError):
@@ -67,8 +71,12 @@ def declared_length(response: httpx.Response) -> int | None:
     return _declared_length(response)
 
 
-def _too_large(what: str, limit: int, declared: int | None, setting: str | None) -> ResponseTooLarge:
+def _too_large(
+    what: str, limit: int, declared: int | None, setting: str | None, *, decompressed: bool = False
+) -> ResponseTooLarge:
     said = f"; it announced {describe_size(declared)}" if declared is not None else ""
+    if decompressed:
+        said += " (counted decompressed: it was sent compressed)"
     named = f" ({setting})" if setting else ""
     return ResponseTooLarge(
         f"{what}'s answer is larger than the {describe_size(limit)} cap{named}{said}; it was not read further",
@@ -92,7 +100,7 @@ async def read_capped(
         raise _too_large(what, max_bytes, declared, setting)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in body_chunks(response, max_bytes, what=what, setting=setting):
         size += len(chunk)
         if progress is not None:
             progress.received = size
@@ -100,6 +108,19 @@ async def read_capped(
             raise _too_large(what, max_bytes, declared, setting)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def body_chunks(
+    response: httpx.Response, max_bytes: int, *, what: str, setting: str | None = None
+) -> AsyncIterator[bytes]:
+    """A streamed response's body, decoded, in chunks; ``ResponseTooLarge`` as soon as decoding
+    would pass ``max_bytes`` (``UndecodableBody``, an ``httpx.DecodingError``, for an encoding
+    that cannot be undone)."""
+    try:
+        async for chunk in decoded_chunks(response, max_bytes):
+            yield chunk
+    except DecodedTooLarge:
+        raise _too_large(what, max_bytes, _declared_length(response), setting, decompressed=True) from None
 
 
 async def iter_lines_capped(
@@ -113,7 +134,7 @@ async def iter_lines_capped(
     decoder = codecs.getincrementaldecoder(response.charset_encoding or "utf-8")(errors="replace")
     size = 0
     partial: list[str] = []  # the line being received (a long one arrives in many chunks)
-    async for chunk in response.aiter_bytes():
+    async for chunk in body_chunks(response, max_bytes, what=what, setting=setting):
         size += len(chunk)
         if size > max_bytes:
             raise _too_large(what, max_bytes, declared, setting)
@@ -236,6 +257,8 @@ async def read_bounded(
 
 __all__ = [
     "ResponseTooLarge",
+    "UndecodableBody",
+    "body_chunks",
     "declared_length",
     "describe_seconds",
     "describe_size",

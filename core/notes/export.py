@@ -45,7 +45,7 @@ from sourcedesk.core.citations.tidy import marker_clusters, tidy
 from sourcedesk.core.citations.written import read_definition
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.storage import SourceSetStore
-from sourcedesk.core.files.atomic import atomic_write_text
+from sourcedesk.core.files.atomic import atomic_write_text, remove_stale_temporaries
 from sourcedesk.core.memo.loader import load_memo
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.notes.note import find_note, parse_note, read_note_text
@@ -459,6 +459,7 @@ def export_memo(
     loaded = load_memo(Path(memo_dir))
     memo = loaded.memo
     memo_dir = Path(loaded.dir)
+    remove_stale_temporaries(memo_dir)  # a memo.md temporary a killed export left behind
     sections: list[SectionText] = []
     missing: list[str] = []
     for section in memo.sections:

@@ -25,6 +25,7 @@ import yaml
 from sourcedesk.core.citations.house import HOUSE_HEADINGS, RETRIEVED_HEADING, WEB_HEADING
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.files.atomic import atomic_write_text
+from sourcedesk.core.files.regular import SymlinkRefused, read_regular
 from sourcedesk.core.text.safety import clean_text
 
 SECTIONS_DIR = "sections"
@@ -117,6 +118,7 @@ class NoteRecord:
     namesake_citations: Sequence[str] = ()  # keys of citations whose source is about a namesake
     cost_retrieval: float = 0.0
     cost_writer: float = 0.0
+    cost_judge: float | None = None  # the model judge's call, when the run asked it (support.judge: model)
 
     def frontmatter(self) -> dict[str, Any]:
         """The frontmatter mapping in its one fixed key order."""
@@ -142,12 +144,15 @@ class NoteRecord:
             "web_search": bool(self.web_search),
             "counts": note_counts(self.counts),
             "warnings": [_one_line(w) for w in self.warnings],
-            "cost": {
-                "retrieval": _usd(self.cost_retrieval),
-                "writer": _usd(self.cost_writer),
-                "total": _usd((self.cost_retrieval or 0.0) + (self.cost_writer or 0.0)),
-            },
+            "cost": self._cost(),
         }
+
+    def _cost(self) -> dict[str, float]:
+        cost = {"retrieval": _usd(self.cost_retrieval), "writer": _usd(self.cost_writer)}
+        if self.cost_judge is not None:  # only when the run asked the model judge: older notes stay as they were
+            cost["judge"] = _usd(self.cost_judge)
+        cost["total"] = _usd((self.cost_retrieval or 0.0) + (self.cost_writer or 0.0) + (self.cost_judge or 0.0))
+        return cost
 
 
 def _usd(value: float | None) -> float:
@@ -220,7 +225,12 @@ def parse_note(text: str, *, path: Path | str | None = None) -> tuple[dict[str, 
 def read_note_text(path: Path) -> str:
     """A note's text, or a ``UserError`` naming the file (and the line of a bad byte)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, follow_links=False)  # a link's target is not the memo's text
+    except SymlinkRefused:
+        raise UserError(
+            f"{path} is a symbolic link; notes are read only as regular files",
+            hint="replace the link with the note itself, or re-run its section",
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file's permissions") from None
     try:

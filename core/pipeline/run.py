@@ -42,8 +42,10 @@ from sourcedesk.core.config.settings import Settings
 from sourcedesk.core.domain import clock
 from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
-from sourcedesk.core.domain.records import RunError, RunRecord, StoredOutcome, StoredReport
+from sourcedesk.core.domain.records import RunError, RunRecord, SectionState, StoredOutcome, StoredReport
 from sourcedesk.core.domain.storage import MemoStorage, RejectLists, RunStore
+from sourcedesk.core.files.atomic import remove_stale_temporaries
+from sourcedesk.core.files.regular import read_regular
 from sourcedesk.core.memo.loader import LoadedMemo
 from sourcedesk.core.memo.spec import ExaEntry, Memo, Section
 from sourcedesk.core.net.deadline import DeadlineExceeded, within
@@ -51,6 +53,8 @@ from sourcedesk.core.net.hosts import PinRefused, excluded_by, host_matches_any,
 from sourcedesk.core.net.policy import WRITER_RETRY
 from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.notes.note import NoteRecord, note_path, render_note, write_note_atomic
+from sourcedesk.core.pipeline.judging import judge_section
+from sourcedesk.core.pipeline.worker import in_worker
 from sourcedesk.core.sources.about import AboutJudge
 from sourcedesk.core.sources.judge import (
     RunSets,
@@ -73,7 +77,7 @@ log = logging.getLogger("sourcedesk.run")
 
 # "cancelled" is not "failed": the analyst stopped the run, nothing went wrong with the section.
 Status = Literal["ok", "degraded", "failed", "cancelled"]
-Stage = Literal["retrieving", "writing", "reconciling", "saved", "failed", "cancelled"]
+Stage = Literal["retrieving", "writing", "reconciling", "judging", "saved", "failed", "cancelled"]
 Progress = Callable[[str, str], Any]
 T = TypeVar("T")
 
@@ -483,12 +487,16 @@ async def write_section(run: SectionRun, resolved: Resolved) -> Written:
     record.raw_response = response.raw
     record.web_results = response.search_results
     record.annotations = response.annotations
+    record.annotation_offsets = response.offset_unit
     return Written(response, policy)
 
 
-def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> Reconciled:
+async def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> Reconciled:
     """Stage 3: every citation checked against the ground truth (frozen set ∪ this run's
-    citable web results), then tidied; the report goes to the outcome and the record."""
+    citable web results), then tidied; the report goes to the outcome and the record.
+
+    The reconciling itself runs on a worker thread (``in_worker``): a long answer never
+    keeps Ctrl-C or a cancel waiting, and a cancelled run never reaches ``save_note``."""
     run.enter("reconciling")
     memo, outcome, response, policy = run.memo, run.outcome, written.response, written.policy
     web_search = run.web_search
@@ -530,7 +538,8 @@ def reconcile_section(run: SectionRun, resolved: Resolved, written: Written) -> 
             f"writer: its own search returned {len(theirs)} result(s) about a namesake; "
             "they were not accepted as sources"
         )
-    result = reconcile(
+    result = await in_worker(
+        reconcile,
         response.content,
         resolved.sources,
         search_results=web_results,
@@ -581,11 +590,17 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             namesake_citations=outcome.namesake_citations,
             cost_retrieval=outcome.cost["retrieval"],
             cost_writer=outcome.cost["writer"],
+            cost_judge=outcome.cost.get("judge"),
         ),
         reconciled.text,
     )
     run.doing = "saving the note"
     path = note_path(run.loaded.dir, run.memo, run.section.id)
+    if path.is_symlink():  # its target's text would be read into the store, and the link replaced
+        raise UserError(
+            f"{path.name} is a symbolic link, and sourcedesk writes notes only as regular files, so it was not replaced",
+            hint="replace the link with the note itself (or remove it), then re-run",
+        )
     previous = _previous_note(run.store, path, run.section.id)
     if previous is not None:
         record.previous_note = previous
@@ -601,6 +616,9 @@ async def save_note(run: SectionRun, resolved: Resolved, reconciled: Reconciled)
             "so it was not replaced",
             hint="save your edits elsewhere or check that the memo's .sourcedesk folder is writable, then re-run",
         )
+    if not outcome.recorded:  # a note naming a run and a set the store does not hold would be half-written
+        why = outcome.warnings.pop() if outcome.warnings else "the memo store did not take it"
+        raise UserError(f"{why}; the note was not written")
     write_note_atomic(path, note)
     run.enter("saved")
 
@@ -668,7 +686,8 @@ async def run_section(
     try:
         resolved = await resolve_sources(run, refresh=refresh, clients=clients, now=now)
         written = await write_section(run, resolved)
-        reconciled = reconcile_section(run, resolved, written)
+        reconciled = await reconcile_section(run, resolved, written)
+        await judge_section(run, resolved, reconciled)  # off unless support.judge: model
         await save_note(run, resolved, reconciled)
         return outcome
     except asyncio.CancelledError:
@@ -720,10 +739,13 @@ def _cancelled(outcome: RunOutcome, doing: str) -> None:
     _fail(outcome, "cancelled", f"cancelled while {doing}; the previous note is unchanged", status="cancelled")
 
 
+MAX_NOTE_BYTES = 64 * 1024 * 1024  # far past any note (an answer is at most writer_max_answer_chars)
+
+
 def _previous_note(store: RunStore, path: Path, section_id: str) -> str | None:
     """The current note's text when someone edited it since sourcedesk wrote it (kept, not lost)."""
     try:
-        current = path.read_bytes()
+        current = read_regular(path, MAX_NOTE_BYTES, follow_links=False)  # a FIFO or a link never hangs or leaks
     except OSError:
         return None
     state = store.section_state(section_id)
@@ -766,7 +788,9 @@ def _closing_record(
 ) -> dict[str, Any]:
     """Complete ``record`` now that the outcome is decided; the section-state changes to store with it."""
     outcome.timings["total_s"] = round(time.monotonic() - t0, 4)
-    outcome.cost["total"] = round(outcome.cost["retrieval"] + outcome.cost["writer"], 6)
+    outcome.cost["total"] = round(
+        outcome.cost["retrieval"] + outcome.cost["writer"] + outcome.cost.get("judge", 0.0), 6
+    )
     if outcome.status in ("failed", "cancelled"):
         _emit(progress, outcome.section, outcome.status)
     record.status = outcome.status
@@ -777,7 +801,11 @@ def _closing_record(
     record.timings = dict(outcome.timings)
     record.cost = dict(outcome.cost)
     state: dict[str, Any] = {"last_run": record.id, "last_status": outcome.status}
-    before = store.section_state(outcome.section)
+    try:
+        before = store.section_state(outcome.section)
+    except Exception:  # the store went away (a team server stopped): storing the record fails and says so
+        log.warning("could not read the state of section %s", outcome.section, exc_info=True)
+        before = SectionState()
     if outcome.ok:  # only a note about to be written has a new hash; the one it replaces stays known
         state["note_sha256"] = record.note_sha256
         state["prior_note_sha256"] = before.note_sha256
@@ -825,6 +853,8 @@ async def run_memo(
     soon as it is final, so a caller that is interrupted still has the sections that
     completed."""
     ids = check_section_ids(loaded, section_ids)
+    for folder, levels in ((loaded.dir, 0), (loaded.dir / "sections", 0), (loaded.dir / ".sourcedesk", 2)):
+        remove_stale_temporaries(folder, levels=levels)  # what a killed run left (the store's lock is ours now)
     global_rejects = newest_first(global_lists.reject_entries())
     global_names = global_lists.reject_names()
     semaphore = asyncio.Semaphore(max(1, int(settings.max_concurrent_sections)))

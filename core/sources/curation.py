@@ -38,7 +38,7 @@ from sourcedesk.core.sources.name_rejects import NameReject, canonical_name, is_
 from sourcedesk.core.sources.name_rejects import assemble as assemble_names
 from sourcedesk.core.sources.namesakes import NamesakeStore, TitleSeen, learn, remember
 from sourcedesk.core.sources.providers import marker_prefixes
-from sourcedesk.core.sources.providers.exa.client import CATEGORIES_WITHOUT_FILTERS
+from sourcedesk.core.sources.providers.exa.request import refused_with
 from sourcedesk.core.sources.reject_domains import canonical_domain
 from sourcedesk.core.sources.rejected import Rejections
 from sourcedesk.core.text.phrases import normalise_phrase
@@ -364,7 +364,8 @@ def _sent_to_search(request: dict[str, Any], domain: str | None = None, name: st
             if isinstance(sent, str) and normalise_phrase(sent) == normalise_phrase(name):
                 return True
         if domain is not None and entry.get("pin") != "entity":
-            if entry.get("category") in CATEGORIES_WITHOUT_FILTERS:
+            category = entry.get("category")
+            if "excludeDomains" in refused_with(category if isinstance(category, str) else None):
                 continue  # exclusions stayed on our side there: what they removed is recorded
             exclusions = entry.get("exclusions")
             if any(isinstance(x, list) and x[:1] == [domain] for x in exclusions or []):

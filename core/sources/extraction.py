@@ -14,6 +14,10 @@ and the memo ledger compares claims by it. A fact is one of:
 * ``product`` and ``organisation`` — named products (launched, introduced, "its product X")
   and named organisations (investors, buyers, the bought, the companies people work for).
 
+With the facts, each source's **support evidence** is indexed (``sourcedesk.core.citations.evidence_index``:
+its passages' terms and figures, the names it capitalises): the support check of every later
+run reads that index instead of the text, so reading is paid once per set, not per run.
+
 Spans are the source's own words (after Unicode normalisation), with the field they are in and
 their offset there, so whoever reads a fact can find it in the stored text. Extraction reads
 each figure once from a field's whole text and tries relations only in sentences that hold a
@@ -27,7 +31,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sourcedesk.core.citations.evidence_index import index_of, index_version
 from sourcedesk.core.citations.figures import Figure, amount, date_of, figures
+from sourcedesk.core.citations.ground import coerce_source
 from sourcedesk.core.citations.lexicon import lexicon
 from sourcedesk.core.citations.measures import measure_by_distance
 from sourcedesk.core.citations.relation_model import ACQUIRED, FUNDING, LEAD, ROLES, STAKE, Carry
@@ -35,9 +41,10 @@ from sourcedesk.core.citations.relation_words import may_state_relations
 from sourcedesk.core.citations.relations import sentence_relations
 from sourcedesk.core.citations.support_evidence import SENTENCE_BREAK
 from sourcedesk.core.citations.tokens import normalise_text, term_set
+from sourcedesk.core.domain.errors import UserError
 from sourcedesk.core.domain.models import Source, SourceSet
 
-EXTRACTION_VERSION = 1  # bump when what is extracted changes: stored facts of older versions are redone
+EXTRACTION_VERSION = 2  # bump when what is extracted changes: stored facts of older versions are redone
 KINDS = ("money", "percent", "count", "headcount", "date", "year", "round", "person", "product", "organisation")
 FIELDS = ("title", "snippet", "summary", "highlights", "facts", "text")
 
@@ -334,16 +341,24 @@ def source_fields(source: Any) -> list[tuple[str, str]]:
 
 
 def with_facts(source_set: SourceSet) -> SourceSet:
-    """``source_set`` with every source's facts extracted (kept sources and those the budget
-    omitted), stamped with this extraction's version. Sources that already carry facts of this
-    version keep them: a curated set (a source dropped or kept) pays only for what is new."""
+    """``source_set`` with every source's facts extracted and its support evidence indexed (kept
+    sources and those the budget omitted), stamped with this extraction's version. Sources that
+    already carry facts and an index of this version keep them: a curated set (a source dropped
+    or kept) pays only for what is new."""
     current = source_set.facts_version == EXTRACTION_VERSION
+    version = index_version()
 
     def extracted(source: Source) -> Source:
-        if current and source.extracted:
-            return source
-        facts = [f.to_json() for f in extract(source_fields(source))]
-        return source.model_copy(update={"extracted": facts})
+        update: dict[str, Any] = {}
+        if not (current and source.extracted):
+            update["extracted"] = [f.to_json() for f in extract(source_fields(source))]
+        if source.evidence_index.get("version") != version:
+            # Exactly the fields reconcile will check claims against (the same reader builds them).
+            try:
+                update["evidence_index"] = index_of(coerce_source(source, "source").evidence_fields())
+            except UserError:
+                update["evidence_index"] = {}  # no reconcile can read it either (no URL): nothing to store
+        return source.model_copy(update=update) if update else source
 
     omitted = [o.model_copy(update={"source": extracted(o.source)}) for o in source_set.omitted]
     return source_set.model_copy(

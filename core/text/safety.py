@@ -15,8 +15,16 @@ back. So everything that enters the product from outside passes through
   carriage return would let text overwrite what is already on the line), a
   one-line text turns them into spaces;
 - bidirectional embeddings, overrides and isolates (U+202A–U+202E,
-  U+2066–U+2069) are removed;
-- every known API key is replaced by ``[redacted]``.
+  U+2066–U+2069) are removed, and so are the invisible characters that reorder or
+  hide text: the direction marks LRM, RLM and ALM (U+200E, U+200F, U+061C), the
+  zero-width space, word joiner and byte-order mark (U+200B, U+2060–U+2064, U+FEFF),
+  the soft hyphen (U+00AD) and U+180E; the line and paragraph separators U+2028 and
+  U+2029 are line breaks like ``\n`` (zero-width joiners stay: scripts and emoji need them);
+- a lone surrogate (``"\\ud800"`` decodes to one in JSON) is replaced by U+FFFD, the
+  replacement character: such a string cannot be written as UTF-8 at all;
+- every known API key is replaced by ``[redacted]``, in whatever spelling a server echoed
+  it (``sourcedesk.core.text.key_forms``: percent- or entity-encoded, another case,
+  reversed, split by an invisible character).
 
 ``clean_mapped`` does the same and keeps a map from offsets in the original text
 to offsets in the cleaned one, so character spans that refer to the original (a
@@ -30,6 +38,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sourcedesk.core.text.key_forms import key_spans
 from sourcedesk.core.text.secrets import MIN_SECRET_LEN, REDACTED, secret_values
 
 # Escape sequences, whole. The payload of a string sequence (OSC, DCS, SOS, PM, APC)
@@ -40,18 +49,32 @@ _SEQUENCE = (
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"  # OSC 0/8/52, DCS, …
     r"|\x1b[ -/]*[0-~]?"  # any other escape (two-byte and nF forms)
 )
-_LINE_BREAK = r"\r\n?|\n"
-_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+_LINE_BREAK = r"\r\n?|[\n\u2028\u2029]"
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+# Invisible characters that reorder or hide text (the zero-width joiners U+200C/U+200D are not among them,
+# nor the variation selectors: emoji and many scripts need them). Besides the marks, spaces and word joiners:
+# the Hangul and Khmer fillers a blank-looking name is made of, the deprecated format characters, interlinear
+# annotation, shorthand and musical format controls, and the tag characters that smuggle hidden ASCII.
+INVISIBLES = (
+    "\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u2060-\u2064\u206a-\u206f"
+    "\u3164\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+)
+_SURROGATE = "\ud800-\udfff"
+_CONTROL = f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}{INVISIBLES}]"
 _TAB = r"\t"
-_UNSAFE = re.compile(f"(?P<seq>{_SEQUENCE})|(?P<br>{_LINE_BREAK})|(?P<tab>{_TAB})|(?P<ctl>{_CONTROL})")
+_UNSAFE = re.compile(
+    f"(?P<seq>{_SEQUENCE})|(?P<br>{_LINE_BREAK})|(?P<tab>{_TAB})|(?P<ctl>{_CONTROL})|(?P<sur>[{_SURROGATE}])"
+)
 # The fast path: most text has nothing to clean.
-_SUSPECT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\r]")
-_ONE_LINE_SUSPECT = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SUSPECT = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\r\u2028\u2029{_BIDI}{INVISIBLES}{_SURROGATE}]")
+_ONE_LINE_SUSPECT = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\u2028\u2029{_BIDI}{INVISIBLES}{_SURROGATE}]")
 
 #: What no cleaned text contains (tests look for it in every output).
-UNSAFE_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+UNSAFE_CHARACTER = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\u2028\u2029{_BIDI}{INVISIBLES}{_SURROGATE}]")
 #: What makes outside text hostile: controls other than line breaks and tabs, bidi controls.
-HOSTILE_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+HOSTILE_CHARACTER = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{_BIDI}]")
+#: Characters a reader cannot see, or a lone surrogate: cleaning takes them out too, with a note of its own.
+INVISIBLE_CHARACTER = re.compile(f"[{INVISIBLES}\u2028\u2029{_SURROGATE}]")
 
 
 def _replacement(match: re.Match[str], multiline: bool) -> str:
@@ -60,6 +83,8 @@ def _replacement(match: re.Match[str], multiline: bool) -> str:
         return "\n" if multiline else " "
     if kind == "tab":
         return "\t" if multiline else " "
+    if kind == "sur":
+        return "\ufffd"
     return ""
 
 
@@ -78,10 +103,20 @@ def clean_text(text: str, *, multiline: bool = False, secrets: Iterable[str] | N
     suspect = _SUSPECT if multiline else _ONE_LINE_SUSPECT
     if suspect.search(text):
         text = _UNSAFE.sub(lambda m: _replacement(m, multiline), text)
-    for secret in _secrets(secrets):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+    spans = key_spans(text, _secrets(secrets))
+    if spans:
+        text = _redacted(text, spans)
     return text
+
+
+def _redacted(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces: list[str] = []
+    pos = 0
+    for start, end in spans:
+        pieces += [text[pos:start], REDACTED]
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 # A server can nest a JSON value hundreds of levels deep (``[[[[…]]]]`` in a usage block):
@@ -132,23 +167,35 @@ def clean_document(document: Mapping[str, object], *, secrets: Iterable[str] | N
     return cleaned if isinstance(cleaned, dict) else {}
 
 
-def tainted(value: object, secrets: Iterable[str] | None = None) -> tuple[bool, bool]:
-    """(carries control sequences or bidi controls, echoes a key) anywhere in a JSON-like
-    value — what cleaning it will take out, for a warning saying so."""
+@dataclass(frozen=True)
+class Taint:
+    """What cleaning a JSON-like value will take out, for the warnings that say so."""
+
+    controls: bool = False  # terminal control sequences or bidi controls
+    invisible: bool = False  # invisible characters, separators or lone surrogates
+    echoed: bool = False  # an API key, in any spelling
+
+    def __bool__(self) -> bool:
+        return self.controls or self.invisible or self.echoed
+
+
+def tainted(value: object, secrets: Iterable[str] | None = None) -> Taint:
+    """What ``value`` (anywhere in it, keys included) carries that cleaning removes."""
     keys = _secrets(secrets)
-    controls = echoed = False
+    controls = invisible = echoed = False
     stack = [value]
-    while stack and not (controls and echoed):
+    while stack and not (controls and invisible and echoed):
         v = stack.pop()
         if isinstance(v, str):
             controls = controls or bool(HOSTILE_CHARACTER.search(v))
-            echoed = echoed or any(k in v for k in keys)
+            invisible = invisible or bool(INVISIBLE_CHARACTER.search(v))
+            echoed = echoed or bool(keys and key_spans(v, keys))
         elif isinstance(v, Mapping):
             stack.extend(v.keys())
             stack.extend(v.values())
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
-    return controls, echoed
+    return Taint(controls, invisible, echoed)
 
 
 # ---------------------------------------------------------------- cleaning with an offset map
@@ -240,29 +287,23 @@ def clean_mapped(text: str, *, multiline: bool = True, secrets: Iterable[str] | 
     cleaned = "".join(out)
     first = OffsetMap(edits)
     redacted_edits: list[_Edit] = []
-    keys = _secrets(secrets)
-    if keys and any(k in cleaned for k in keys):
-        pattern = re.compile("|".join(re.escape(k) for k in keys))
-        pieces: list[str] = []
-        pos = 0
-        for m in pattern.finditer(cleaned):
-            pieces.append(cleaned[pos : m.start()])
-            pieces.append(REDACTED)
-            redacted_edits.append(_Edit(m.start(), m.end(), len(REDACTED)))
-            pos = m.end()
-        pieces.append(cleaned[pos:])
-        cleaned = "".join(pieces)
+    spans = key_spans(cleaned, _secrets(secrets))
+    if spans:
+        redacted_edits = [_Edit(start, end, len(REDACTED)) for start, end in spans]
+        cleaned = _redacted(cleaned, spans)
     offsets = first.then(OffsetMap(redacted_edits)) if redacted_edits else first
     return Cleaned(cleaned, offsets)
 
 
 __all__ = [
     "HOSTILE_CHARACTER",
+    "INVISIBLE_CHARACTER",
     "MAX_TREE_DEPTH",
     "TOO_DEEP",
     "UNSAFE_CHARACTER",
     "Cleaned",
     "OffsetMap",
+    "Taint",
     "clean_mapped",
     "clean_text",
     "clean_tree",

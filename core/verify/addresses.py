@@ -1,4 +1,4 @@
-"""Never fetch private, loopback or link-local addresses (unless the analyst allows it).
+r"""Never fetch private, loopback or link-local addresses (unless the analyst allows it).
 
 A note is untrusted input: a writer (or a pasted draft) can cite
 ``http://169.254.169.254/…`` or a public name that resolves to ``10.0.0.5``, and a
@@ -6,7 +6,10 @@ liveness check that follows it would probe the analyst's own network. So every
 URL — and every redirect hop — is vetted before a request is sent:
 
 * the host is canonicalised by ``sourcedesk.core.net.urls.host_of`` (``0x7f.1`` and
-  ``2130706433`` are ``127.0.0.1``; IPv6 brackets; IDNA);
+  ``2130706433`` are ``127.0.0.1``; IPv6 brackets; IDNA), and it must be the host the
+  HTTP client will really connect to: a URL that browsers and httpx read as two hosts
+  (``http://93.184.216.34\@127.0.0.1/``) is refused outright, private addresses allowed
+  or not (``sourcedesk.core.net.ambiguous_urls``);
 * literal addresses are judged as they are; ``localhost``/``*.localhost`` and the
   non-public suffixes ``.local``, ``.internal``, ``.home.arpa`` are refused by name;
 * other names are resolved, and **every** address they resolve to must be public
@@ -27,6 +30,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from sourcedesk.core.net.ambiguous_urls import host_disagreement
 from sourcedesk.core.net.urls import host_of
 
 Resolver = Callable[[str], Awaitable[list[str]]]
@@ -52,6 +56,7 @@ class AddressVerdict:
     host: str | None
     reason: str = ""  # why it was refused
     addresses: tuple[str, ...] = ()
+    ambiguous: bool = False  # refused because two URL parsers read different hosts in it
 
 
 def _unwrap(ip: IPAddress) -> IPAddress:
@@ -116,6 +121,9 @@ async def vet_url(url: str, resolve: Resolver, *, allow_private: bool = False) -
     host = host_of(url)
     if not host:
         return AddressVerdict(False, None, "not a usable URL (no valid host)")
+    disagreement = host_disagreement(url)
+    if disagreement is not None:
+        return AddressVerdict(False, host, disagreement, ambiguous=True)
     literal = literal_address(host)
     if literal is not None:
         if allow_private or is_public_address(literal):

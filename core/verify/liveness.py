@@ -42,6 +42,7 @@ import httpx
 from sourcedesk.core.citations.placeholders import is_placeholder_url
 from sourcedesk.core.net.bounded import describe_seconds, describe_size
 from sourcedesk.core.net.deadline import DeadlineExceeded, budget, current_deadline
+from sourcedesk.core.net.decoding import DecodedTooLarge, UndecodableBody, decoded_chunks
 from sourcedesk.core.net.policy import RetryPolicy, send_with_retries
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.text.safety import UNSAFE_CHARACTER, clean_text
@@ -140,14 +141,19 @@ async def _read_start(response: httpx.Response, limit: int, seconds: float) -> P
     size = 0
     cut = ""
     timeout = asyncio.timeout(max(seconds, 0.0))
+    larger = f"page larger than {describe_size(limit)} (check_max_page_bytes): judged on its start"
     try:
         async with timeout:
-            async for chunk in response.aiter_bytes():
+            async for chunk in decoded_chunks(response, limit):
                 chunks.append(chunk)
                 size += len(chunk)
                 if size >= limit:
-                    cut = f"page larger than {describe_size(limit)} (check_max_page_bytes): judged on its start"
+                    cut = larger + (" (counted decompressed)" if response.headers.get("content-encoding") else "")
                     break
+    except DecodedTooLarge:  # sent compressed: inflated only up to the cap
+        cut = larger + " (counted decompressed)"
+    except UndecodableBody as exc:
+        cut = f"{exc}: judged on what could be read ({size:,} bytes)"
     except TimeoutError:
         if not timeout.expired():
             raise
@@ -214,6 +220,31 @@ def _classify_answer(fetch: Fetch, response_status: int, body: str, content_type
     return fetch
 
 
+def _next_hop(fetch: Fetch, response: httpx.Response, visited: set[str], hop: int) -> str | None:
+    """Where a redirect leads (recorded on ``fetch``), or None when it leads nowhere a check may follow
+    (an unusable ``Location``, a non-web URL, a loop): ``fetch`` then says why."""
+    location = response.headers.get("location", "")
+    fetch.http_status = response.status_code
+    try:
+        if UNSAFE_CHARACTER.search(location):
+            raise ValueError("control characters in Location")
+        current = clean_text(str(response.url.join(location)))  # a key echoed in it is redacted
+    except (httpx.InvalidURL, ValueError):
+        fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
+        return None
+    fetch.redirects.append(current)
+    fetch.final_url = current
+    if not is_web_url(current):
+        fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
+        return None
+    if _canonical(current) in visited:
+        fetch.status = ERROR
+        fetch.detail = f"redirect loop: hop {hop + 1} leads back to {current}"
+        return None
+    visited.add(_canonical(current))
+    return current
+
+
 async def fetch_url(
     url: str,
     client: httpx.AsyncClient,
@@ -247,6 +278,9 @@ async def fetch_url(
         except ResolutionFailed as exc:
             fetch.status, fetch.detail = UNREACHABLE, f"{where}{exc}"
             return fetch
+        if verdict.ambiguous:
+            fetch.status, fetch.detail = ERROR, f"{where}{verdict.reason}; not requested"
+            return fetch
         if not verdict.allowed:
             status = BLOCKED_PRIVATE if verdict.host else DEAD  # no usable host: no page can be there
             hint = "; not requested (--allow-private to check it)" if verdict.host else ""
@@ -270,26 +304,11 @@ async def fetch_url(
             return _transport_failure(fetch, outcome.error, outcome.requests)
         fetch.final_url = str(response.url)
         if response.is_redirect:
-            location = response.headers.get("location", "")
             await response.aclose()
-            fetch.http_status = response.status_code
-            try:
-                if UNSAFE_CHARACTER.search(location):
-                    raise ValueError("control characters in Location")
-                current = clean_text(str(response.url.join(location)))  # a key echoed in it is redacted
-            except (httpx.InvalidURL, ValueError):
-                fetch.status, fetch.detail = ERROR, f"HTTP {response.status_code} with an unusable Location header"
+            following = _next_hop(fetch, response, visited, hop)
+            if following is None:
                 return fetch
-            fetch.redirects.append(current)
-            fetch.final_url = current
-            if not is_web_url(current):
-                fetch.status, fetch.detail = ERROR, f"redirected to a non-web URL ({current})"
-                return fetch
-            if _canonical(current) in visited:
-                fetch.status = ERROR
-                fetch.detail = f"redirect loop: hop {hop + 1} leads back to {current}"
-                return fetch
-            visited.add(_canonical(current))
+            current = following
             continue
         page = PageStart("")
         if 200 <= response.status_code < 300:

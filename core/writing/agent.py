@@ -15,27 +15,17 @@ Facts it is built on (Perplexity's Agent API reference and Sonar migration guide
   warning naming the truncation.
 - **The answer** is the ``output_text`` parts of ``message`` items; the ground
   truth is every ``search_results`` item's results, flattened in order;
-  ``url_citation`` annotations carry ``start_index``/``end_index``, documented as
-  character indices into that part's text (read here as Python string indices,
-  i.e. code points, before anything touches the text). Cost is
-  ``usage.cost.total_cost``.
+  ``url_citation`` annotations carry ``start_index``/``end_index``, documented only
+  as a "character index" (read in the unit that lines the spans up with the text:
+  ``sourcedesk.core.writing.annotations``). Cost is ``usage.cost.total_cost``.
 - **Streaming** is typed events with no ``[DONE]``: text in
   ``response.output_text.delta``, exactly one terminal (``response.completed |
   failed | incomplete | cancelled``) or a bare ``error``; the completed and
   incomplete snapshots carry the whole response; unknown types are ignored.
 
-What an annotation does for the analyst: a span the API bound to a URL but that
-carries no citation marker gets one — ``[N]`` for the search result at that URL,
-or a footnote with the URL when the API annotated a page it never listed — so
-the claim is reconciled (verified, substituted or dropped) like any other. A
-span that already ends in a marker is left alone.
-
-The answer is outside text: each ``output_text`` part is cleaned
-(``sourcedesk.core.text.safety.clean_mapped``: control sequences, bidi overrides, an echoed
-key) before anything else edits it, and its annotations' offsets are moved
-through the cleaning's offset map, so a span still covers the same words. A
-streamed answer is folded first and cleaned as a whole, so a sequence split
-across two deltas goes whole.
+What the annotations do to the text, and in which unit their offsets are read, is
+``sourcedesk.core.writing.annotations``. A streamed answer is folded first and cleaned
+as a whole, so a control sequence split across two deltas goes whole.
 """
 
 from __future__ import annotations
@@ -44,13 +34,13 @@ import difflib
 import json
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from httpx_sse import ServerSentEvent
 
-from sourcedesk.core.text.safety import Cleaned, clean_mapped, clean_text, clean_tree, tainted
+from sourcedesk.core.text.safety import clean_text, clean_tree, tainted
 from sourcedesk.core.text.secrets import secret_values
+from sourcedesk.core.writing.annotations import assemble
 from sourcedesk.core.writing.base import (
     DEFAULT_MAX_ANSWER_CHARS,
     TextCallback,
@@ -59,8 +49,10 @@ from sourcedesk.core.writing.base import (
     WriterResponse,
 )
 from sourcedesk.core.writing.chat import cleaning_notices, cost_notices, cost_of, depth_notices
-from sourcedesk.core.writing.results import WebResults, read_results
-from sourcedesk.core.writing.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long, error_message
+from sourcedesk.core.writing.events import StreamProgress, answer_too_long
+from sourcedesk.core.writing.replies import Scrubber, error_message
+from sourcedesk.core.writing.results import read_results
+from sourcedesk.core.writing.transport import HttpWriter
 
 PRESETS = ("fast", "low", "medium", "high", "xhigh")
 # Previous names the API still accepts; sent under their current name.
@@ -258,8 +250,9 @@ def read_response(
             if isinstance(results, list):
                 items += results
     web = read_results(items, secrets=keys)
-    text, annotations, notes = _assemble(output, web, keys)
-    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + notes
+    assembled = assemble(output, web, keys)
+    text = assembled.text
+    warnings = cleaning_notices(tainted(data, keys)) + list(web.warnings) + assembled.notes
     truncated: str | None = None
     if status == "incomplete":
         details = data.get("incomplete_details")
@@ -285,117 +278,9 @@ def read_response(
         requests=requests,
         truncated=truncated,
         warnings=warnings,
-        annotations=annotations,
+        annotations=assembled.records,
+        offset_unit=assembled.unit,
     )
-
-
-@dataclass
-class _Insert:
-    at: int  # offset in the part's text
-    text: str
-
-
-def _assemble(output: list[Any], web: WebResults, secrets: list[str]) -> tuple[str, list[dict[str, Any]], list[str]]:
-    """The answer text, cleaned, with annotation markers applied; the annotation records; warnings.
-
-    Each part is cleaned first and its annotations' offsets (which index the text
-    exactly as the API sent it) are moved onto the cleaned text; markers are then
-    inserted per part, before the parts are joined. A record's ``start``/``end``
-    index the joined cleaned text (without the inserted markers)."""
-    messages: list[str] = []
-    records: list[dict[str, Any]] = []
-    footnotes: list[str] = []
-    ignored = 0
-    offset = 0  # where the current part starts in the joined cleaned text
-    for item in output:
-        if not isinstance(item, dict) or item.get("type") != "message" or not isinstance(item.get("content"), list):
-            continue
-        pieces: list[str] = []
-        for part in item["content"]:
-            if not isinstance(part, dict) or part.get("type") != "output_text" or not isinstance(part.get("text"), str):
-                continue
-            original: str = part["text"]
-            cleaned = clean_mapped(original, multiline=True, secrets=secrets)
-            text = cleaned.text
-            inserts: list[_Insert] = []
-            annotations: list[Any] = part["annotations"] if isinstance(part.get("annotations"), list) else []
-            for ann in annotations:
-                record = _resolve(ann, len(original), cleaned, web, footnotes, offset, inserts, secrets)
-                if record is None:
-                    ignored += isinstance(ann, dict) and ann.get("type") == "url_citation"
-                    continue
-                records.append(record)
-            for ins in sorted(inserts, key=lambda i: i.at, reverse=True):
-                text = text[: ins.at] + ins.text + text[ins.at :]
-            pieces.append(text)
-            offset += len(cleaned.text)
-        if pieces:
-            messages.append("".join(pieces))
-            offset += 2  # the blank line joining two messages
-    body = "\n\n".join(messages)
-    if footnotes:
-        body = body.rstrip() + "\n\n" + "\n".join(footnotes)
-    notes = []
-    if ignored:
-        noun = "annotation" if ignored == 1 else "annotations"
-        notes.append(f"writer: ignored {ignored} url_citation {noun} whose offsets or URL were unusable")
-    return body, records, notes
-
-
-def _word_end(text: str, at: int) -> int:
-    """An insertion point inside a word moves to the word's end (the marker never splits a word)."""
-    while 0 < at < len(text) and text[at - 1].isalnum() and text[at].isalnum():
-        at += 1
-    return at
-
-
-def _resolve(
-    ann: Any,
-    original_length: int,
-    cleaned: Cleaned,
-    web: WebResults,
-    footnotes: list[str],
-    offset: int,
-    inserts: list[_Insert],
-    secrets: list[str],
-) -> dict[str, Any] | None:
-    if not isinstance(ann, dict) or ann.get("type") != "url_citation":
-        return None
-    url, start, end = ann.get("url"), ann.get("start_index"), ann.get("end_index")
-    if not isinstance(url, str):
-        return None
-    url = clean_text(url.strip(), secrets=secrets)
-    if not url.lower().startswith(("http://", "https://")):
-        return None
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
-        return None
-    assert isinstance(start, int) and isinstance(end, int)
-    if not 0 <= start <= end <= original_length:  # offsets index the text as the API sent it
-        return None
-    start, end = cleaned.span(start, end)
-    text = cleaned.text
-    title = clean_text(ann["title"], secrets=secrets) if isinstance(ann.get("title"), str) else ""
-    record: dict[str, Any] = {"url": url, "title": title, "start": offset + start, "end": offset + end}
-    if _MARKER_AT_END.search(text[start:end]) or _MARKER_AFTER.match(text, end):
-        record["action"] = "already_cited"
-        return record
-    at = _word_end(text, end)
-    if any(i.at == at for i in inserts):  # two annotations ending at one place: one marker is enough
-        record["action"] = "already_cited"
-        return record
-    number = web.number_for(url)
-    if number is not None:
-        inserts.append(_Insert(at, f" [{number}]"))
-        record.update(action="marker_added", marker=f"[{number}]")
-        return record
-    key = f"a{len(footnotes) + 1}"
-    while f"[^{key}]" in text:
-        key += "x"
-    label = " ".join((title or url).split()).replace("[", "(").replace("]", ")")
-    footnotes.append(f"[^{key}]: [{label}]({url})")
-    inserts.append(_Insert(at, f" [^{key}]"))
-    record.update(action="footnote_added", marker=f"[^{key}]")
-    return record
 
 
 # ---------------------------------------------------------------- folding a stream

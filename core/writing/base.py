@@ -101,6 +101,9 @@ class WriterResponse:
     reasoning: str = ""  # a reasoning model's leading <think> block, kept out of ``content``
     warnings: list[str] = field(default_factory=list)
     annotations: list[dict[str, Any]] = field(default_factory=list)
+    # The unit url_citation offsets were read in ("code points", "utf-16", "utf-8"); "none" when no unit
+    # lined them up (the markers alone were used); None when the answer carried no usable annotation.
+    offset_unit: str | None = None
 
     @property
     def search_results(self) -> list[dict[str, Any]]:

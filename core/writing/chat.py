@@ -29,7 +29,8 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from sourcedesk.core.domain.costs import reported_dollars, unusable_amount
-from sourcedesk.core.text.safety import MAX_TREE_DEPTH, clean_text, clean_tree, tainted, too_deep
+from sourcedesk.core.net.ambiguous_urls import why_unusable
+from sourcedesk.core.text.safety import MAX_TREE_DEPTH, Taint, clean_text, clean_tree, tainted, too_deep
 from sourcedesk.core.text.secrets import secret_values
 from sourcedesk.core.writing.base import (
     DEFAULT_MAX_ANSWER_CHARS,
@@ -38,8 +39,10 @@ from sourcedesk.core.writing.base import (
     WriterError,
     WriterResponse,
 )
+from sourcedesk.core.writing.events import StreamProgress, answer_too_long
+from sourcedesk.core.writing.replies import Scrubber
 from sourcedesk.core.writing.results import read_results
-from sourcedesk.core.writing.transport import HttpWriter, Scrubber, StreamProgress, answer_too_long
+from sourcedesk.core.writing.transport import HttpWriter
 
 
 def _text(content: Any) -> str | None:
@@ -66,6 +69,7 @@ class StreamAccumulator:
         self._search_results: list[Any] | None = None
         self._citations: list[Any] | None = None
         self._usage: dict[str, Any] | None = None
+        self.finished = False  # a final event arrived: a finish_reason, a "*.done" chunk, or [DONE]
 
     @property
     def chars(self) -> int:
@@ -82,7 +86,7 @@ class StreamAccumulator:
     def feed_data(self, data: str) -> None:
         """One event's data string; WriterError for a chunk that is not JSON or reports an error."""
         if data.strip() == "[DONE]":
-            self.done = True
+            self.done = self.finished = True
             return
         try:
             chunk = json.loads(data)
@@ -96,6 +100,9 @@ class StreamAccumulator:
         if chunk.get("error"):
             raise WriterError("server", 200, _error_text(chunk["error"]))
         self.chunks += 1
+        kind = chunk.get("object")
+        if isinstance(kind, str) and kind.endswith(".done"):  # Perplexity's concise mode: chat.completion.done
+            self.finished = True
         for key, value in chunk.items():
             if key == "choices":
                 continue
@@ -126,11 +133,19 @@ class StreamAccumulator:
                 self._delta_len += len(piece)
         if choice.get("finish_reason"):
             self._finish_reason = choice["finish_reason"]
+            self.finished = True
 
     def completion(self) -> dict[str, Any]:
         """The stream as a non-streaming response body."""
         if self.chunks == 0:
             raise WriterError("malformed", 200, "the writer's stream ended without any completion chunk")
+        if not self.finished:
+            raise WriterError(
+                "network",
+                None,
+                f"the writer's stream ended without its final event (no finish_reason and no [DONE]) after "
+                f"{self.chars:,} characters; the answer is incomplete",
+            )
         out: dict[str, Any] = dict(self._top)
         out["object"] = "chat.completion"
         out["choices"] = [
@@ -151,12 +166,17 @@ def _error_text(error: Any) -> str:
     return f"the writer reported an error mid-stream: {str(msg)[:300]}"
 
 
-def cleaning_notices(controls: bool, echoed: bool) -> list[str]:
+def cleaning_notices(taint: Taint) -> list[str]:
     """The section's warnings for what cleaning the writer's answer took out."""
     notes = []
-    if controls:
+    if taint.controls:
         notes.append("writer: its answer carried terminal control sequences or bidi overrides; they were removed")
-    if echoed:
+    if taint.invisible:
+        notes.append(
+            "writer: its answer carried invisible characters (direction marks, zero-width spaces, line separators) "
+            "or text that is not valid Unicode; they were removed or replaced with U+FFFD"
+        )
+    if taint.echoed:
         notes.append("writer: its answer echoed the API key back; it was redacted and never stored")
     return notes
 
@@ -233,20 +253,18 @@ def read_completion(
         raise WriterError("malformed", 200, f"the writer returned {what}", requests=requests)
     finish = _first_choice(data).get("finish_reason")
     raw_citations = data.get("citations")
-    citations = (
-        [clean_text(c.strip(), secrets=keys) if isinstance(c, str) else "" for c in raw_citations]
-        if isinstance(raw_citations, list)
-        else []
-    )
+    raw_urls = [c if isinstance(c, str) else "" for c in raw_citations] if isinstance(raw_citations, list) else []
+    # A URL carrying control characters (or read as two hosts) is refused, never repaired: "" keeps its place.
+    citations = ["" if why_unusable(c) else clean_text(c.strip(), secrets=keys) for c in raw_urls]
     items = data.get("search_results")
-    if not isinstance(items, list) or (not items and citations):
+    if not isinstance(items, list) or (not items and raw_urls):
         # Older/compatible servers send only the URL list; it is still ground truth.
-        items = [{"url": url, "title": ""} for url in citations] if citations else []
+        items = [{"url": url, "title": ""} for url in raw_urls]
     web = read_results(items, use_ids=False, secrets=keys)  # chat completions number results by position
     raw: dict[str, Any] = clean_tree(data, secrets=keys)  # type: ignore[assignment]  # a dict stays a dict
     usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
     truncated = "length" if finish == "length" else None
-    warnings = cleaning_notices(*tainted(data, keys)) + list(web.warnings) + cost_notices(usage) + depth_notices(data)
+    warnings = cleaning_notices(tainted(data, keys)) + list(web.warnings) + cost_notices(usage) + depth_notices(data)
     if truncated:
         warnings.append("writer: the answer was cut off at the token limit (finish_reason=length)")
     served = data.get("model")

@@ -159,9 +159,13 @@ def print_human(report, out=None) -> None:
 
 def run(args) -> int:
     from sourcedesk.core.verify.check import CheckOptions, check_path
-    from sourcedesk.store.memo_store import open_existing
+    from sourcedesk.store.backend import open_existing_store
 
     settings = args.settings  # loaded once by the CLI entry point
+
+    def open_existing(memo_dir: Path):  # reading: never waits for anyone, never creates a store
+        return open_existing_store(memo_dir, url=settings.store_url)
+
     options = CheckOptions.from_settings(settings, allow_private=args.allow_private)
     announce = None if args.json else (lambda message: print(message, file=sys.stderr, flush=True))
     report = asyncio.run(check_path(args.path, options, open_store=open_existing, announce=announce))

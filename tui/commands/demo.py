@@ -30,7 +30,7 @@ def register(sub) -> None:
 def _demo(args) -> int:
     import shlex
 
-    from sourcedesk.store.global_store import GlobalStore
+    from sourcedesk.store.backend import open_global_store
     from sourcedesk.tui.app import SourcedeskApp
     from sourcedesk.tui.demo import demo_global_list, demo_root, demo_sandbox, demo_settings, prepare_demo
     from sourcedesk.tui.goodbye import say_goodbye
@@ -41,7 +41,7 @@ def _demo(args) -> int:
         app = SourcedeskApp(
             memo_dir,
             settings=demo_settings(server.url),
-            global_store=GlobalStore(demo_global_list(memo_dir)),
+            global_store=open_global_store(path=demo_global_list(memo_dir)),  # the demo's own, on TinyDB
             banner="demo · offline sandbox",
         )
         app.run()

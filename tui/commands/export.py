@@ -34,12 +34,12 @@ def register(sub) -> None:
 
 def _export(args) -> int:
     from sourcedesk.core.notes.export import export_memo
-    from sourcedesk.store.memo_store import open_existing
+    from sourcedesk.store.backend import open_existing_store
 
     if args.no_review:
         result = export_memo(args.dir, args.output, review=False)
     else:
-        store = open_existing(args.dir) if args.dir.is_dir() else None
+        store = open_existing_store(args.dir, url=args.settings.store_url) if args.dir.is_dir() else None
         try:
             result = export_memo(args.dir, args.output, store=store)
         finally:

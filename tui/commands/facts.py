@@ -37,7 +37,7 @@ def _sections(args) -> tuple[Any, list[Any]]:
     from sourcedesk.core.domain.errors import UserError
     from sourcedesk.core.memo.loader import load_memo
     from sourcedesk.core.verify.ledger import memo_sections
-    from sourcedesk.store.memo_store import open_existing
+    from sourcedesk.store.backend import open_existing_store
 
     loaded = load_memo(args.dir)
     known = {s.id for s in loaded.memo.sections}
@@ -47,7 +47,7 @@ def _sections(args) -> tuple[Any, list[Any]]:
             f"no section {', '.join(repr(s) for s in unknown)} in {loaded.path}",
             hint=f"sections: {', '.join(sorted(known))}",
         )
-    store = open_existing(loaded.dir)
+    store = open_existing_store(loaded.dir, url=args.settings.store_url)
     return loaded, memo_sections(loaded, store, args.section)
 
 

@@ -32,6 +32,8 @@ from pathlib import Path
 
 from sourcedesk.core.citations import DEFAULT_PROTECTED, reconcile
 from sourcedesk.core.domain.errors import UserError
+from sourcedesk.core.files.regular import NotRegularFile, read_regular
+from sourcedesk.core.memo.loader import MAX_MEMO_BYTES
 from sourcedesk.core.text.safety import clean_text, clean_tree
 
 
@@ -68,17 +70,29 @@ def register(sub) -> None:
 
 
 def read_text(path: Path, what: str) -> str:
-    if not path.exists():
-        raise UserError(f"{path}: no such file", hint=f"give the path of the {what}")
-    if path.is_dir():
-        raise UserError(f"{path}: is a directory", hint=f"give the path of the {what} file")
+    """The file as text, read only from a regular file and only up to the memo loader's cap:
+    ``/dev/zero`` grew to gigabytes and a FIFO hung the command."""
     try:
-        with path.open(encoding="utf-8", newline="") as fh:  # keep \r\n visible to the caller
-            return fh.read()
+        raw = read_regular(path, MAX_MEMO_BYTES)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file", hint=f"give the path of the {what}") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory", hint=f"give the path of the {what} file") from None
+    except NotRegularFile:
+        raise UserError(
+            f"{path}: not a regular file (a pipe, socket or device)", hint=f"give the path of the {what} itself"
+        ) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_MEMO_BYTES:
+        raise UserError(
+            f"{path}: larger than {MAX_MEMO_BYTES // 1_000_000} MB, the most a {what} may be",
+            hint="a section's draft and its sources fit well under it; split the file",
+        )
+    try:
+        return raw.decode("utf-8")  # \r\n kept visible to the caller
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def load_sources(path: Path) -> list:

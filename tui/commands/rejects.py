@@ -38,10 +38,13 @@ as rejecting what is already rejected does.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,11 +52,11 @@ from sourcedesk.core.domain.errors import MemoError, UserError
 from sourcedesk.core.memo.loader import MEMO_FILENAME, LoadedMemo, load_memo
 from sourcedesk.core.sources.name_rejects import canonical_name
 from sourcedesk.core.sources.reject_domains import canonical_domain
-from sourcedesk.store.global_store import GlobalStore
-from sourcedesk.store.memo_store import MemoStore
-from sourcedesk.tui.commands.waiting import add_wait_option, store_for_writing, wait_of
+from sourcedesk.store.api import MemoStoreAPI, RejectListsAPI
+from sourcedesk.tui.stores import global_store as open_global
+from sourcedesk.tui.stores import memo_store as open_memo
+from sourcedesk.tui.stores import waiting_line
 
-STORE_WAIT_S = 2.0
 Scope = Literal["memo", "global"]
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -112,8 +115,14 @@ def register(sub) -> None:
         )
         if name == "reject":
             p.add_argument("--note", default="", help="why (shown in listings)")
+        p.add_argument(
+            "--wait",
+            type=float,
+            default=0.0,
+            metavar="SECONDS",
+            help="wait this long for sections someone else is running before leaving their frozen sets as they are",
+        )
         p.add_argument("--json", action="store_true", help="print what changed as a JSON object")
-        add_wait_option(p)
         p.set_defaults(func=_reject if name == "reject" else _unreject)
 
     p = sub.add_parser(
@@ -296,7 +305,7 @@ def _reject(args) -> int:
     document: dict[str, Any] = {"scope": scope, "memo": str(memo_dir) if memo_dir else None}
     lines: list[str] = []
     if memo_dir is None:  # --global alone: the lists only
-        everywhere = GlobalStore()
+        everywhere = open_global(args.settings)
         had = set(everywhere.rejects())
         everywhere.add_rejects(domains, args.note)
         added_names = [n for n in names if everywhere.add_reject_name(n, args.note)]
@@ -313,8 +322,8 @@ def _reject(args) -> int:
         _emit(args, document, lines)
         return 0
     loaded = _load(memo_dir)
-    with store_for_writing(memo_dir, wait_of(args, STORE_WAIT_S)) as store:
-        global_store = GlobalStore()
+    with open_memo(memo_dir, args.settings) as store:
+        global_store = open_global(args.settings)
         target = store if scope == "memo" else global_store
         if loaded is None:
             had = set(target.rejects())
@@ -329,17 +338,48 @@ def _reject(args) -> int:
             return 0
         from sourcedesk.core.sources.curation import reject_domains, reject_name
 
-        before = {s.id: store.latest_source_set(s.id) for s in loaded.memo.sections}
-        results = []
-        if domains:
-            results.append(
-                reject_domains(loaded, store, domains, scope=scope, global_store=global_store, note=args.note)
-            )
-        for name in names:
-            results.append(reject_name(loaded, store, name, scope=scope, global_store=global_store, note=args.note))
+        with _curating(args, store, loaded, lines, document) as curated:
+            before = {s.id: store.latest_source_set(s.id) for s in loaded.memo.sections}
+            results = []
+            if domains:
+                results.append(
+                    reject_domains(curated, store, domains, scope=scope, global_store=global_store, note=args.note)
+                )
+            for name in names:
+                results.append(
+                    reject_name(curated, store, name, scope=scope, global_store=global_store, note=args.note)
+                )
     _report_reject(args, loaded, memo_dir, scope, before, results, document, lines)
     _emit(args, document, lines)
     return 0
+
+
+@contextlib.contextmanager
+def _curating(
+    args, store: MemoStoreAPI, loaded: LoadedMemo, lines: list[str], document: dict[str, Any]
+) -> Iterator[LoadedMemo]:
+    """The memo with only the sections this command holds now: their frozen sets are curated at
+    once. A section someone else is running (``--wait`` gives them time) keeps its set, and the
+    analyst is told who holds it; the rejection lists change either way."""
+    from sourcedesk.tui.headless import held_sections
+
+    ids = [s.id for s in loaded.memo.sections]
+    with held_sections(
+        store,
+        ids,
+        purpose="curating its sources",
+        wait_s=args.wait,
+        on_wait=lambda sid: waiting_line(sid, args.wait),
+    ) as (held, refused):
+        refused = {sid: exc for sid, exc in refused.items() if store.latest_source_set(sid) is not None}
+        document["held_elsewhere"] = {sid: exc.message for sid, exc in refused.items()}
+        for exc in refused.values():
+            lines.append(
+                f"  {_clean(exc.message)}: its frozen set was left as it is (its next run applies the rejections; "
+                "--wait SECONDS waits for it)"
+            )
+        memo = loaded.memo.model_copy(update={"sections": [s for s in loaded.memo.sections if s.id in held]})
+        yield dataclasses.replace(loaded, memo=memo)
 
 
 def _report_reject(args, loaded, memo_dir, scope, before, results, document, lines) -> None:
@@ -426,7 +466,7 @@ def _unreject(args) -> int:
     domain_docs: list[dict[str, Any]] = []
     name_docs: list[dict[str, Any]] = []
     if memo_dir is None:  # --global alone: the lists only
-        everywhere = GlobalStore()
+        everywhere = open_global(args.settings)
         _refuse_junk(args.domains, everywhere)
         for raw in args.domains:
             removed = everywhere.remove_reject(raw)
@@ -443,8 +483,8 @@ def _unreject(args) -> int:
     loaded = _load(memo_dir)
     sections: dict[str, dict[str, Any]] = {}
     refresh: dict[str, None] = {}  # sections only a refresh can give back what the rejection kept out
-    with store_for_writing(memo_dir, wait_of(args, STORE_WAIT_S)) as store:
-        global_store = GlobalStore()
+    with open_memo(memo_dir, args.settings) as store, contextlib.ExitStack() as stack:
+        global_store = open_global(args.settings)
         target = store if scope == "memo" else global_store
         _refuse_junk(args.domains, target)
         if loaded is None:
@@ -458,6 +498,7 @@ def _unreject(args) -> int:
                 still = rejected_name_scopes(store, global_store, name)
                 name_docs.append(_lifted_name(stored or name, removed, still, scope, memo_dir, lines))
         else:
+            loaded = stack.enter_context(_curating(args, store, loaded, lines, document))
             results: list[Any] = []  # in the order given; None where nothing was rejected
             for raw in args.domains:
                 if scope in rejected_scopes(store, global_store, raw):
@@ -516,7 +557,7 @@ def _unreject(args) -> int:
     return 0
 
 
-def _refuse_junk(domains: list[str], lists: MemoStore | GlobalStore) -> None:
+def _refuse_junk(domains: list[str], lists: RejectListsAPI) -> None:
     """A non-domain is bad input, as for reject — unless the list holds it (junk stored before
     domains were checked can still be lifted). Checked before anything changes."""
     stored = set(lists.rejects())
@@ -528,7 +569,7 @@ def _refuse_junk(domains: list[str], lists: MemoStore | GlobalStore) -> None:
                 raise
 
 
-def _stored_name(lists: MemoStore | GlobalStore, name: str) -> str | None:
+def _stored_name(lists: RejectListsAPI, name: str) -> str | None:
     """The rejected name as it was stored (first typed) that ``name`` stands for, or None."""
     from sourcedesk.core.text.phrases import normalise_phrase
 
@@ -571,7 +612,7 @@ def _said_lifted(shown: str, removed: bool, still: list[str], scope: str, memo_d
     return said
 
 
-def _forget_namesakes(store: MemoStore, loaded: LoadedMemo | None, names: list[str], lines: list[str]) -> list[str]:
+def _forget_namesakes(store: MemoStoreAPI, loaded: LoadedMemo | None, names: list[str], lines: list[str]) -> list[str]:
     from sourcedesk.core.text.phrases import normalise_phrase
 
     forgotten = []
@@ -606,7 +647,7 @@ def _shown(domain: str) -> str:
 # ---------------------------------------------------------------- list
 
 
-def _namesake_entries(memo_dir: Path, store: MemoStore) -> list[dict[str, Any]]:
+def _namesake_entries(memo_dir: Path, store: MemoStoreAPI) -> list[dict[str, Any]]:
     try:
         declared = load_memo(memo_dir).memo.subject.namesakes
     except MemoError:
@@ -632,7 +673,7 @@ def _list(args) -> int:
         elif (Path.cwd() / MEMO_FILENAME).is_file():
             memo_dir = Path.cwd()
     if memo_dir is not None:
-        with MemoStore(memo_dir, read_only=True) as store:  # a reader: works while the workbench is open
+        with open_memo(memo_dir, args.settings) as store:
             out["memo"] = {
                 "dir": str(memo_dir.resolve()),
                 "rejects": store.reject_entries(),
@@ -640,9 +681,9 @@ def _list(args) -> int:
                 "namesakes": _namesake_entries(memo_dir, store),
             }
     if want_global:
-        everywhere = GlobalStore()
+        everywhere = open_global(args.settings)
         out["global"] = {
-            "path": str(everywhere.path),
+            "path": everywhere.describe_location(),
             "rejects": everywhere.reject_entries(),
             "names": everywhere.reject_name_entries(),
         }

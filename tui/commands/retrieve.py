@@ -41,6 +41,9 @@ def register(sub) -> None:
     p.add_argument("--section", action="append", dest="sections", metavar="ID", help="only this section (repeatable)")
     p.add_argument("--refresh", action="store_true", help="retrieve again even if a fresh frozen set exists")
     p.add_argument("--json", action="store_true", help="print a JSON document instead of text")
+    p.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS", help="wait this long for a section someone else holds"
+    )
     p.set_defaults(func=_run)
 
 
@@ -52,7 +55,7 @@ def _run(args) -> int:
     for notice in load_memo(args.dir, writer_api=settings.writer_api).notices:
         sys.stderr.write(f"sourcedesk: notice: {notice}\n")
     outcomes = asyncio.run(
-        retrieve_memo_folder(args.dir, args.sections or None, refresh=args.refresh, settings=settings)
+        retrieve_memo_folder(args.dir, args.sections or None, refresh=args.refresh, settings=settings, wait_s=args.wait)
     )
     # Retrieval cleaned every string where it came in; the document is cleaned once more on
     # the way out so that a set stored by an older version cannot reach the terminal raw.
@@ -74,14 +77,19 @@ def _judge(memo_dir):
     """The about judge with what the store learned (the retrieval above has let go of the store)."""
     from pathlib import Path
 
+    from sourcedesk.core.config.settings import load_settings
     from sourcedesk.core.memo.loader import load_memo
     from sourcedesk.core.sources.judge import memo_judge
-    from sourcedesk.store.global_store import GlobalStore
-    from sourcedesk.store.memo_store import MemoStore
+    from sourcedesk.tui.stores import global_store, memo_store
 
     loaded = load_memo(Path(memo_dir))
-    with MemoStore(loaded.dir, read_only=True) as store:
-        return memo_judge(loaded.memo, store, global_name_rejects=GlobalStore().reject_names())
+    settings = load_settings()
+    with memo_store(loaded.dir, settings) as store:
+        everywhere = global_store(settings)
+        try:
+            return memo_judge(loaded.memo, store, global_name_rejects=everywhere.reject_names())
+        finally:
+            everywhere.close()
 
 
 def _abouts(judge, source_set) -> dict[str, dict]:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sourcedesk.core.text.safety import clean_text, clean_tree
-from sourcedesk.tui.commands.waiting import add_wait_option, say_waiting, wait_of
 
 COUNT_LABELS = (
     ("verified", "verified"),
@@ -54,7 +53,13 @@ def register(sub) -> None:
     )
     p.add_argument("--refresh", action="store_true", help="retrieve again instead of reusing the frozen source sets")
     p.add_argument("--json", action="store_true", help="print the outcomes as a JSON list")
-    add_wait_option(p)
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for a section someone else is running (default: report who holds it at once)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -75,7 +80,9 @@ def _line(outcome, memo_dir: Path) -> str:
     if outcome.namesake_citations:  # never plain "ok": the note cites another company's page
         keys = ", ".join(f"[^{k}]" for k in outcome.namesake_citations)
         status += f" ⚑ cites a namesake ({keys})"
-    return f"{outcome.section}: {status} — {counts or 'no citations'}; ${cost:.4f}{reused} → {shown}"
+    judged = (report.get("judge") or {}).get("judged", 0) if "judge" in outcome.cost else 0
+    judge = f" (model judge ${outcome.cost['judge']:.4f}, {judged} judged)" if "judge" in outcome.cost else ""
+    return f"{outcome.section}: {status} — {counts or 'no citations'}; ${cost:.4f}{judge}{reused} → {shown}"
 
 
 class TerminalProgress:
@@ -125,6 +132,7 @@ def _interrupted(done: list[Any], planned: list[str]) -> list[Any]:
 def _run(args) -> int:
     from sourcedesk.core.memo.loader import load_memo
     from sourcedesk.tui.headless import run_memo_folder
+    from sourcedesk.tui.stores import waiting_line
 
     settings = args.settings  # loaded once by the CLI entry point
     from sourcedesk.core.writing.choice import setting_notices
@@ -145,8 +153,8 @@ def _run(args) -> int:
                 settings=settings,
                 progress=progress,
                 on_outcome=done.append,
-                wait_s=wait_of(args),
-                on_wait=say_waiting(wait_of(args)),
+                wait_s=args.wait,
+                on_wait=lambda sid: waiting_line(sid, args.wait),
             )
         )
     except KeyboardInterrupt:
