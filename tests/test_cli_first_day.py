@@ -110,9 +110,11 @@ def test_each_demo_gets_a_fresh_folder_unless_keep(tmp_path):
     assert second != first and not (second / "sections").exists()
     assert (first / "sections" / "01-overview.md").exists()  # the other demo's folder is left alone
     assert prepare_demo(root=tmp_path, keep=True) == second  # --keep: the newest, as left
-    with MemoStore(first):  # a demo still open in another window is never pruned
+    with MemoStore(first) as store:  # a demo still open in another window is never pruned
+        window = store.hold_section("window-1", purpose="open in the workbench")  # what a workbench holds
         for _ in range(6):
             prepare_demo(root=tmp_path)
+        window.release()
     assert (first / "memo.yaml").is_file() and not (second / "memo.yaml").exists()
 
 
@@ -209,12 +211,3 @@ def test_the_memos_placeholder_for_an_unwritten_section_names_the_folder(tmp_pat
     assert main(["export", str(memo)]) == 0
     text = (memo / "memo.md").read_text(encoding="utf-8")
     assert "`sourcedesk run . --section overview`" in text and "`sourcedesk run --section" not in text
-
-
-def test_a_reader_opens_a_memo_that_has_no_store_yet_and_writes_nothing(tmp_path, data_dir, capsys):
-    memo = tmp_path / "fresh"
-    assert main(["init", str(memo), "--subject", "Kestra", "--url", "https://kestra.io"]) == 0
-    capsys.readouterr()
-    assert main(["rejects", "--memo", str(memo), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["memo"]["rejects"] == []
-    assert not (memo / ".sourcedesk" / "db.json").exists()

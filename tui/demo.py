@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from sourcedesk.core.config.settings import Settings, data_dir
-from sourcedesk.core.domain.errors import UserError
 from sourcedesk.sandbox.server import SandboxServer
 
 DEMO_MEMO = Path(__file__).resolve().with_name("demo") / "nats-profile"
