@@ -17,16 +17,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-LEGEND = (
-    ("N✓ N≈ N✗", "citations verified, substituted (another retrieved source), dropped (incl. out of range)"),
-    ("weak", "verified, but the source does not support its claim"),
-    ("✂N", "N sources omitted by the context budget"),
-    ("⚠N", "N warnings (the Warnings tab lists them)"),
-    ("✗N", "N problems the last check of the current note found"),
-    ("?N", "N claims left without a citation"),
-    ("⚑N", "the note cites N sources about a namesake"),
-    ("●", "a section or a check at work; its stage follows"),
-)
+from sourcedesk.tui.widgets.legend import EVERY_SYMBOL
+
+LEGEND = tuple((symbol, meaning) for symbol, meaning in EVERY_SYMBOL)
 
 
 def key_rows(screen: Screen[object]) -> list[tuple[str, str, str]]:

@@ -48,9 +48,12 @@ from sourcedesk.tui.widgets.cells import (
     cost_cell,
     flags_cell,
     pin_cell,
+    readable_warning,
     status_cell,
 )
 from sourcedesk.tui.widgets.key_bar import KeyBar
+from sourcedesk.tui.widgets.legend import legend_text
+from sourcedesk.tui.widgets.row_table import RowTable
 
 # (key, label, width): fixed widths where cells change while a section runs, so the
 # layout never jumps and a spinner or a cost is never cut off.
@@ -72,12 +75,24 @@ COMPACT_COLUMNS = (
     ("status", "Status", 13),  # "⠋ reconciling"
     ("pin", "Pin", 6),
     ("sources", "Src", 3),
-    ("citations", "Citations", 17),  # "12✓ 3≈ 4✗ 2 weak"
+    ("citations", "Citations", 20),  # "12✓ 3≈ 4✗ 1# 2 weak"
     ("flags", "Flags", 14),  # "✂1 ⚠6 ✗1 ?4 ⚑3"
     ("cost", "Cost", 7),
 )
+# 80 columns: the essential columns first — what state each section is in, what its citations
+# came to, its flags and cost — and the pin mode and source count after them (scroll right).
+TIGHT_COLUMNS = (
+    ("num", "#", 2),
+    ("section", "Section", None),
+    ("status", "Status", 13),
+    ("citations", "Citations", 20),
+    ("flags", "Flags", 14),
+    ("cost", "Cost", 7),
+    ("pin", "Pin", 6),
+    ("sources", "Src", 3),
+)
 CELL_PADDING = 2  # a DataTable's padding around each cell (one column either side)
-MIN_SECTION_WIDTH = 12
+MIN_SECTION_WIDTH = 10
 
 
 class RowsLoaded(Message):
@@ -114,6 +129,7 @@ class MemoScreen(WorkbenchScreen):
         super().__init__()
         self.rows: dict[str, MemoRow] = {}
         self._compact = False  # the columns in place are the compact ones
+        self._layout: tuple[tuple[str, str, int | None], ...] = COLUMNS  # the columns in place, in order
 
     @property
     def views(self) -> dict[str, SectionView]:
@@ -126,11 +142,12 @@ class MemoScreen(WorkbenchScreen):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="§")
         yield Static(id="memo-head", markup=False)
-        yield DataTable(id="sections", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="sections", cursor_type="row", zebra_stripes=True)
         yield Static(id="memo-why", markup=False)
         yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
+        self.table.tooltip = legend_text("citations", "flags")
         self._add_columns()
         self.query_one("#memo-head", Static).update(self._head())
         self.table.focus()
@@ -142,7 +159,7 @@ class MemoScreen(WorkbenchScreen):
         self.reload()
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.is_mounted and self._compact != self._too_narrow():
+        if self.is_mounted and (self._compact != self._too_narrow() or self._layout != self._columns()):
             self._add_columns()
             self._show_rows(list(self.rows.values()))
 
@@ -156,12 +173,20 @@ class MemoScreen(WorkbenchScreen):
         wide = sum(w or 0 for _k, _l, w in COLUMNS) + CELL_PADDING * len(COLUMNS) + 2 + self._longest_title()
         return self.app.size.width < wide
 
+    def _columns(self) -> tuple[tuple[str, str, int | None], ...]:
+        """The columns in place: wide, compact, or (when even the compact ones overflow) tight."""
+        if not self._compact:
+            return COLUMNS
+        compact = sum(w or 0 for _k, _l, w in COMPACT_COLUMNS) + CELL_PADDING * len(COMPACT_COLUMNS) + 2
+        return COMPACT_COLUMNS if self.app.size.width >= compact + MIN_SECTION_WIDTH else TIGHT_COLUMNS
+
     def _add_columns(self) -> None:
-        """The wide or the compact columns, as the terminal's width allows."""
+        """The wide, compact or tight columns, as the terminal's width allows."""
         table = self.table
         table.clear(columns=True)
         self._compact = self._too_narrow()
-        columns = COMPACT_COLUMNS if self._compact else COLUMNS
+        columns = self._columns()
+        self._layout = columns
         fixed = sum(w or 0 for _k, _l, w in columns) + CELL_PADDING * len(columns) + 2  # + a scrollbar
         for key, label, width in columns:
             if width is None:  # the section's title: as wide as the longest (the rows arrive later)
@@ -213,6 +238,11 @@ class MemoScreen(WorkbenchScreen):
         return out
 
     def _row(self, row: MemoRow) -> list[Text]:
+        """The row's cells, in the order of the columns in place."""
+        cells = dict(zip((key for key, _l, _w in COLUMNS), self._cells(row), strict=True))
+        return [cells[key] for key, _label, _width in self._layout]
+
+    def _cells(self, row: MemoRow) -> list[Text]:
         view = row.view
         palette = self.sd_app.palette
         job = self.sd_app.jobs.get(view.id)
@@ -259,7 +289,7 @@ class MemoScreen(WorkbenchScreen):
         if section_id not in self.rows or section_id not in self.table.rows:
             return
         cells = self._row(self.rows[section_id])
-        for (key, _label, _width), cell in zip(COLUMNS, cells, strict=False):
+        for (key, _label, _width), cell in zip(self._layout, cells, strict=True):
             self.table.update_cell(section_id, key, cell)
         if section_id == self.current_section():
             self._show_why()
@@ -346,7 +376,7 @@ class MemoScreen(WorkbenchScreen):
         if parts:
             out.append(f"\n{' and '.join(parts)}: enter, then 2 (Report).", style=palette.warning)
         for warning in view.warnings[:2]:
-            out.append(f"\n⚠ {warning}", style="dim")
+            out.append(f"\n⚠ {readable_warning(clean_text(warning))}", style="dim")
         return out
 
     def current_section(self) -> str | None:

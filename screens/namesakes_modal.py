@@ -20,8 +20,20 @@ from textual.widgets import DataTable, Footer, Static
 from sourcedesk.core.memo.spec import Namesake
 from sourcedesk.core.sources.namesakes import LearnedNamesake
 from sourcedesk.tui.widgets.cells import plain
+from sourcedesk.tui.widgets.row_table import RowTable
 
 COLUMNS = (("name", "Namesake", 30), ("what", "What it is", 30), ("origin", "From", 30))
+DIALOG_WIDTH = 100  # #namesakes-dialog's width in the stylesheet (at most 95% of the terminal)
+DIALOG_FRAME = 2 * 2 + 2  # its padding and border
+
+
+def column_widths(terminal_width: int) -> list[int]:
+    """The three columns' widths so that all three fit the dialog whole (at 120 columns "From"
+    was cut to "(remov"): a quarter for the name, a third for what it is, the rest for where from."""
+    dialog = min(DIALOG_WIDTH, terminal_width * 95 // 100) - DIALOG_FRAME
+    room = max(30, dialog - 2 * len(COLUMNS) - 1)  # each cell's padding, and a scrollbar
+    name, what = room * 26 // 100, room * 32 // 100
+    return [name, what, room - name - what]
 
 
 class NamesakesScreen(ModalScreen[None]):
@@ -58,13 +70,13 @@ class NamesakesScreen(ModalScreen[None]):
                 ),
                 markup=False,
             )
-            yield DataTable(id="namesakes", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="namesakes", cursor_type="row", zebra_stripes=True)
             yield Static(id="namesakes-note", markup=False)
         yield Footer()  # this dialog's keys; without it the screen below shows its own, which do not work here
 
     def on_mount(self) -> None:
         table = self.query_one("#namesakes", DataTable)
-        for key, label, width in COLUMNS:
+        for (key, label, _width), width in zip(COLUMNS, column_widths(self.app.size.width), strict=True):
             table.add_column(label, key=key, width=width)
         self._fill()
         table.focus()

@@ -35,7 +35,8 @@ class RejectDialog(ModalScreen[tuple[str, str] | None]):
         Binding("g", "scope('global')", "All memos"),
     ]
     # A short terminal (under 40 rows) gets a shorter preview, so the buttons stay on screen.
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]  # noqa: RUF012 - typed by Textual's Screen
+    # -tiny (24 rows): the dialog drops its help line and spare margins so its buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (28, "-short"), (40, "-tall")]  # noqa: RUF012 - typed by Textual's Screen
 
     HEADING: ClassVar[str] = ""
     HELP: ClassVar[str] = ""

@@ -14,10 +14,11 @@ Curation happens here (``sourcedesk.screens.section_actions``): reject a domain 
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -27,7 +28,7 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from sourcedesk.core.pipeline.section_state import SectionView
 from sourcedesk.core.text.safety import clean_text
 from sourcedesk.screens.section_actions import SectionCuration
-from sourcedesk.screens.workbench import APP_FOOTER_ACTIONS, WorkbenchScreen
+from sourcedesk.screens.workbench import APP_FOOTER_ACTIONS, TIGHT_WIDTH, WorkbenchScreen
 from sourcedesk.tui import loading
 from sourcedesk.tui.loading import SectionData, Verdicts
 from sourcedesk.tui.messages import (
@@ -45,15 +46,24 @@ from sourcedesk.tui.widgets.cells import status_cell
 from sourcedesk.tui.widgets.checks_tab import ChecksTab
 from sourcedesk.tui.widgets.history_tab import HistoryTab
 from sourcedesk.tui.widgets.key_bar import KeyBar
+from sourcedesk.tui.widgets.legend import legend_text
 from sourcedesk.tui.widgets.note_tab import NoteTab
 from sourcedesk.tui.widgets.report_tab import REPORT_COLUMNS, ReportTab
-from sourcedesk.tui.widgets.section_tab import SectionTab
+from sourcedesk.tui.widgets.section_tab import NO_ROW, SectionTab, refit_columns
 from sourcedesk.tui.widgets.sources_tab import SourcesTab
 from sourcedesk.tui.widgets.warnings_tab import WarningsTab
 from sourcedesk.tui.widgets.web_tab import WebTab
 
 # The tabs, in order: each gets the next number key. A new tab is a widget file and a line here.
 TABS: tuple[type[SectionTab], ...] = (SourcesTab, ReportTab, WarningsTab, NoteTab, WebTab, HistoryTab, ChecksTab)
+
+# The symbols each table's cells use, explained in its tooltip (and all of them in the help).
+TABLE_LEGENDS: dict[str, tuple[str, ...]] = {
+    "#sources": ("about",),
+    "#report": ("about",),
+    "#web": ("about",),
+    "#history": ("citations",),
+}
 
 __all__ = ["REPORT_COLUMNS", "TABS", "SectionScreen"]
 
@@ -87,6 +97,9 @@ class RunRead(Message):
         self.record = record
 
 
+_PART_GAP = re.compile(r" {3}(?=\S)")
+
+
 def _tab_keys() -> list[BindingType]:
     return [
         Binding(
@@ -99,6 +112,22 @@ def _tab_keys() -> list[BindingType]:
         )
         for i, tab in enumerate(TABS)
     ]
+
+
+def _unbroken_parts(head: Text, width: int) -> Text:
+    """The head line broken only between its parts (set apart by three spaces), never inside
+    one: at 120 columns "✗1 check problem(s)" broke as "✗1 check" / "problem(s)"."""
+    cuts = [m.start() for m in _PART_GAP.finditer(head.plain)]
+    pieces = head.divide(cuts)  # each piece but the first starts with its gap
+    lines: list[Text] = []
+    for piece in pieces:
+        if lines and lines[-1].cell_len + piece.cell_len <= width:
+            lines[-1].append_text(piece)
+            continue
+        if lines:
+            piece = piece[len(piece.plain) - len(piece.plain.lstrip(" ")) :]
+        lines.append(piece)
+    return Text("\n").join(lines)
 
 
 class SectionScreen(WorkbenchScreen):
@@ -148,13 +177,29 @@ class SectionScreen(WorkbenchScreen):
         yield KeyBar(self.NARROW_FOOTER_HIDES | APP_FOOTER_ACTIONS)
 
     def on_mount(self) -> None:
+        for table_id, groups in TABLE_LEGENDS.items():
+            self.query_one(table_id).tooltip = legend_text(*groups)
+        self._fit(self.app.size.width)
         self.query_one(SourcesTab).table.focus()
         if self._first_view is not None:
             self._apply(SectionData(view=self._first_view))
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
+        self._fit(self.app.size.width)
         self.reload()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        """Below ``TIGHT_WIDTH`` columns the detail pane sits under the tables (``-tight``); the
+        tables' titles, claims and URLs take the width there is, and the head line wraps anew."""
+        self.set_class(width < TIGHT_WIDTH, "-tight")
+        for table in self.query("#section-tabs DataTable").results(DataTable):
+            if getattr(table, "_sd_widths", None) is not None:
+                refit_columns(table, width)
+        self._fill_head()
 
     @property
     def view(self) -> SectionView | None:
@@ -308,7 +353,9 @@ class SectionScreen(WorkbenchScreen):
             out.append_text(status_cell("running", palette, checking.text))
         elif problems:
             out.append(f"   ✗{problems} check problem(s)", style=f"bold {palette.error}")
-        self.query_one("#section-head", Static).update(out)
+        head = self.query_one("#section-head", Static)
+        room = (head.size.width or self.app.size.width) - 2  # its padding
+        head.update(_unbroken_parts(out, max(20, room)))
         why = Text()
         if job is not None:
             why.append(f"Running: {job.stage_text}… c cancels; the current note stays until the run succeeds.")
@@ -321,6 +368,9 @@ class SectionScreen(WorkbenchScreen):
         if isinstance(tab, HistoryTab) and tab.needs_full():
             self._read_run(tab.needs_full() or "")
         text = tab.detail(self.sd_app.palette)
+        tables = self.query(f"#{tab.TAB_ID} DataTable").results(DataTable)
+        if text is NO_ROW and not any(t.row_count for t in tables):
+            text = Text()  # a tab with no rows (the note, the warnings, an empty table): nothing to highlight
         if text is not None:
             self.query_one("#detail", Static).update(text)
 

@@ -29,6 +29,9 @@ def workbench_app(app: App[object]) -> SourcedeskApp:
 # Terminal width (columns) below which the screens lay out compactly: at 100 columns the wide
 # layout pushed the memo's flags and costs, a tab and half the footer's keys off screen.
 NARROW_WIDTH = 130
+# Terminal width below which the section screen's detail pane moves under the tables (80×24):
+# beside them, it left the tables too little room for a claim or a verdict's reason.
+TIGHT_WIDTH = 100
 # The app's own keys a screen may leave out of a narrow footer.
 APP_FOOTER_ACTIONS = frozenset({"toggle_theme"})
 
@@ -56,4 +59,4 @@ class WorkbenchScreen(Screen[object]):
         """(A hook for the screens: each reads what it shows when it is shown.)"""
 
 
-__all__ = ["APP_FOOTER_ACTIONS", "NARROW_WIDTH", "WorkbenchScreen", "workbench_app"]
+__all__ = ["APP_FOOTER_ACTIONS", "NARROW_WIDTH", "TIGHT_WIDTH", "WorkbenchScreen", "workbench_app"]

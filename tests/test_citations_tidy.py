@@ -66,8 +66,22 @@ def test_one_marker_per_source_per_paragraph_is_opt_in_and_keeps_a_sentence_s_on
 def test_numeric_footnotes_are_renumbered_in_order_of_first_appearance():
     text = "First [^7]. Then [^3] and [^E2] and [^deck].\n\n[^3]: three\n[^7]: seven\n[^9]: unused\n"
     out, stats = tidy_with_stats(text)
-    assert out == "First. [^1] Then [^2] and [^E2] and. [^deck]\n\n[^2]: three\n[^1]: seven\n[^3]: unused\n"
+    # the definitions follow their new numbers (issue 19: they were left as [^2], [^1], [^3])
+    assert out == "First. [^1] Then [^2] and [^E2] and. [^deck]\n\n[^1]: seven\n[^2]: three\n[^3]: unused\n"
     assert stats.renames == {"7": "1", "3": "2", "9": "3"}
+
+
+def test_renumbered_definitions_are_listed_in_order_and_a_detached_stop_joins_its_sentence():
+    text = (
+        "Synadia raised $25M [^3] . NATS is fast [^1]. It is used by many [^2].\n\n"
+        "[^1]: NATS site\n[^2]: Users\n[^3]: Funding\n"
+    )
+    out = tidy(text)
+    assert out == (
+        "Synadia raised $25M. [^1] NATS is fast. [^2] It is used by many. [^3]\n\n"
+        "[^1]: Funding\n[^2]: NATS site\n[^3]: Users\n"
+    )
+    assert needs_tidy("Synadia raised $25M [^1] .") and tidy(out) == out
 
 
 def test_protected_numeric_keys_keep_their_number():

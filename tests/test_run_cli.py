@@ -71,6 +71,7 @@ def test_run_exits_1_and_names_the_failed_section_and_why(memo_dir, capsys, sand
     captured = capsys.readouterr()
     assert "overview: FAILED" in captured.out
     assert re.search(r"section overview failed: writer failed: .*HTTP 401", captured.err)
+    assert (captured.out + captured.err).count("HTTP 401") == 1  # the error is printed once (issue 19)
     assert "pplx-dummy-key" not in captured.out + captured.err
     assert not (memo_dir / "sections" / "01-overview.md").exists()
 

@@ -357,10 +357,11 @@ def test_the_history_tab_lists_every_run_newest_first(sb, tmp_path):
             history = app.screen.query_one("#history", DataTable)
             assert [r.key.value for r in history.ordered_rows] == [f"run:{failed.run_id}", f"run:{first.run_id}"]
             newest, oldest = (cells(history, f"run:{failed.run_id}"), cells(history, f"run:{first.run_id}"))
-            assert newest[1] == "failed" and newest[6] == "unchanged"
-            assert oldest[1] == "ok" and oldest[6] == "current"
-            assert oldest[2].startswith(first.source_set_id)
-            assert oldest[3].startswith(f"{first.report['verified']}✓")
+            # columns: when, status, citations, cost, note, took, source set (essential first: issue 19)
+            assert newest[1] == "failed" and newest[4] == "unchanged"
+            assert oldest[1] == "ok" and oldest[4] == "current"
+            assert oldest[6].startswith(first.source_set_id)
+            assert oldest[2].startswith(f"{first.report['verified']}✓")
             # the detail pane explains the highlighted run: the failure says why
             detail = str(app.screen.query_one("#detail").render())
             assert failed.run_id in detail and "rejected the API key" in detail

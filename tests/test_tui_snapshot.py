@@ -55,9 +55,15 @@ def _pin_volatile(memo_dir: Path) -> None:
     found = re.compile(r"run-\d{8}T\d{6}-[0-9a-f]{6}")
     ids = [m.group() for note in notes for m in found.finditer(texts[note])]  # in section order, not by chance
     ids = list(dict.fromkeys([*ids, *sorted(set(found.findall(texts[db])))]))
+    # A run's body lives in a payload file keyed by the original run id ("part"): that key stays,
+    # or the pinned record would lose its report and web results (the Report and Web results
+    # tabs drew an empty table under the counts).
+    parts = re.compile(r'("part":\s*")(run-\d{8}T\d{6}-[0-9a-f]{6})"')
+    texts[db] = parts.sub(lambda m: f'{m.group(1)}{m.group(2).replace("run-", "RUN-PART-")}"', texts[db])
     for n, run_id in enumerate(ids):
         pinned = f"{run_id[:-6]}{n:06d}"
         texts = {p: t.replace(run_id, pinned) for p, t in texts.items()}
+    texts[db] = texts[db].replace("RUN-PART-", "run-")
     db_text = re.sub(r'("[a-z_]+_s"):\s*-?[0-9.e+-]+', r"\1:1.25", texts[db])
     db_text = re.sub(
         r'("(?:created_at|started_at|finished_at|added_at|at)"):\s*"[^"]*"', rf'\1:"{PINNED.isoformat()}"', db_text

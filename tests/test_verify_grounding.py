@@ -22,6 +22,14 @@ def _texts(prose: str) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- what is extracted
 
 
+def test_a_range_is_one_statistic():
+    # issue 19: "USD 84–88M" was checked as "USD 84" and "88M"
+    assert _texts("Revenue was USD 84–88M in 2024, growing 10-12% from 2019-2021.") == [
+        ("statistic", "USD 84–88M"),
+        ("statistic", "10-12%"),
+    ]
+
+
 def test_statistics_are_money_percentages_scaled_numbers_multiples_and_grouped_counts():
     prose = (
         "Synadia raised $1.5B (USD 25 million in 2024), revenue rose 40% to €3.2bn, GBP 118m profit, "

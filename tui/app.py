@@ -222,7 +222,9 @@ class SourcedeskApp(SectionRuns, SectionChecks, App[None]):
         """The workbench, then — after a crash — one line naming the log file, never a traceback."""
         result = super().run(*args, **kwargs)
         if self.crash_log.written:
-            print(f"sourcedesk: {self.crash_log.summary()}", file=sys.stderr)
+            from sourcedesk.tui.goodbye import say_goodbye
+
+            say_goodbye(f"sourcedesk: {self.crash_log.summary()}", sys.stderr)
         return result
 
     # ------------------------------------------------------------------ messages to the analyst

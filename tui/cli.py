@@ -52,9 +52,9 @@ COMMANDS: tuple[Command, ...] = (
         "check_urls",
         "check that cited pages are alive and that quotes and figures appear in their sources",
     ),
-    Command("reject", "rejects", "exclude a domain (and its subdomains) from retrieval"),
-    Command("unreject", "rejects", "remove a domain from the rejection list"),
-    Command("rejects", "rejects", "list rejected domains"),
+    Command("reject", "rejects", "exclude domains (and their subdomains) or names from retrieval"),
+    Command("unreject", "rejects", "lift rejected domains or names; forget a learned namesake"),
+    Command("rejects", "rejects", "list rejected domains and names, and the memo's namesakes"),
     Command("export", "export", "assemble the section notes into memo.md"),
     Command("facts", "facts", "list the facts each source states, or the memo's conflicting claims"),
     Command("store", "store", "the team store (PostgreSQL): migrate, copy TinyDB stores into it, status"),
@@ -157,7 +157,32 @@ def _innermost(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
         parser = chosen
 
 
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a pipeline cut short by `head`
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command, its exit code — and nothing said when its reader went away (``| head -1``)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _stdout_gone()
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_gone() -> None:
+    """The reader of stdout left: what is still buffered goes nowhere (Python would otherwise
+    complain about it at exit), and nothing is logged — it is no error of ours."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests): nothing to redirect
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(argv)
@@ -189,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sourcedesk: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # the reader of stdout went away: main says nothing
     except Exception as exc:  # noqa: BLE001 - anything else is written down, never shown as a traceback
         from sourcedesk.tui.logs import report_unexpected
 

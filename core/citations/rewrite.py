@@ -170,6 +170,16 @@ def _opens(c: str, i: int) -> bool:
     return c[i] in "\"'" and (i == 0 or c[i - 1].isspace() or c[i - 1] in _OPENERS)
 
 
+_DETACHED_PUNCT = re.compile(r"[ \t]+([.!?…。！？]+)(?=\s|$)")
+
+
+def _detached_punctuation(c: str, ce: int) -> re.Match[str] | None:
+    """A sentence's full stop left standing apart after its marker ("$25M [^1] ."): the stop
+    is the sentence's, so it moves in front of the marker like one written against it."""
+    found = _DETACHED_PUNCT.match(c, ce)
+    return _PUNCT.match(c, found.start(1)) if found else None
+
+
 def _hygienic(block: InlineBlock, cs: int, ce: int, text: str, starts: set[int], stats: TidyStats) -> Edit | None:
     c = block.content
     ls = cs
@@ -177,7 +187,7 @@ def _hygienic(block: InlineBlock, cs: int, ce: int, text: str, starts: set[int],
         ls -= 1
     line_start = ls == 0 or c[ls - 1] == "\n"
     end, replacement, moved = ce, None, False
-    punct = _PUNCT.match(c, ce)
+    punct = _PUNCT.match(c, ce) or _detached_punctuation(c, ce)
     if punct and not line_start:
         pe = punct.end()
         while pe < len(c) and c[pe] in _CLOSING_QUOTES:

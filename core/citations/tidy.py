@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Mapping
 
-from sourcedesk.core.citations.parse import ParsedDoc, normalise_source, parse
+from sourcedesk.core.citations.parse import Definition, ParsedDoc, normalise_source, parse
 from sourcedesk.core.citations.rewrite import Edit, TidyStats, apply_edits, rewrite_markers
 from sourcedesk.core.citations.sentences import ClaimIndex
 
@@ -110,6 +110,7 @@ _MARKER_AT = re.compile(_MARKER)
 _WORD_AT = re.compile(r"\w")
 _OPENERS = "([{“‘«"
 _CLOSING_PUNCTUATION = ".!?…。！？"
+_DETACHED_STOP = re.compile(r"[ \t]+[.!?…。！？]+(?=\s|$)")
 
 
 def untidy_marker(text: str) -> bool:
@@ -137,6 +138,8 @@ def untidy_marker(text: str) -> bool:
                 return True  # glued to what comes before (or the text opens with it)
             if end < len(text) and (text[end] in _CLOSING_PUNCTUATION or _WORD_AT.match(text, end)):
                 return True
+            if _DETACHED_STOP.match(text, end):
+                return True  # "[^1] ." : the sentence's stop stands apart after the marker
             if before == "\t" or (i >= 2 and text[i - 2] in " \t" and before == " "):
                 return True  # a tab, or more than one space, before it
             k = end
@@ -221,7 +224,38 @@ def tidy_with_stats(
         text = new
     stats.renames = {orig: cur for cur, orig in origin.items() if orig != cur}
     stats.renumbered = len(stats.renames)
-    return text, stats
+    return _definitions_in_order(text, keys), stats
+
+
+def _definitions_in_order(text: str, protected: frozenset[str]) -> str:
+    """Numeric footnote definitions listed together put in numeric order ("[^2] [^3] [^1]" after
+    a renumbering reads [^1] [^2] [^3]); only whole definitions move, within their own list."""
+    if "[^" not in text:
+        return text
+    doc = parse(text)
+    groups: list[list[Definition]] = []
+    for d in doc.definitions:
+        if groups and not text[groups[-1][-1].end : d.start].strip():
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    edits: list[tuple[int, int, str]] = []
+    for group in groups:
+        labels = [d.label for d in group]
+        if len(group) < 2 or not all(x.isdigit() and x.lower() not in protected for x in labels):
+            continue
+        ordered = sorted(group, key=lambda d: int(d.label))
+        if ordered == group:
+            continue
+        bodies = [text[d.start : d.end].rstrip("\n") for d in ordered]
+        pieces = []
+        for slot, body in zip(group, bodies, strict=True):
+            tail = text[slot.start : slot.end][len(text[slot.start : slot.end].rstrip("\n")) :]
+            pieces.append((slot.start, slot.end, body + tail))
+        edits += pieces
+    for start, end, piece in sorted(edits, reverse=True):
+        text = text[:start] + piece + text[end:]
+    return text
 
 
 def tidy(markdown: str, *, protected: Iterable[str] = (), one_marker_per_source: bool = False) -> str:

@@ -218,9 +218,10 @@ STANDARD_OUTLINE: tuple[OutlineSection, ...] = (
 _HEADER = """\
 # sourcedesk memo — edit freely: `sourcedesk open DIR` to work on it, `sourcedesk run DIR` to write sections.
 #
-# Query templates may use {{subject}}, {{subject_name}}, {{aliases}}, {{domains}}, {{url}}, {{url_domain}},
-# {{description}}, {{section}} (the section title), {{section_id}}, {{title}}, {{firm}}, {{today}}, {{year}}
-# and every key under `vars:`. An unknown {{name}} is an error when the memo loads.
+# Query templates may use {{subject}}, {{subject_name}}, {{basename}}, {{aliases}}, {{domains}}, {{url}},
+# {{url_domain}}, {{description}}, {{section}} (the section title), {{section_id}}, {{title}}, {{firm}},
+# {{firm_name}}, {{firm_context}}, {{today}}, {{year}} and every key under `vars:`.
+# An unknown {{name}} is an error when the memo loads.
 #
 # pin: entity  keeps retrieval on the subject's own sites (subject.url + subject.domains);
 # pin: none    searches the whole web (markets, competitors, news) minus rejected domains.

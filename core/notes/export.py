@@ -412,7 +412,8 @@ def assemble_memo(
         if note is None:
             out.append(
                 f"## {_norm_space(section.title)}\n\n"
-                f"> _This section has not been written yet (`sourcedesk run --section {section.section_id}`)._"
+                "> _This section has not been written yet (in the memo folder: "
+                f"`sourcedesk run . --section {section.section_id}`)._"
             )
             continue
         for idx in note.body_markers:

@@ -57,7 +57,7 @@ class SectionView:
     frontmatter: dict[str, Any] = field(default_factory=dict)
     body: str = ""
     note_error: str | None = None
-    source_set: SourceSet | None = None  # the latest stored version
+    source_set: SourceSet | None = None  # the set a run would use now (else the latest stored version)
     fingerprint_now: str | None = None  # what a run would ask for now (None: could not be planned)
 
     @property
@@ -130,6 +130,23 @@ def same_sources(a: SourceSet | None, b: SourceSet | None) -> bool:
     return [(s.marker, s.url) for s in a.sources] == [(s.marker, s.url) for s in b.sources]
 
 
+def selected_set(
+    store: MemoStorage, section_id: str, fingerprint: str | None, ttl_hours: float | None, now: datetime | None
+) -> SourceSet | None:
+    """The set the section's current spec selects: the one a run (r) would reuse — the newest
+    good set retrieved for exactly this request, within its TTL — else the newest version.
+
+    Toggling a pin away and back makes a run reuse the set retrieved for that pin mode, which
+    is not the newest version; the section shows, and judges its note against, that set."""
+    latest = store.latest_source_set(section_id)
+    if fingerprint is None or latest is None or latest.fingerprint == fingerprint:
+        return latest
+    reused = store.latest_source_set(section_id, fingerprint=fingerprint, degraded=False)
+    if reused is not None and not _past_ttl(reused, ttl_hours, now):
+        return reused
+    return latest
+
+
 def describe_section(
     loaded: LoadedMemo,
     section_id: str,
@@ -143,7 +160,6 @@ def describe_section(
     memo = loaded.memo
     section = memo.section(section_id)
     view = SectionView(section=section, index=memo.section_index(section_id), status="never run")
-    view.source_set = store.latest_source_set(section_id)
     try:
         plan = plan_section(loaded, section_id, settings=settings, memo_rejects=[], global_rejects=[], now=now)
         view.fingerprint_now = plan.fingerprint
@@ -151,6 +167,7 @@ def describe_section(
     except (UserError, KeyError, ValueError) as exc:  # a provider that cannot plan: said, not raised
         log.info("could not plan section %s: %s", section_id, exc)
         ttl_hours = None
+    view.source_set = selected_set(store, section_id, view.fingerprint_now, ttl_hours, now)
 
     path = find_note(loaded.dir, memo, section_id)
     if path is not None:
@@ -216,6 +233,11 @@ def _why_stale(
     if note_set != latest.id:
         older = store.get_source_set(note_set) if note_set else None
         if not same_sources(older, latest):
+            if older is not None and older.fingerprint != latest.fingerprint:
+                return (
+                    f"memo.yaml changed since the note was written; a run (r) reuses {latest.id}, "
+                    "retrieved earlier for these settings (R searches again)"
+                )
             was = f"v{older.version}" if older is not None else "an unknown set"
             return f"the sources changed since the note was written ({was} → v{latest.version}); re-run (r)"
     if view.fingerprint_now and view.fingerprint_now != latest.fingerprint:

@@ -36,14 +36,16 @@ QUOTE, STATISTIC = "quote", "statistic"
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _SCALE_WORD = r"(?:thousand|million|billion|trillion)\b"
+# A range is one figure: "USD 84–88M" is checked whole, never as "USD 84" and "88M".
+_RANGE = rf"(?:\s?[–—-]\s?{_NUM})?"
 _CURRENCY = r"(?:(?:US|A|C|NZ|HK|S)?\$|[€£¥₹]|(?:USD|EUR|GBP|JPY|CHF|CAD|AUD|CNY|INR)\s?)"
 _STATISTIC = re.compile(
     rf"""
     (?<![\w.,$€£¥₹])
     (?:
-        {_CURRENCY}\s?{_NUM}(?:\s?{_SCALE_WORD}|(?:bn|mn|[MBKmbk])\b)?      # money
-      | {_NUM}\s?(?:%|percent\b|per\s?cent\b|percentage\ points?\b|bps\b|basis\ points\b)  # percentages
-      | {_NUM}(?:\s{_SCALE_WORD}|(?:bn|[MBK]|k)\b)                           # scaled
+        {_CURRENCY}\s?{_NUM}{_RANGE}(?:\s?{_SCALE_WORD}|(?:bn|mn|[MBKmbk])\b)?      # money
+      | {_NUM}{_RANGE}\s?(?:%|percent\b|per\s?cent\b|percentage\ points?\b|bps\b|basis\ points\b)  # percentages
+      | {_NUM}{_RANGE}(?:\s{_SCALE_WORD}|(?:bn|[MBK]|k)\b)                           # scaled
       | {_NUM}x\b                                                            # multiples
       | \d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?![\d,])                            # 9,100
     )

@@ -12,7 +12,11 @@ from sourcedesk.core.config.settings import config_path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("config", help="show configuration locations")
+    p = sub.add_parser(
+        "config",
+        help="show configuration locations",
+        description="Where sourcedesk reads its settings (config.yaml) from.",
+    )
     csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     path = csub.add_parser("path", help="print the path of the config file")
     path.add_argument("--json", action="store_true", help='print {"path": …, "exists": …} as JSON')

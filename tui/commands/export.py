@@ -15,7 +15,12 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export", help="assemble the section notes into memo.md")
+    p = sub.add_parser(
+        "export",
+        help="assemble the section notes into memo.md",
+        description="Assemble the section notes into one memo.md, footnotes renumbered across sections, "
+        "ending with a review list of claims two sections state differently (unless --no-review).",
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="the memo folder (holds memo.yaml)")
     p.add_argument("--output", "-o", type=Path, default=None, help="where to write (default: DIR/memo.md)")
     p.add_argument("--json", action="store_true", help="print what was written as a JSON object")

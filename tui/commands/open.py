@@ -6,7 +6,12 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("open", help="open a memo in the workbench")
+    p = sub.add_parser(
+        "open",
+        help="open a memo in the workbench",
+        description="Open the memo in DIR in the workbench: every section's state, its sources, report and note; "
+        "run, curate and verify from there. Read-only commands (rejects, export, check-urls) still work beside it.",
+    )
     p.add_argument(
         "dir",
         metavar="DIR",

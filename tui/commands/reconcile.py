@@ -38,7 +38,12 @@ from sourcedesk.core.text.safety import clean_text, clean_tree
 
 
 def register(sub) -> None:
-    p = sub.add_parser("reconcile", help="check a draft's citations against a sources file")
+    p = sub.add_parser(
+        "reconcile",
+        help="check a draft's citations against a sources file",
+        description="Check every citation of a draft (Markdown) against a sources file: verified, substituted, "
+        "dropped or out of range, with the claims left uncited; the draft is printed reconciled.",
+    )
     p.add_argument("draft", type=Path, metavar="DRAFT.md", help="markdown draft to reconcile")
     p.add_argument(
         "--sources", type=Path, required=True, metavar="SOURCES.json", help="ground-truth sources (JSON list)"

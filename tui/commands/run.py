@@ -35,7 +35,12 @@ COUNT_LABELS = (
 
 
 def register(sub) -> None:
-    p = sub.add_parser("run", help="retrieve, write, reconcile and save section notes")
+    p = sub.add_parser(
+        "run",
+        help="retrieve, write, reconcile and save section notes",
+        description="Run sections headlessly: retrieve (reusing frozen source sets), write, reconcile every "
+        "citation and save each note. Exit 1 when a section failed (its previous note is kept).",
+    )
     p.add_argument("dir", metavar="DIR", type=Path, help="the memo folder (holds memo.yaml)")
     p.add_argument(
         "--section",
@@ -61,7 +66,7 @@ def register(sub) -> None:
 def _line(outcome, memo_dir: Path) -> str:
     cost = outcome.cost.get("total", 0.0)
     if outcome.status == "failed":
-        return f"{outcome.section}: FAILED — {outcome.message}"
+        return f"{outcome.section}: FAILED (why: on stderr)"  # said once, where errors go
     if outcome.status == "cancelled":
         return f"{outcome.section}: {outcome.message}"  # "cancelled while …; the previous note is unchanged"
     report = outcome.report or {}

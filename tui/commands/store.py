@@ -19,7 +19,12 @@ from sourcedesk.store.backend import backend_of
 
 
 def register(sub) -> None:
-    p = sub.add_parser("store", help="the team store: migrate its schema, copy TinyDB stores into it, status")
+    p = sub.add_parser(
+        "store",
+        help="the team store: migrate its schema, copy TinyDB stores into it, status",
+        description="The team store (PostgreSQL): create or upgrade its tables, copy memos' TinyDB stores "
+        "into it, and say what it holds.",
+    )
     verbs = p.add_subparsers(dest="store_command", metavar="VERB", required=True)
     m = verbs.add_parser("migrate", help="create or upgrade the team store's tables (run once per new version)")
     m.add_argument("--url", help="the PostgreSQL URL (default: store-url / SOURCEDESK_STORE_URL)")

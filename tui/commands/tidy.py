@@ -23,7 +23,13 @@ from sourcedesk.tui.commands.reconcile import read_text
 
 
 def register(sub) -> None:
-    p = sub.add_parser("tidy", help="fix citation spacing, punctuation, duplicates and numbering in place")
+    p = sub.add_parser(
+        "tidy",
+        help="fix citation spacing, punctuation, duplicates and numbering in place",
+        description="Tidy a Markdown file's citations in place: one space before a marker, markers after the "
+        "sentence's full stop, no duplicate in a cluster, numeric footnotes renumbered 1..n with their "
+        "definitions in order. --check only reports.",
+    )
     p.add_argument("file", type=Path, metavar="FILE.md")
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the file would change")
     p.add_argument("--json", action="store_true", help="print what changed as a JSON object")

@@ -29,8 +29,9 @@ def reason_cell(about: About | None) -> Text:
     )
 
 
-def about_block(about: About | None, palette: Palette) -> Text:
-    """For the detail pane: "About: ✗ namesake — names 'Kestra Medical Technologies', never kestra.io"."""
+def about_block(about: About | None, palette: Palette, *, hints: bool = True) -> Text:
+    """For the detail pane: "About: ✗ namesake — names 'Kestra Medical Technologies', never kestra.io"
+    (``hints``: then which keys act on it — left out where the pane says its own keys once)."""
     out = Text()
     if about is None:
         return out
@@ -38,7 +39,7 @@ def about_block(about: About | None, palette: Palette) -> Text:
     out.append_text(verdict_cell(about, palette))
     out.append(" — ")
     out.append(about.reason)
-    if about.verdict in ("namesake", "unclear"):
+    if hints and about.verdict in ("namesake", "unclear"):
         out.append("\nn rejects a name", style="dim")
         if about.phrase:
             out.append(" (offers ", style="dim")

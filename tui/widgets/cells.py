@@ -76,13 +76,15 @@ def status_cell(status: str, palette: Palette, stage: str = "") -> Text:
 
 
 def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int = BAR_WIDTH) -> Text:
-    """Verified / substituted / dropped (incl. out of range) as a proportional bar plus numbers, and
-    how many verified citations are weak (retrieved, but not supporting their claim)."""
+    """Verified (retitled included) / substituted / dropped as a proportional bar plus numbers — out of
+    range (``N#``: a number with no source) counted apart, red in the bar — and how many verified
+    citations are weak (retrieved, but not supporting their claim)."""
     if not counts:
         return Text("—", style=palette.dim)
-    verified = int(counts.get("verified", 0) or 0)
+    verified = int(counts.get("verified", 0) or 0)  # retitled ones included: they are verified
     substituted = int(counts.get("substituted", 0) or 0)
-    dropped = int(counts.get("dropped", 0) or 0) + int(counts.get("out_of_range", 0) or 0)
+    out_of_range = int(counts.get("out_of_range", 0) or 0)  # cited a number with no source: not "dropped"
+    dropped = int(counts.get("dropped", 0) or 0) + out_of_range  # the bar's red part: both were taken out
     total = verified + substituted + dropped
     if total == 0:
         return Text("no citations", style=palette.dim)
@@ -98,7 +100,9 @@ def citations_bar(counts: Mapping[str, int] | None, palette: Palette, width: int
     bar = Text()
     for n, style in zip(cells, (palette.success, palette.warning, palette.error), strict=False):
         bar.append("█" * n, style=style)
-    bar.append(f"{' ' if width else ''}{verified}✓ {substituted}≈ {dropped}✗")
+    bar.append(f"{' ' if width else ''}{verified}✓ {substituted}≈ {dropped - out_of_range}✗")
+    if out_of_range:
+        bar.append(f" {out_of_range}#")
     weak = int(counts.get("weak", 0) or 0)
     if weak:
         bar.append(f" {weak} weak", style=f"bold {palette.error}")
@@ -191,3 +195,39 @@ def source_detail(source: Source, palette: Palette, *, state: str = "") -> Text:
     if not (source.facts or source.summary or source.highlights or source.text):
         out.append("\n(no content stored for this source)\n", style="dim")
     return out
+
+
+def readable_warning(line: str) -> str:
+    """A stored warning ``"namesakes_removed: 2 sources …"`` as the analyst reads it:
+    ``"namesakes removed: 2 sources …"`` — never a raw field name."""
+    code, sep, rest = line.partition(": ")
+    if sep and code and code.replace("_", "").isalpha() and code == code.lower() and "_" in code:
+        return f"{code.replace('_', ' ')}: {rest}"
+    return line
+
+
+# The reconcile counts in words, in the order every view says them.
+COUNT_WORDS = (
+    ("verified", "verified"),
+    ("retitled", "retitled"),
+    ("substituted", "substituted"),
+    ("dropped", "dropped"),
+    ("out_of_range", "out of range"),
+    ("protected", "protected"),
+    ("links_removed", "unretrieved links removed"),
+)
+
+
+def count_phrases(counts: Mapping[str, int], keys: tuple[str, ...] | None = None) -> list[str]:
+    """The reconcile counts as every view says them: retitled citations are verified ones
+    ("6 verified (1 retitled)"), so they are said inside that count, never beside it as
+    another kind; out of range is its own count, never part of "dropped"."""
+    phrases = []
+    for key, label in COUNT_WORDS:
+        if key == "retitled" or (keys is not None and key not in keys):
+            continue
+        phrase = f"{counts.get(key, 0)} {label}"
+        if key == "verified" and counts.get("retitled", 0):
+            phrase += f" ({counts['retitled']} retitled)"
+        phrases.append(phrase)
+    return phrases

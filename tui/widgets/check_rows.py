@@ -35,9 +35,9 @@ from sourcedesk.tui.widgets.cells import Palette, block, plain
 
 COLUMNS = (
     ("key", "Key", 7),  # "[^E12]" whole: cut, it reads as another marker
-    ("check", "Check", 9),
+    ("check", "Check", 14),  # "uncited figure" whole
     ("status", "Status", 17),  # "blocked (private)"
-    ("what", "URL / text", 42),
+    ("what", "URL / text", 38),
     ("detail", "Detail", 30),
 )
 LABELS = {

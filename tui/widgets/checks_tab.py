@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static, TabPane
 from sourcedesk.core.verify.check import GroundingRow, UrlRow
 from sourcedesk.tui.widgets import check_rows
 from sourcedesk.tui.widgets.cells import Palette
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -33,7 +34,7 @@ class ChecksTab(TabPane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="checks-summary", markup=False)
-        yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="checks", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, check_rows.COLUMNS)

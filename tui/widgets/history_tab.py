@@ -12,6 +12,7 @@ from textual.widgets import DataTable, TabPane
 from sourcedesk.core.domain.records import RunRecord
 from sourcedesk.tui.widgets import run_history
 from sourcedesk.tui.widgets.cells import Palette
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -30,7 +31,7 @@ class HistoryTab(TabPane):
         self.current: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="history", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, run_history.COLUMNS)

@@ -5,7 +5,7 @@ every change of focus — the larger part of a tab switch's cost. This one draws
 of text: every shown binding's key (as remapped by the keymap) and description, spaced out
 when there is room, closer together when there is less, and without the screen's less used
 keys (``hides``; they still work, and the help lists them) when even that does not fit — so
-"? Help" and "q Quit" always stay in view. A click on a key runs its action.
+"? Help" and "q Quit" always stay in view (at 80 columns the screen's last keys go too). A click on a key runs its action.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from textual.widgets import Static
 GAP_WIDE = 3
 GAP_COMPACT = 2
 PALETTE_HINT = "^p palette"
+ESSENTIAL = frozenset({"help", "quit", "back"})  # keys the footer never leaves out
 
 
 class KeyBar(Static):
@@ -80,7 +81,15 @@ class KeyBar(Static):
             return every, GAP_WIDE
         if self._width(every, GAP_COMPACT) <= width:
             return every, GAP_COMPACT
-        return [b for b in every if b.action not in self.hides], GAP_COMPACT
+        kept = [b for b in every if b.action not in self.hides]
+        # Still too wide (80 columns): the screen's last keys go too, one at a time, never the
+        # ones a newcomer needs to find the rest (help, quit, back).
+        while self._width(kept, GAP_COMPACT) - cell_len(PALETTE_HINT) - 1 > width:
+            droppable = [b for b in kept if b.action not in ESSENTIAL]
+            if not droppable:
+                break
+            kept.remove(droppable[-1])
+        return kept, GAP_COMPACT
 
     def draw(self) -> None:
         if not self.is_mounted:

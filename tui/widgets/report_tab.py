@@ -16,7 +16,8 @@ from sourcedesk.core.domain.records import StoredCitation, UncitedClaim
 from sourcedesk.core.net.urls import normalise_url
 from sourcedesk.core.sources.about import VERDICTS, About, SourceText
 from sourcedesk.tui.widgets.about_cells import about_block, verdict_cell
-from sourcedesk.tui.widgets.cells import Palette, plain
+from sourcedesk.tui.widgets.cells import Palette, count_phrases, plain
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -37,16 +38,6 @@ REPORT_COLUMNS = (
     ("resolved", "Resolved URL", 20),
     ("score", "Score", 5),
 )
-COUNT_LABELS = (
-    ("verified", "verified"),
-    ("retitled", "retitled"),
-    ("substituted", "substituted"),
-    ("dropped", "dropped"),
-    ("out_of_range", "out of range"),
-    ("protected", "protected"),
-    ("links_removed", "unretrieved links removed"),
-)
-
 ReportRow = StoredCitation | UncitedClaim
 
 
@@ -82,7 +73,7 @@ class ReportTab(TabPane):
             allow_blank=True,
             compact=True,
         )
-        yield DataTable(id="report", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="report", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, REPORT_COLUMNS)
@@ -142,7 +133,7 @@ class ReportTab(TabPane):
         if not counts:
             head.append("No report yet: run the section (r).", style="dim")
             return head
-        head.append("  ·  ".join(f"{counts.get(k, 0)} {label}" for k, label in COUNT_LABELS))
+        head.append("  ·  ".join(count_phrases(counts)))
         head.append("\nsupport: ")
         head.append("  ·  ".join(f"{counts.get(k, 0)} {k}" for k in REPORT_SUPPORTS))
         weak, uncited = counts.get("weak", 0), counts.get("uncited", 0)

@@ -15,16 +15,17 @@ from rich.text import Text
 
 from sourcedesk.core.domain.records import RunRecord
 from sourcedesk.core.writing.answer_truth import raw_citation_classes
-from sourcedesk.tui.widgets.cells import Palette, plain
+from sourcedesk.tui.widgets.cells import Palette, count_phrases, plain, readable_warning
 
+# Essential columns first (at 120 columns the source set's long id pushed the cost off screen).
 COLUMNS = (
     ("when", "When", 16),
     ("status", "Status", 10),
-    ("set", "Source set", 30),
-    ("counts", "Citations", 20),
+    ("counts", "Citations", 16),
     ("cost", "Cost", 7),
-    ("took", "Took", 6),
     ("note", "Note", 9),
+    ("took", "Took", 6),
+    ("set", "Source set", 30),
 )
 COUNT_KEYS = (("verified", "✓"), ("substituted", "≈"), ("dropped", "✗"), ("out_of_range", "#"))
 
@@ -67,11 +68,11 @@ def row_cells(record: RunRecord, current_run: str | None, palette: Palette) -> t
     return (
         plain(when(record)),
         Text(status, style=status_style(status, palette)),
-        plain(f"{set_id}{' (reused)' if record.reused else ''}" if set_id else "—"),
         plain(counts_text(record.report_counts)),
         Text("—" if total is None else f"${total:.3f}", justify="right"),
-        Text("—" if took is None else f"{took:.1f}s", justify="right"),
         note,
+        Text("—" if took is None else f"{took:.1f}s", justify="right"),
+        plain(f"{set_id}{' (reused)' if record.reused else ''}" if set_id else "—"),
     )
 
 
@@ -105,8 +106,8 @@ def detail(record: RunRecord, current_run: str | None, palette: Palette) -> Text
     counts = record.report_counts
     if counts:
         out.append("citations: ", style="dim")
-        labels = ("verified", "retitled", "substituted", "dropped", "out_of_range", "protected")
-        out.append(", ".join(f"{counts.get(k, 0)} {k.replace('_', ' ')}" for k in labels) + "\n")
+        shown = ("verified", "substituted", "dropped", "out_of_range", "protected")
+        out.append(", ".join(count_phrases(counts, shown)) + "\n")
     raw = raw_citation_classes(record.raw_response)  # only an answer from the offline sandbox has them
     if raw:
         out.append("writer's raw citations: ", style="dim")
@@ -121,5 +122,5 @@ def detail(record: RunRecord, current_run: str | None, palette: Palette) -> Text
     if record.warnings:
         out.append("\nwarnings\n", style="bold")
         for w in record.warnings:
-            out.append(f"  • {w}\n")
+            out.append(f"  • {readable_warning(w)}\n")
     return out

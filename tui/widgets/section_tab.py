@@ -40,9 +40,81 @@ class JudgedTab(SectionTab, Protocol):
     def show_verdicts(self, verdicts: Verdicts, palette: Palette) -> None: ...
 
 
+# Columns that take the width a terminal has to spare, and give it back first when it is short:
+# titles, claims, evidence, URLs, reasons (never a key, a status or a number).
+STRETCH = frozenset({"title", "claim", "evidence", "cited", "resolved", "what", "detail", "why", "set"})
+MIN_STRETCHED = 12
+MAX_GROWTH = 3  # a stretched column grows to at most three times its own width
+DETAIL_PANE = {"tight": 0, "narrow": 32, "wide": 44}  # #detail-pane's width (themes/sourcedesk.tcss)
+
+
+def table_room(terminal_width: int) -> int:
+    """The section screen's room for a tab's table: the terminal less the detail pane beside it
+    (none below ``TIGHT_WIDTH`` columns, where the pane sits under the tables) and a scrollbar."""
+    from sourcedesk.screens.workbench import NARROW_WIDTH, TIGHT_WIDTH
+
+    if terminal_width < TIGHT_WIDTH:
+        pane = DETAIL_PANE["tight"]
+    elif terminal_width < NARROW_WIDTH:
+        pane = DETAIL_PANE["narrow"]
+    else:
+        pane = DETAIL_PANE["wide"]
+    return terminal_width - pane - 2
+
+
+def fitted_widths(columns: Sequence[tuple[str, str, int | None]], room: int) -> list[int | None]:
+    """Each column's width for ``room`` cells. The first stretchable column (``STRETCH``: a title,
+    a claim) shrinks — down to ``MIN_STRETCHED`` — until it and the columns before it fit whole
+    (80 columns cut a report's claim away); the columns after it may still run off the edge, a
+    scroll away. When every column fits, the stretchable ones share the spare width (a wide
+    terminal gives it to titles, claims and URLs, never to the numbers)."""
+    widths = [w for _k, _l, w in columns]
+    stretch = [i for i, (k, _l, w) in enumerate(columns) if k in STRETCH and w]
+    if not stretch:
+        return widths
+    first = stretch[0]
+    lead = sum(w or 0 for w in widths[: first + 1]) + 2 * (first + 1)
+    if lead > room:
+        widths[first] = max(MIN_STRETCHED, (widths[first] or 0) - (lead - room))
+    spare = room - sum(w or 0 for w in widths) - 2 * len(columns)
+    while spare > 0:
+        grown = False
+        for i in stretch:
+            if spare > 0 and (widths[i] or 0) < MAX_GROWTH * (columns[i][2] or 0):
+                widths[i] = (widths[i] or 0) + 1
+                spare -= 1
+                grown = True
+        if not grown:
+            break
+    return widths
+
+
 def add_columns(table: DataTable, columns: Sequence[tuple[str, str, int | None]]) -> None:
-    for key, label, width in columns:
+    """The tab's columns, fitted to the terminal's width (``refit_columns`` follows a resize)."""
+    widths = fitted_widths(columns, table_room(table.app.size.width))
+    for (key, label, _width), width in zip(columns, widths, strict=True):
         table.add_column(label, key=key, width=width)
+    table._sd_widths = [w for _k, _l, w in columns]  # type: ignore[attr-defined]  # as designed, for refits
+
+
+def refit_columns(table: DataTable, terminal_width: int) -> None:
+    """The table's stretchable columns fitted again after the terminal was resized, rows kept.
+
+    Textual has no public call to change a column's width; the widths are the columns' own
+    attribute, and the table measures and draws again once its caches are cleared."""
+    columns = [(str(c.key.value), str(c.label), c.width) for c in table.ordered_columns]
+    originals = getattr(table, "_sd_widths", None) or [w for _k, _l, w in columns]
+    table._sd_widths = originals  # type: ignore[attr-defined]  # the widths as designed, before any fit
+    designed = [(k, lab, w) for (k, lab, _w), w in zip(columns, originals, strict=True)]
+    widths = fitted_widths(designed, table_room(terminal_width))
+    if widths == [c.width for c in table.ordered_columns]:
+        return
+    for column, width in zip(table.ordered_columns, widths, strict=True):
+        if width is not None:
+            column.width = width
+    table._clear_caches()
+    table._require_update_dimensions = True
+    table.refresh(layout=True)
 
 
 def refill(table: DataTable, rows: Iterable[tuple[str, Sequence[Text]]]) -> None:

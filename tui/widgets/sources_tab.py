@@ -13,6 +13,7 @@ from textual.widgets import DataTable, TabPane
 from sourcedesk.core.sources.about import About
 from sourcedesk.tui.widgets.about_cells import about_block, reason_cell, verdict_cell
 from sourcedesk.tui.widgets.cells import Palette, plain, source_detail
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 from sourcedesk.tui.widgets.source_rows import COLUMNS, SourceRow, row_cells, source_rows
 
@@ -34,7 +35,7 @@ class SourcesTab(TabPane):
         self._drawn_with: Palette | None = None  # the colours the rows were drawn in
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="sources", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="sources", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, COLUMNS)
@@ -101,6 +102,11 @@ class SourcesTab(TabPane):
             out.append(row.removed.rule)
             out.append(")")
         out.append("\n")
-        out.append_text(about_block(about, palette))
-        out.append("\nx rejects its domain; n rejects a name; u un-rejects a rejected one.", style="dim")
+        out.append_text(about_block(about, palette, hints=False))  # the keys are said once, below
+        out.append("\nx rejects its domain; n rejects a name", style="dim")
+        if about is not None and about.phrase and about.verdict in ("namesake", "unclear"):
+            out.append(" (offers ", style="dim")
+            out.append(about.phrase, style="dim italic")
+            out.append(")", style="dim")
+        out.append("; u un-rejects a rejected one.", style="dim")
         return out

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TabPane
 
 from sourcedesk.core.text.safety import clean_text
-from sourcedesk.tui.widgets.cells import Palette
+from sourcedesk.tui.widgets.cells import Palette, readable_warning
 from sourcedesk.tui.widgets.section_tab import NO_ROW
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -52,7 +52,7 @@ def warnings_text(data: SectionData) -> Text:
     if note_only:
         out.append("Last written note\n", style="bold")
         for line in note_only:
-            out.append(f"  • {clean_text(line)}\n")
+            out.append(f"  • {readable_warning(clean_text(line))}\n")
     if not out:
         out.append("No warnings.", style="dim")
     return out

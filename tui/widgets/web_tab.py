@@ -15,6 +15,7 @@ from sourcedesk.core.net.urls import host_of, normalise_url
 from sourcedesk.core.sources.about import About
 from sourcedesk.tui.widgets.about_cells import about_block, reason_cell, verdict_cell
 from sourcedesk.tui.widgets.cells import Palette, plain
+from sourcedesk.tui.widgets.row_table import RowTable
 from sourcedesk.tui.widgets.section_tab import NO_ROW, add_columns, highlighted_key, refill
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -55,7 +56,7 @@ class WebTab(TabPane):
         self.results: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
-        yield DataTable(id="web", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="web", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         add_columns(self.table, WEB_COLUMNS)
