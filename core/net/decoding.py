@@ -133,6 +133,14 @@ async def decoded_chunks(response: httpx.Response, limit: int) -> AsyncIterator[
     up to ``limit``, then ``DecodedTooLarge`` if the body goes on past it. Inflating runs in a
     worker thread, one arriving chunk at a time, so the event loop (and every deadline on it)
     keeps running."""
+    if response.is_stream_consumed:
+        # A response made from bytes (a transport that answers from memory) was read, and its
+        # encoding undone, when it was made: there is no raw stream left to read.
+        body = response.content
+        yield body[:limit]
+        if len(body) > limit:
+            raise DecodedTooLarge(len(body))
+        return
     layers = encodings(response.headers.get_list("content-encoding"))
     if not layers:
         async for raw in response.aiter_raw():
