@@ -41,7 +41,7 @@ WARNINGS = (
     ("ℹ", "what the search service said"),
 )
 GROUPS = {"citations": CITATIONS, "flags": FLAGS, "about": ABOUT, "warnings": WARNINGS}
-EVERY_SYMBOL = (*CITATIONS, *FLAGS, *ABOUT, *WARNINGS)
+EVERY_SYMBOL = (*FLAGS, *CITATIONS, *ABOUT, *WARNINGS)  # flags first: the memo screen's badges
 
 
 def legend_text(*groups: str) -> Text:
