@@ -11,6 +11,7 @@ scale words aside).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 
 from sourcedesk.core.citations.figures import Figure, less_precise, matches, same_quantity
@@ -23,18 +24,33 @@ _STOP = re.compile(r"[.!?](?=\s|$)|[;:()。；！？\n]")
 _SCALE_WORDS = term_set("thousand million billion trillion percent per cent dollars euros pounds yen")
 
 
+_WINDOW = 160  # characters each side of a figure that its measure words are read from
+
+
+@lru_cache(maxsize=64)
+def _clause_marks(text: str) -> tuple[str, list[int], list[int]]:
+    """``normalise_text(text)`` with the ends and starts of its clause stops, found once per text:
+    read again for every figure, a hostile answer with thousands of amounts took minutes."""
+    norm = normalise_text(text)
+    found = list(_STOP.finditer(norm))
+    return norm, [m.end() for m in found], [m.start() for m in found]
+
+
 @lru_cache(maxsize=32768)
 def measure(text: str, start: int, end: int) -> frozenset[str]:
     """The terms around the figure at [start, end) of ``normalise_text(text)``, within its clause."""
-    norm = normalise_text(text)
-    stops = [m.end() for m in _STOP.finditer(norm, 0, start)]
-    lo = stops[-1] if stops else 0
-    stop_after = _STOP.search(norm, end)
-    hi = stop_after.start() if stop_after else len(norm)
+    norm, ends, starts = _clause_marks(text)
+    at = bisect_right(ends, start)
+    lo = ends[at - 1] if at else 0
+    if start and _STOP.match(norm, start - 1, start):  # a stop just before the figure
+        lo = max(lo, start)
+    after_at = bisect_left(starts, end)
+    hi = starts[after_at] if after_at < len(starts) else len(norm)
+    lo, hi = max(lo, start - _WINDOW), min(hi, end + _WINDOW)
     before = _WORD.findall(norm, lo, start)[-BEFORE:]
     after = _WORD.findall(norm, end, hi)[:AFTER]
     words = " ".join(before + after)
-    if UNSPACED.search(norm[lo:hi]):  # CJK: no word breaks; the characters around the figure
+    if UNSPACED.search(norm, lo, hi):  # CJK: no word breaks; the characters around the figure
         words += " " + norm[max(lo, start - 8) : start] + " " + norm[end : min(hi, end + 6)]
     return term_set(words) - _SCALE_WORDS
 
