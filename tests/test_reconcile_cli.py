@@ -166,7 +166,7 @@ def test_tidy_rewrites_in_place_and_reports(tmp_path, capsys):
     assert main(["tidy", str(note)]) == 0
     # each sentence keeps its citation: [^3] stays on both A and B
     assert note.read_text(encoding="utf-8") == (
-        "A. [^1] B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^3]: one\n[^1]: three\n[^2]: five\n"
+        "A. [^1] B. [^1] C. [^2] [^3]\n\n`x[^3].`\n\n[^1]: three\n[^2]: five\n[^3]: one\n"
     )
     out = capsys.readouterr().out
     assert "tidied" in out and "duplicate" not in out and "renumbered" in out and "[^3]→[^1]" in out
